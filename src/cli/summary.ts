@@ -1,0 +1,74 @@
+/** A short human summary of a snapshot: what the mesh holds, per cluster and service. */
+import type { Snapshot } from "../model/snapshot.js";
+import type { ServiceEndpoint } from "../model/registry.js";
+
+export function summarizeSnapshot(snapshot: Snapshot): string {
+  const { mesh } = snapshot;
+  const lines = [`mesh ${mesh.meshDomain}, trust ${trustSummary(snapshot)}`, "", "clusters:"];
+  for (const [cluster, stats] of clusterStats(snapshot)) {
+    const unlisted = stats.unlistedNodes.size > 0 ? ` (+${stats.unlistedNodes.size} unlisted)` : "";
+    lines.push(`  ${cluster.padEnd(12)} ${stats.nodes} nodes${unlisted}, ${stats.endpoints} endpoints`);
+  }
+  lines.push("", "services:");
+  for (const [key, endpoints] of [...snapshot.services].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    lines.push(`  ${key.padEnd(24)} ports ${portsSummary(snapshot, key, endpoints)}; ${endpointsSummary(endpoints)}`);
+  }
+  const noNodeIp = [...snapshot.services.values()].flat().filter((e) => !e.kubernetesMetadata.nodeIp && !listedNode(snapshot, e));
+  if (noNodeIp.length > 0) {
+    lines.push("", `endpoints without a known node IP (unreachable through a waypoint): ${noNodeIp.length}`);
+    noNodeIp.forEach((e) => lines.push(`  ${e.clusterName}/${e.kubernetesMetadata.namespace}/${e.kubernetesMetadata.podName || e.ip}`));
+  }
+  return lines.join("\n");
+}
+
+function trustSummary(snapshot: Snapshot): string {
+  const trust = snapshot.mesh.trust;
+  if (trust.mode === "shared") return `shared (${trust.trustDomain})`;
+  return `federated (${trust.trustDomains.map((d) => `${d.name}: ${d.clusters.join(", ")}`).join("; ")})`;
+}
+
+interface ClusterStats {
+  nodes: number;
+  endpoints: number;
+  unlistedNodes: Set<string>;
+}
+
+function clusterStats(snapshot: Snapshot): Map<string, ClusterStats> {
+  const stats = new Map<string, ClusterStats>();
+  const of = (cluster: string) => {
+    let entry = stats.get(cluster);
+    if (!entry) stats.set(cluster, (entry = { nodes: 0, endpoints: 0, unlistedNodes: new Set() }));
+    return entry;
+  };
+  snapshot.nodes.forEach((node) => of(node.cluster).nodes++);
+  for (const endpoint of [...snapshot.services.values()].flat()) {
+    const entry = of(endpoint.clusterName);
+    entry.endpoints++;
+    const nodeName = endpoint.kubernetesMetadata.nodeName;
+    if (nodeName && !listedNode(snapshot, endpoint)) entry.unlistedNodes.add(nodeName);
+  }
+  return new Map([...stats].sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+function listedNode(snapshot: Snapshot, endpoint: ServiceEndpoint): boolean {
+  return snapshot.nodes.some((n) => n.cluster === endpoint.clusterName && n.name === endpoint.kubernetesMetadata.nodeName);
+}
+
+function portsSummary(snapshot: Snapshot, key: string, endpoints: readonly ServiceEndpoint[]): string {
+  const declared = snapshot.protocols.get(key as `${string}/${string}`);
+  const ports = new Set([...endpoints.flatMap((e) => e.ports), ...(declared?.keys() ?? [])]);
+  return [...ports]
+    .sort((a, b) => a - b)
+    .map((port) => `${port}/${declared?.get(port) ?? "http2"}`)
+    .join(" ");
+}
+
+function endpointsSummary(endpoints: readonly ServiceEndpoint[]): string {
+  const perCluster = new Map<string, number>();
+  endpoints.forEach((e) => perCluster.set(e.clusterName, (perCluster.get(e.clusterName) ?? 0) + 1));
+  const health = new Map<string, number>();
+  endpoints.forEach((e) => health.set(e.health, (health.get(e.health) ?? 0) + 1));
+  const clusters = [...perCluster].sort().map(([c, n]) => `${c} ${n}`).join(", ");
+  const unhealthy = ["DRAINING", "UNHEALTHY"].filter((h) => health.has(h)).map((h) => `${health.get(h)} ${h.toLowerCase()}`);
+  return `endpoints ${clusters || "none"}${unhealthy.length ? ` (${unhealthy.join(", ")})` : ""}`;
+}

@@ -1,0 +1,191 @@
+/**
+ * The descriptors of every message aether-xds emits, read from the generated code, so that
+ * renderers can walk any resource by field number, name and type — and unpack its Anys.
+ */
+import type { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { protoMetadata as bootstrap } from "../../gen/envoy/config/bootstrap/v3/bootstrap.js";
+import { protoMetadata as aggregate } from "../../gen/envoy/extensions/clusters/aggregate/v3/cluster.js";
+import { protoMetadata as router } from "../../gen/envoy/extensions/filters/http/router/v3/router.js";
+import { protoMetadata as tlsInspector } from "../../gen/envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.js";
+import { protoMetadata as httpConnectionManager } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
+import { protoMetadata as tcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
+import { protoMetadata as transportSocketInputs } from "../../gen/envoy/extensions/matching/common_inputs/transport_socket/v3/transport_socket_inputs.js";
+import { protoMetadata as spiffeValidator } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls_spiffe_validator_config.js";
+import { protoMetadata as tls } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
+import { protoMetadata as httpProtocolOptions } from "../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options.js";
+import { protoMetadata as registry } from "../../gen/aether/registry/v1/endpoint.js";
+
+/** protobuf `FieldDescriptorProto.Type` values the renderers distinguish. */
+export enum FieldType {
+  Double = 1,
+  Float = 2,
+  Int64 = 3,
+  Uint64 = 4,
+  Int32 = 5,
+  Fixed64 = 6,
+  Fixed32 = 7,
+  Bool = 8,
+  String = 9,
+  Message = 11,
+  Bytes = 12,
+  Uint32 = 13,
+  Enum = 14,
+  Sfixed32 = 15,
+  Sfixed64 = 16,
+  Sint32 = 17,
+  Sint64 = 18,
+}
+
+export interface FieldInfo {
+  readonly name: string;
+  readonly number: number;
+  readonly type: FieldType;
+  /** Fully-qualified message or enum name, without the leading dot. */
+  readonly typeName: string;
+  readonly repeated: boolean;
+  /** For map fields: the entry's value field (keys are always rendered as strings). */
+  readonly mapValue?: FieldInfo;
+}
+
+export interface MessageInfo {
+  readonly typeName: string;
+  /** Sorted by field number, the order Envoy's own JSON printer uses. */
+  readonly fields: readonly FieldInfo[];
+  /** The generated codec; absent only for descriptors without generated code. */
+  readonly codec?: {
+    encode(message: unknown): BinaryWriter;
+    decode(input: BinaryReader | Uint8Array, length?: number): unknown;
+  };
+}
+
+interface FileMetadata {
+  readonly fileDescriptor: {
+    readonly package?: string;
+    readonly messageType: readonly DescriptorMessage[];
+    readonly enumType: readonly DescriptorEnum[];
+  };
+  readonly references: { readonly [typeName: string]: unknown };
+  readonly dependencies?: readonly FileMetadata[];
+}
+
+interface DescriptorMessage {
+  readonly name?: string;
+  readonly field: readonly {
+    readonly name?: string;
+    readonly number?: number;
+    readonly label?: number;
+    readonly type?: number;
+    readonly typeName?: string;
+  }[];
+  readonly nestedType: readonly DescriptorMessage[];
+  readonly enumType: readonly DescriptorEnum[];
+  readonly options?: { readonly mapEntry?: boolean } | undefined;
+}
+
+interface DescriptorEnum {
+  readonly name?: string;
+  readonly value: readonly { readonly name?: string; readonly number?: number }[];
+}
+
+const ROOT_FILES: readonly FileMetadata[] = [
+  bootstrap,
+  aggregate,
+  router,
+  tlsInspector,
+  httpConnectionManager,
+  tcpProxy,
+  transportSocketInputs,
+  spiffeValidator,
+  tls,
+  httpProtocolOptions,
+  registry,
+] as unknown as FileMetadata[];
+
+interface Registry {
+  readonly messages: Map<string, MessageInfo>;
+  readonly enums: Map<string, Map<number, string>>;
+}
+
+let registryCache: Registry | undefined;
+
+function loadRegistry(): Registry {
+  if (registryCache) return registryCache;
+  const raw = new Map<string, { descriptor: DescriptorMessage; reference: unknown }>();
+  const enums = new Map<string, Map<number, string>>();
+  const visit = (file: FileMetadata, seen: Set<FileMetadata>) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const scope = file.fileDescriptor.package ?? "";
+    collect(scope, file.fileDescriptor.messageType, file.fileDescriptor.enumType, file.references, raw, enums);
+    file.dependencies?.forEach((dependency) => visit(dependency, seen));
+  };
+  const seen = new Set<FileMetadata>();
+  ROOT_FILES.forEach((file) => visit(file, seen));
+  const messages = new Map<string, MessageInfo>();
+  for (const [typeName, { descriptor, reference }] of raw) {
+    messages.set(typeName, messageInfo(typeName, descriptor, reference, raw));
+  }
+  registryCache = { messages, enums };
+  return registryCache;
+}
+
+function collect(
+  scope: string,
+  messageTypes: readonly DescriptorMessage[],
+  enumTypes: readonly DescriptorEnum[],
+  references: FileMetadata["references"],
+  raw: Map<string, { descriptor: DescriptorMessage; reference: unknown }>,
+  enums: Map<string, Map<number, string>>,
+): void {
+  for (const enumType of enumTypes) {
+    enums.set(`${scope}.${enumType.name}`, new Map(enumType.value.map((value) => [value.number ?? 0, value.name ?? ""])));
+  }
+  for (const message of messageTypes) {
+    const typeName = `${scope}.${message.name}`;
+    raw.set(typeName, { descriptor: message, reference: references[`.${typeName}`] });
+    collect(typeName, message.nestedType, message.enumType, references, raw, enums);
+  }
+}
+
+function messageInfo(
+  typeName: string,
+  descriptor: DescriptorMessage,
+  reference: unknown,
+  raw: Map<string, { descriptor: DescriptorMessage }>,
+): MessageInfo {
+  const fields = descriptor.field
+    .map((field): FieldInfo => {
+      const entryType = (field.typeName ?? "").replace(/^\./, "");
+      const entry = raw.get(entryType)?.descriptor;
+      const base = {
+        name: field.name ?? "",
+        number: field.number ?? 0,
+        type: (field.type ?? 0) as FieldType,
+        typeName: entryType,
+        repeated: field.label === 3,
+      };
+      if (!entry?.options?.mapEntry) return base;
+      const value = entry.field.find((f) => f.number === 2)!;
+      return {
+        ...base,
+        mapValue: {
+          name: "value",
+          number: 2,
+          type: (value.type ?? 0) as FieldType,
+          typeName: (value.typeName ?? "").replace(/^\./, ""),
+          repeated: false,
+        },
+      };
+    })
+    .sort((a, b) => a.number - b.number);
+  const codec = reference as MessageInfo["codec"];
+  return codec?.encode ? { typeName, fields, codec } : { typeName, fields };
+}
+
+export function lookupMessage(typeName: string): MessageInfo | undefined {
+  return loadRegistry().messages.get(typeName);
+}
+
+export function enumValueName(typeName: string, value: number): string | undefined {
+  return loadRegistry().enums.get(typeName)?.get(value);
+}

@@ -1,0 +1,161 @@
+/** The local node a compile is for: where it runs, who it is, and the pods it hosts. */
+import { z } from "zod";
+import { InputError, type InputIssue } from "../errors.js";
+import { nodeSpiffeId, parseServiceKey, type ServiceKey } from "../naming.js";
+import { clusterName, dnsLabel, dnsSubdomain, ipAddress, locality, netnsPath, orEmpty, port, spiffeId, trustDomain } from "./fields.js";
+import { collectIssues, forbiddenKeyIssues } from "./issues.js";
+import type { ServiceEndpoint } from "./registry.js";
+import type { NodeStatus, Snapshot, TrustConfig } from "./snapshot.js";
+
+const serviceKeyField = z.string().refine((key) => parseServiceKey(key) !== undefined, {
+  error: 'not a service key "<namespace>/<service>"',
+});
+
+const hostedPod = z.strictObject({
+  name: dnsSubdomain,
+  namespace: dnsLabel,
+  /** The pod's service account, which is also its registry service name. */
+  serviceAccount: dnsLabel,
+  ip: ipAddress,
+  /** The pod's network namespace path; the outbound matcher keys on it, the inbound listener binds in it. */
+  netns: orEmpty(netnsPath).default(""),
+  terminating: z.boolean().default(false),
+  /** Overrides `spiffe://<trustDomain>/ns/<namespace>/sa/<serviceAccount>`. */
+  spiffeId: spiffeId.optional(),
+  /** Served ports; when empty, taken from the pod's registry record. */
+  ports: z.array(port).default([]),
+});
+
+const localNode = z.strictObject({
+  clusterName,
+  nodeName: dnsSubdomain,
+  nodeIp: ipAddress,
+  locality: locality.default({ region: "", zone: "" }),
+  meshDomain: dnsSubdomain,
+  trustDomain,
+  /** The node proxy's own SPIFFE ID: the identity for traffic no hosted pod claims. */
+  spiffeId,
+  pods: z.array(hostedPod).default([]),
+  /** Service keys the node's pods call; undefined means every service. */
+  dependencies: z.array(serviceKeyField).optional(),
+});
+
+export type HostedPod = z.output<typeof hostedPod>;
+export type LocalNodeInput = z.input<typeof localNode>;
+export interface LocalNode extends Omit<z.output<typeof localNode>, "dependencies"> {
+  readonly dependencies?: readonly ServiceKey[] | undefined;
+}
+
+export function parseNode(input: unknown): LocalNode {
+  const forbidden = forbiddenKeyIssues(input);
+  if (forbidden.length > 0) throw new InputError("node", forbidden);
+  const parsed = localNode.safeParse(input);
+  if (!parsed.success) throw new InputError("node", collectIssues(parsed.error.issues));
+  const node = parsed.data;
+  const issues = duplicatePodIssues(node.pods);
+  if (issues.length > 0) throw new InputError("node", issues);
+  return { ...node, dependencies: node.dependencies && ([...new Set(node.dependencies)].sort() as ServiceKey[]) };
+}
+
+function duplicatePodIssues(pods: readonly HostedPod[]): InputIssue[] {
+  const seen = new Set<string>();
+  return pods.flatMap((pod, index) => {
+    const id = `${pod.namespace}/${pod.name}`;
+    if (seen.has(id)) return [{ path: `pods[${index}]`, message: `duplicate pod ${id}` }];
+    seen.add(id);
+    return [];
+  });
+}
+
+/** The trust domain a cluster's workloads are issued in. */
+export function trustDomainOfCluster(trust: TrustConfig, cluster: string): string | undefined {
+  if (trust.mode === "shared") return trust.trustDomain;
+  return trust.trustDomains.find((domain) => domain.clusters.includes(cluster))?.name;
+}
+
+/**
+ * Derives the local node from a snapshot: its address and locality from the node list (or, for an
+ * unlisted node, from its pods' records), its hosted pods and their netns from the registry
+ * records that name it, and its dependency set as the union of its pods' services' dependencies.
+ */
+export function localNodeFrom(snapshot: Snapshot, cluster: string, nodeName: string): LocalNode {
+  const hosted = hostedRecords(snapshot, cluster, nodeName);
+  const status = snapshot.nodes.find((node) => node.cluster === cluster && node.name === nodeName);
+  const trustDomain = trustDomainOfCluster(snapshot.mesh.trust, cluster);
+  const nodeIp = status?.ip ?? hosted.find(({ endpoint }) => endpoint.kubernetesMetadata.nodeIp)?.endpoint.kubernetesMetadata.nodeIp;
+  const problems: InputIssue[] = [];
+  if (!status && hosted.length === 0) problems.push({ path: "", message: `no node ${cluster}/${nodeName} in the snapshot` });
+  else if (!nodeIp) problems.push({ path: "nodeIp", message: `node ${cluster}/${nodeName} has no known IP` });
+  if (!trustDomain) problems.push({ path: "trustDomain", message: `cluster ${cluster} belongs to no trust domain` });
+  if (problems.length > 0) throw new InputError("node", problems);
+  return {
+    clusterName: cluster,
+    nodeName,
+    nodeIp: nodeIp!,
+    locality: nodeLocality(status, hosted),
+    meshDomain: snapshot.mesh.meshDomain,
+    trustDomain: trustDomain!,
+    spiffeId: nodeSpiffeId(snapshot.mesh.nodeIdentity, { trustDomain: trustDomain!, cluster, node: nodeName }),
+    pods: hosted.map(({ key, endpoint }) => podFromRecord(key, endpoint)),
+    dependencies: nodeDependencies(snapshot, hosted.map(({ key }) => key)),
+  };
+}
+
+interface HostedRecord {
+  readonly key: ServiceKey;
+  readonly endpoint: ServiceEndpoint;
+}
+
+function hostedRecords(snapshot: Snapshot, cluster: string, nodeName: string): HostedRecord[] {
+  const hosted: HostedRecord[] = [];
+  for (const [key, endpoints] of snapshot.services) {
+    for (const endpoint of endpoints) {
+      if (endpoint.clusterName === cluster && endpoint.kubernetesMetadata.nodeName === nodeName) hosted.push({ key, endpoint });
+    }
+  }
+  return hosted.sort((a, b) => compareText(podName(a.endpoint), podName(b.endpoint)) || compareText(a.key, b.key));
+}
+
+function nodeLocality(status: NodeStatus | undefined, hosted: readonly HostedRecord[]) {
+  if (status) return { region: status.region, zone: status.zone };
+  const first = hosted[0]?.endpoint.locality;
+  return { region: first?.region ?? "", zone: first?.zone ?? "" };
+}
+
+/** A record without a pod name gets one from its IP, so its inbound listener still has a stable name. */
+function podName(endpoint: ServiceEndpoint): string {
+  return endpoint.kubernetesMetadata.podName || `ip-${endpoint.ip.replace(/[.:]/g, "-")}`;
+}
+
+function podFromRecord(key: ServiceKey, endpoint: ServiceEndpoint): HostedPod {
+  const ref = parseServiceKey(key)!;
+  return {
+    name: podName(endpoint),
+    namespace: ref.namespace,
+    serviceAccount: ref.service,
+    ip: endpoint.ip,
+    netns: endpoint.containerMetadata.networkNamespace,
+    terminating: endpoint.health === "DRAINING",
+    ports: endpoint.ports,
+  };
+}
+
+/**
+ * The union of the hosted services' dependencies. A hosted service the dependency data does not
+ * mention may call anything, so the node then sees every service (undefined).
+ */
+function nodeDependencies(snapshot: Snapshot, hostedServices: readonly ServiceKey[]): ServiceKey[] | undefined {
+  const dependencies = snapshot.dependencies;
+  if (!dependencies) return undefined;
+  const union = new Set<ServiceKey>();
+  for (const key of new Set(hostedServices)) {
+    const deps = dependencies.get(key);
+    if (!deps) return undefined;
+    deps.forEach((dep) => union.add(dep));
+  }
+  return [...union].sort();
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,132 @@
+/**
+ * The mesh registry's `ServiceEndpoint` record (`aether.registry.v1`), in its JSON form (proto3
+ * JSON names) and its binary protobuf form as the registry stores it. Both parse into the same
+ * normalized `ServiceEndpoint`.
+ */
+import { z } from "zod";
+import {
+  HealthCheckMode as WireHealthCheckMode,
+  HealthStatus as WireHealthStatus,
+  ServiceEndpoint as WireServiceEndpoint,
+} from "../../gen/aether/registry/v1/endpoint.js";
+import { clusterName, dnsLabel, dnsSubdomain, ipAddress, locality, netnsPath, orEmpty, port, uint32 } from "./fields.js";
+
+export const DEFAULT_ENDPOINT_WEIGHT = 1024;
+
+export const HEALTH_STATUSES = ["UNSPECIFIED", "HEALTHY", "UNHEALTHY", "DRAINING"] as const;
+export type RegistryHealth = (typeof HEALTH_STATUSES)[number];
+export const HEALTH_CHECK_MODES = ["UNSPECIFIED", "ACTIVE", "EDS"] as const;
+export type HealthCheckMode = (typeof HEALTH_CHECK_MODES)[number];
+
+/** Accepts `"HEALTHY"`, the proto enum name `"HEALTH_STATUS_HEALTHY"` or the wire number. */
+function registryEnum<const T extends readonly string[]>(names: T, protoPrefix: string) {
+  return z.union([z.string(), z.number()]).transform((value, ctx): T[number] => {
+    const name =
+      typeof value === "number" ? names[value] : value.startsWith(protoPrefix) ? value.slice(protoPrefix.length) : value;
+    if (name !== undefined && names.includes(name)) return name;
+    ctx.addIssue({ code: "custom", message: `not one of ${names.join(", ")}` });
+    return z.NEVER;
+  });
+}
+
+const metadataKey = z
+  .string()
+  .min(1, { error: "metadata keys must not be empty" })
+  .max(256, { error: "metadata key longer than 256 characters" })
+  .regex(/^[\x21-\x7e]+$/, { error: "metadata keys are printable ASCII without spaces" });
+
+const endpointJson = z.strictObject({
+  ip: ipAddress,
+  clusterName: clusterName,
+  port: z.union([z.literal(0), port]).default(0),
+  ports: z.array(port).max(1024, { error: "more than 1024 ports" }).default([]),
+  weight: uint32.default(0),
+  locality: locality.default({ region: "", zone: "" }),
+  metadata: z.record(metadataKey, z.string().max(4096, { error: "longer than 4096 characters" })).default({}),
+  containerMetadata: z
+    .strictObject({
+      containerId: z.string().max(256).default(""),
+      networkNamespace: orEmpty(netnsPath).default(""),
+    })
+    .default({ containerId: "", networkNamespace: "" }),
+  kubernetesMetadata: z
+    .strictObject({
+      namespace: orEmpty(dnsLabel).default(""),
+      podName: orEmpty(dnsSubdomain).default(""),
+      nodeName: orEmpty(dnsSubdomain).default(""),
+      nodeIp: orEmpty(ipAddress).default(""),
+    })
+    .default({ namespace: "", podName: "", nodeName: "", nodeIp: "" }),
+  health: registryEnum(HEALTH_STATUSES, "HEALTH_STATUS_").default("UNSPECIFIED"),
+  healthCheckMode: registryEnum(HEALTH_CHECK_MODES, "HEALTH_CHECK_MODE_").default("UNSPECIFIED"),
+});
+
+/** A registry record after validation, with defaults applied and the served ports resolved. */
+export const serviceEndpoint = endpointJson.transform((raw, ctx) => {
+  if (raw.port === 0 && raw.ports.length === 0) {
+    ctx.addIssue({ code: "custom", path: ["port"], message: "an endpoint needs a port or a non-empty ports list" });
+    return z.NEVER;
+  }
+  const served = new Set(raw.ports);
+  if (raw.port !== 0) served.add(raw.port);
+  return {
+    ...raw,
+    ports: [...served].sort((a, b) => a - b),
+    weight: raw.weight === 0 ? DEFAULT_ENDPOINT_WEIGHT : raw.weight,
+  };
+});
+
+export type ServiceEndpointInput = z.input<typeof endpointJson>;
+/** One registry endpoint: a pod of a service. `ports` holds every served port, sorted. */
+export type ServiceEndpoint = z.output<typeof serviceEndpoint>;
+
+/** Decodes a binary `aether.registry.v1.ServiceEndpoint` into its JSON form (not yet validated). */
+export function decodeServiceEndpoint(bytes: Uint8Array): ServiceEndpointInput {
+  const wire = WireServiceEndpoint.decode(bytes);
+  return {
+    ip: wire.ip ?? "",
+    clusterName: wire.cluster_name ?? "",
+    port: wire.port ?? 0,
+    ports: wire.ports ?? [],
+    weight: wire.weight ?? 0,
+    locality: { region: wire.locality?.region ?? "", zone: wire.locality?.zone ?? "" },
+    metadata: Object.fromEntries(Object.entries(wire.metadata ?? {})),
+    containerMetadata: {
+      containerId: wire.container_metadata?.container_id ?? "",
+      networkNamespace: wire.container_metadata?.network_namespace ?? "",
+    },
+    kubernetesMetadata: {
+      namespace: wire.kubernetes_metadata?.namespace ?? "",
+      podName: wire.kubernetes_metadata?.pod_name ?? "",
+      nodeName: wire.kubernetes_metadata?.node_name ?? "",
+      nodeIp: wire.kubernetes_metadata?.node_ip ?? "",
+    },
+    health: wire.health ?? WireHealthStatus.HEALTH_STATUS_UNSPECIFIED,
+    healthCheckMode: wire.health_check_mode ?? WireHealthCheckMode.HEALTH_CHECK_MODE_UNSPECIFIED,
+  };
+}
+
+/** Encodes a validated endpoint as the registry's binary record (the inverse of `decodeServiceEndpoint`). */
+export function encodeServiceEndpoint(endpoint: ServiceEndpoint): Uint8Array {
+  return WireServiceEndpoint.encode({
+    ip: endpoint.ip,
+    cluster_name: endpoint.clusterName,
+    port: endpoint.port,
+    ports: endpoint.ports,
+    weight: endpoint.weight,
+    locality: endpoint.locality,
+    metadata: endpoint.metadata,
+    container_metadata: {
+      container_id: endpoint.containerMetadata.containerId,
+      network_namespace: endpoint.containerMetadata.networkNamespace,
+    },
+    kubernetes_metadata: {
+      namespace: endpoint.kubernetesMetadata.namespace,
+      pod_name: endpoint.kubernetesMetadata.podName,
+      node_name: endpoint.kubernetesMetadata.nodeName,
+      node_ip: endpoint.kubernetesMetadata.nodeIp,
+    },
+    health: HEALTH_STATUSES.indexOf(endpoint.health),
+    health_check_mode: HEALTH_CHECK_MODES.indexOf(endpoint.healthCheckMode),
+  }).finish();
+}

@@ -1,0 +1,285 @@
+/**
+ * The mesh file: one JSON/YAML document describing a whole mesh — mesh-wide settings, node status
+ * and every registry record — and the `Snapshot` it parses into.
+ */
+import { z } from "zod";
+import { InputError, formatPath, type InputIssue } from "../errors.js";
+import {
+  DEFAULT_NODE_IDENTITY,
+  parseServiceKey,
+  structuredSniProblem,
+  type ServiceKey,
+} from "../naming.js";
+import { clusterName, dnsSubdomain, ipAddress, trustDomain } from "./fields.js";
+import { decodeServiceEndpoint, serviceEndpoint, type ServiceEndpoint } from "./registry.js";
+import { collectIssues, forbiddenKeyIssues } from "./issues.js";
+
+const MAX_ENDPOINTS = 2_000_000;
+
+const bundleSource = z.union([
+  z.strictObject({ filename: z.string().min(1).regex(/^\/[^\0]*$/, { error: "not an absolute path" }) }),
+  z.strictObject({ inlineString: z.string().min(1) }),
+]);
+
+/** One trust domain of the whole mesh, shared by every cluster. */
+const sharedTrust = z.strictObject({
+  mode: z.literal("shared"),
+  trustDomain,
+  /** SDS name of the CA bundle; SPIRE serves it as `spiffe://<trustDomain>`. */
+  bundleSdsName: z.string().min(1).optional(),
+});
+
+/** SPIFFE federation: per-cluster trust domains, each with its CA bundle. */
+const federatedTrust = z.strictObject({
+  mode: z.literal("federated"),
+  trustDomains: z
+    .array(
+      z.strictObject({
+        name: trustDomain,
+        clusters: z.array(clusterName).min(1, { error: "a trust domain needs at least one cluster" }),
+        bundle: bundleSource,
+      }),
+    )
+    .min(1, { error: "federation needs at least one trust domain" }),
+});
+
+export const trustConfig = z.discriminatedUnion("mode", [sharedTrust, federatedTrust]);
+export type TrustConfig = z.output<typeof trustConfig>;
+
+const portProtocol = z.enum(["http2", "tcp"], { error: 'port protocol must be "http2" or "tcp"' });
+export type PortProtocol = z.output<typeof portProtocol>;
+
+const serviceKeyField = z.string().refine((key) => parseServiceKey(key) !== undefined, {
+  error: 'not a service key "<namespace>/<service>" of two DNS-1123 labels',
+});
+
+/** A record as the mesh file holds it: JSON, or the registry's binary protobuf (base64 or bytes). */
+const registryRecord = z.union([z.instanceof(Uint8Array), z.string(), z.record(z.string(), z.unknown())]);
+
+const serviceRecords = z.record(serviceKeyField, z.array(registryRecord));
+
+const meshFile = z.strictObject({
+  mesh: z.strictObject({
+    meshDomain: dnsSubdomain,
+    trust: trustConfig,
+    /** Template of the node proxies' SPIFFE ID; placeholders `{trustDomain}`, `{cluster}`, `{node}`. */
+    nodeIdentity: z.string().min(1).default(DEFAULT_NODE_IDENTITY),
+  }),
+  nodes: z
+    .array(
+      z.strictObject({
+        cluster: clusterName,
+        name: dnsSubdomain,
+        ip: ipAddress,
+        region: z.string().max(256).default(""),
+        zone: z.string().max(256).default(""),
+        ready: z.boolean().default(true),
+      }),
+    )
+    .default([]),
+  services: serviceRecords,
+  exports: z.array(serviceKeyField).optional(),
+  protocols: z
+    .record(serviceKeyField, z.record(z.string().regex(/^[1-9]\d{0,4}$/, { error: "not a port" }), portProtocol))
+    .default({}),
+  dependencies: z.record(serviceKeyField, z.array(serviceKeyField)).optional(),
+});
+
+export type MeshFileInput = z.input<typeof meshFile>;
+
+export interface NodeStatus {
+  readonly cluster: string;
+  readonly name: string;
+  readonly ip: string;
+  readonly region: string;
+  readonly zone: string;
+  readonly ready: boolean;
+}
+
+/** A validated mesh: settings, node status and registry records, keyed and sorted. */
+export interface Snapshot {
+  readonly mesh: {
+    readonly meshDomain: string;
+    readonly trust: TrustConfig;
+    readonly nodeIdentity: string;
+  };
+  readonly nodes: readonly NodeStatus[];
+  /** Registry records per service key, in input order. */
+  readonly services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>;
+  /** Exported services; undefined when the snapshot has no export data (everything is exported). */
+  readonly exports: ReadonlySet<ServiceKey> | undefined;
+  /** Declared port protocols; undeclared ports are HTTP/2. */
+  readonly protocols: ReadonlyMap<ServiceKey, ReadonlyMap<number, PortProtocol>>;
+  /** Services each service calls; undefined when the snapshot has no dependency data. */
+  readonly dependencies: ReadonlyMap<ServiceKey, readonly ServiceKey[]> | undefined;
+}
+
+/**
+ * Validates a mesh file (already parsed from JSON or YAML) and returns the snapshot, or throws one
+ * `InputError` listing every problem with its path.
+ */
+export function parseSnapshot(input: unknown): Snapshot {
+  const forbidden = forbiddenKeyIssues(input);
+  if (forbidden.length > 0) throw new InputError("snapshot", forbidden);
+  const file = meshFile.safeParse(input);
+  const issues: InputIssue[] = file.success ? [] : collectIssues(file.error.issues);
+  // Records are validated one by one even when the rest of the file is broken, so one run shows
+  // every problem.
+  const records = serviceRecords.safeParse((input as { services?: unknown } | null)?.services);
+  const services = records.success ? parseServices(records.data, issues) : new Map<ServiceKey, ServiceEndpoint[]>();
+  if (file.success) issues.push(...crossCheck(file.data, services));
+  if (!file.success || issues.length > 0) throw new InputError("snapshot", issues);
+  const { mesh, nodes, exports, protocols, dependencies } = file.data;
+  return {
+    mesh,
+    nodes,
+    services,
+    exports: exports && new Set(exports as ServiceKey[]),
+    protocols: new Map(
+      Object.entries(protocols).map(([key, ports]) => [
+        key as ServiceKey,
+        new Map(Object.entries(ports).map(([port, protocol]) => [Number(port), protocol])),
+      ]),
+    ),
+    dependencies:
+      dependencies &&
+      new Map(Object.entries(dependencies).map(([key, deps]) => [key as ServiceKey, [...new Set(deps)].sort() as ServiceKey[]])),
+  };
+}
+
+type MeshFile = z.output<typeof meshFile>;
+
+function parseServices(raw: z.output<typeof serviceRecords>, issues: InputIssue[]): Map<ServiceKey, ServiceEndpoint[]> {
+  const services = new Map<ServiceKey, ServiceEndpoint[]>();
+  let total = 0;
+  for (const [key, records] of Object.entries(raw)) {
+    total += records.length;
+    if (total > MAX_ENDPOINTS) {
+      issues.push({ path: "services", message: `more than ${MAX_ENDPOINTS} endpoints in one snapshot` });
+      return services;
+    }
+    services.set(key as ServiceKey, parseRecords(key as ServiceKey, records, issues));
+  }
+  return services;
+}
+
+function parseRecords(key: ServiceKey, records: readonly unknown[], issues: InputIssue[]): ServiceEndpoint[] {
+  const endpoints: ServiceEndpoint[] = [];
+  const seen = new Map<string, number>();
+  records.forEach((record, index) => {
+    const path: PropertyKey[] = ["services", key, index];
+    const json = recordJson(record);
+    if ("problem" in json) return issues.push({ path: formatPath(path), message: json.problem });
+    const parsed = serviceEndpoint.safeParse(json.value);
+    if (!parsed.success) return issues.push(...collectIssues(parsed.error.issues, path));
+    const endpoint = withNamespace(parsed.data, key, path, issues);
+    const identity = `${endpoint.clusterName}|${endpoint.ip}`;
+    const first = seen.get(identity);
+    if (first !== undefined) {
+      return issues.push({
+        path: formatPath([...path, "ip"]),
+        message: `duplicate endpoint (cluster ${endpoint.clusterName}, ip ${endpoint.ip}); first at index ${first}`,
+      });
+    }
+    seen.set(identity, index);
+    endpoints.push(endpoint);
+  });
+  return endpoints;
+}
+
+function recordJson(record: unknown): { value: unknown } | { problem: string } {
+  if (typeof record !== "string" && !(record instanceof Uint8Array)) return { value: record };
+  const bytes = typeof record === "string" ? decodeBase64(record) : record;
+  if (!bytes) return { problem: "a string record must be a base64 binary ServiceEndpoint" };
+  try {
+    return { value: decodeServiceEndpoint(bytes) };
+  } catch (error) {
+    return { problem: `not a binary ServiceEndpoint record (${(error as Error).message})` };
+  }
+}
+
+function decodeBase64(text: string): Uint8Array | undefined {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) return undefined;
+  return Buffer.from(text, "base64");
+}
+
+/** The record's Kubernetes namespace defaults to, and must agree with, its service key's. */
+function withNamespace(endpoint: ServiceEndpoint, key: ServiceKey, path: PropertyKey[], issues: InputIssue[]) {
+  const namespace = parseServiceKey(key)!.namespace;
+  const declared = endpoint.kubernetesMetadata.namespace;
+  if (declared !== "" && declared !== namespace) {
+    issues.push({
+      path: formatPath([...path, "kubernetesMetadata", "namespace"]),
+      message: `namespace "${declared}" does not match service key "${key}"`,
+    });
+  }
+  return { ...endpoint, kubernetesMetadata: { ...endpoint.kubernetesMetadata, namespace } };
+}
+
+function crossCheck(file: MeshFile, services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>): InputIssue[] {
+  return [
+    ...duplicateNodeIssues(file.nodes),
+    ...trustIssues(file, services),
+    ...sniIssues(file.mesh.meshDomain, [
+      ...[...services.keys()].map((key) => ({ key, path: ["services", key] })),
+      ...Object.keys(file.protocols).map((key) => ({ key, path: ["protocols", key] })),
+      ...Object.entries(file.dependencies ?? {}).flatMap(([key, deps]) => [
+        { key, path: ["dependencies", key] },
+        ...deps.map((dep, index) => ({ key: dep, path: ["dependencies", key, index] })),
+      ]),
+    ]),
+  ];
+}
+
+function duplicateNodeIssues(nodes: MeshFile["nodes"]): InputIssue[] {
+  const seen = new Set<string>();
+  return nodes.flatMap((node, index) => {
+    const id = `${node.cluster}/${node.name}`;
+    if (seen.has(id)) return [{ path: formatPath(["nodes", index]), message: `duplicate node ${id}` }];
+    seen.add(id);
+    return [];
+  });
+}
+
+/** Under federation every cluster must belong to exactly one trust domain. */
+function trustIssues(file: MeshFile, services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>): InputIssue[] {
+  const trust = file.mesh.trust;
+  if (trust.mode !== "federated") return [];
+  const issues: InputIssue[] = [];
+  const owner = new Map<string, string>();
+  trust.trustDomains.forEach((domain, index) =>
+    domain.clusters.forEach((cluster, c) => {
+      const previous = owner.get(cluster);
+      if (previous) {
+        issues.push({
+          path: formatPath(["mesh", "trust", "trustDomains", index, "clusters", c]),
+          message: `cluster ${cluster} is already in trust domain ${previous}`,
+        });
+      }
+      owner.set(cluster, domain.name);
+    }),
+  );
+  const unmapped = (cluster: string, path: PropertyKey[]) =>
+    owner.has(cluster) ? [] : [{ path: formatPath(path), message: `cluster ${cluster} belongs to no trust domain` }];
+  file.nodes.forEach((node, index) => issues.push(...unmapped(node.cluster, ["nodes", index, "cluster"])));
+  for (const [key, endpoints] of services) {
+    endpoints.forEach((endpoint, index) =>
+      issues.push(...unmapped(endpoint.clusterName, ["services", key, index, "clusterName"])),
+    );
+  }
+  return dedupeByMessage(issues);
+}
+
+/** Reports an unmapped cluster once, at its first occurrence. */
+function dedupeByMessage(issues: InputIssue[]): InputIssue[] {
+  const seen = new Set<string>();
+  return issues.filter((issue) => !seen.has(issue.message) && seen.add(issue.message));
+}
+
+/** Every service must have a structured SNI within DNS limits, whatever port it serves. */
+function sniIssues(meshDomain: string, uses: readonly { key: string; path: PropertyKey[] }[]): InputIssue[] {
+  return uses.flatMap(({ key, path }) => {
+    const problem = structuredSniProblem(meshDomain, parseServiceKey(key)!);
+    return problem ? [{ path: formatPath(path), message: problem }] : [];
+  });
+}

@@ -1,0 +1,223 @@
+/**
+ * Every resource, SNI and identity name aether-xds emits, each with its parser. Names are built
+ * from identity (service, namespace, port, pod), never from list positions, so an unrelated change
+ * never renames a resource. These names are a public contract: control planes and dashboards key
+ * on them.
+ */
+
+/** A registry service key, `"<namespace>/<service>"`; the service name is the service account. */
+export type ServiceKey = `${string}/${string}`;
+
+export interface ServiceRef {
+  readonly namespace: string;
+  readonly service: string;
+}
+
+export const MAX_DNS_LABEL = 63;
+export const MAX_SERVER_NAME_BYTES = 255;
+export const MAX_DNS_NAME = 253;
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** A lowercase RFC 1123 label of at most 63 characters. */
+export function isDnsLabel(value: string): boolean {
+  return value.length <= MAX_DNS_LABEL && DNS_LABEL.test(value);
+}
+
+/** Dot-separated RFC 1123 labels, at most 253 characters in all. */
+export function isDnsSubdomain(value: string): boolean {
+  return value.length > 0 && value.length <= MAX_DNS_NAME && value.split(".").every(isDnsLabel);
+}
+
+export function serviceKey(ref: ServiceRef): ServiceKey {
+  return `${ref.namespace}/${ref.service}`;
+}
+
+export function parseServiceKey(key: string): ServiceRef | undefined {
+  const parts = key.split("/");
+  if (parts.length !== 2) return undefined;
+  const [namespace, service] = parts as [string, string];
+  return isDnsLabel(namespace) && isDnsLabel(service) ? { namespace, service } : undefined;
+}
+
+// ---- SPIFFE identities and SDS secret names -------------------------------------------------
+
+/** The workload identity of a service: `spiffe://<trustDomain>/ns/<ns>/sa/<service>`. */
+export function serviceSpiffeId(trustDomain: string, ref: ServiceRef): string {
+  return `spiffe://${trustDomain}/ns/${ref.namespace}/sa/${ref.service}`;
+}
+
+/** SDS name of a trust domain's CA bundle, as the SPIRE agent serves it. */
+export function bundleSecretName(trustDomain: string): string {
+  return `spiffe://${trustDomain}`;
+}
+
+export const DEFAULT_NODE_IDENTITY = "spiffe://{trustDomain}/ns/aether-system/sa/aether-node";
+
+/** Fills a node identity template's `{trustDomain}`, `{cluster}` and `{node}` placeholders. */
+export function nodeSpiffeId(template: string, values: { trustDomain: string; cluster: string; node: string }): string {
+  return template
+    .replaceAll("{trustDomain}", values.trustDomain)
+    .replaceAll("{cluster}", values.cluster)
+    .replaceAll("{node}", values.node);
+}
+
+/** The trust domain of a SPIFFE ID, or undefined when it is not one. */
+export function trustDomainOf(spiffeId: string): string | undefined {
+  const match = /^spiffe:\/\/([^/]+)(\/.*)?$/.exec(spiffeId);
+  return match?.[1];
+}
+
+// ---- outbound service clusters and the structured SNI ---------------------------------------
+
+export interface ServicePort extends ServiceRef {
+  readonly port: number;
+}
+
+/** Outbound service cluster (and its EDS service name): `<svc>.<ns>.<meshDomain>:<port>`. */
+export function outboundClusterName(meshDomain: string, target: ServicePort): string {
+  return `${target.service}.${target.namespace}.${meshDomain}:${target.port}`;
+}
+
+export function parseOutboundClusterName(name: string): (ServicePort & { meshDomain: string }) | undefined {
+  const match = /^([^.:]+)\.([^.:]+)\.([^:]+):(\d{1,5})$/.exec(name);
+  if (!match) return undefined;
+  const [, service, namespace, meshDomain, port] = match as unknown as [string, string, string, string, string];
+  const target = { service, namespace, meshDomain, port: Number(port) };
+  return isValidPort(target.port) && isDnsLabel(service) && isDnsLabel(namespace) ? target : undefined;
+}
+
+/** The SNI a source sends when it dials a waypoint: `<port>.<svc>.<ns>.<meshDomain>`. */
+export function waypointSni(meshDomain: string, target: ServicePort): string {
+  return `${target.port}.${target.service}.${target.namespace}.${meshDomain}`;
+}
+
+export function parseWaypointSni(sni: string, meshDomain: string): ServicePort | undefined {
+  const suffix = `.${meshDomain}`;
+  if (!sni.endsWith(suffix)) return undefined;
+  const labels = sni.slice(0, -suffix.length).split(".");
+  if (labels.length !== 3) return undefined;
+  const [port, service, namespace] = labels as [string, string, string];
+  if (!/^\d{1,5}$/.test(port) || !isValidPort(Number(port))) return undefined;
+  return isDnsLabel(service) && isDnsLabel(namespace) ? { service, namespace, port: Number(port) } : undefined;
+}
+
+/** The SNI a source sends when it dials a pod directly: the bare port. */
+export function directSni(port: number): string {
+  return String(port);
+}
+
+/** The tunnel chain's wildcard server name, `*.<svc>.<ns>.<meshDomain>`: it matches every port. */
+export function tunnelServerName(meshDomain: string, ref: ServiceRef): string {
+  return `*.${ref.service}.${ref.namespace}.${meshDomain}`;
+}
+
+/**
+ * Why a structured SNI for this service would be unsafe, or undefined when it is fine: every
+ * label ≤ 63 characters and the longest SNI (a five-digit port) ≤ 255 bytes.
+ */
+export function structuredSniProblem(meshDomain: string, ref: ServiceRef, port = 65535): string | undefined {
+  const sni = waypointSni(meshDomain, { ...ref, port });
+  const longLabel = sni.split(".").find((label) => label.length > MAX_DNS_LABEL);
+  if (longLabel) return `label "${longLabel}" of SNI ${sni} is longer than ${MAX_DNS_LABEL} characters`;
+  const bytes = Buffer.byteLength(sni, "utf8");
+  if (bytes > MAX_SERVER_NAME_BYTES) return `SNI ${sni} is ${bytes} bytes, over the ${MAX_SERVER_NAME_BYTES}-byte limit`;
+  return undefined;
+}
+
+// ---- the waypoint side ----------------------------------------------------------------------
+
+export const TUNNEL_LISTENER_NAME = "ew_tunnel";
+
+/** The tunnel listener's filter chain for a hosted service: `ew_<svc>_<ns>`. */
+export function tunnelChainName(ref: ServiceRef): string {
+  return `ew_${ref.service}_${ref.namespace}`;
+}
+
+/** The raw-passthrough cluster behind a tunnel chain: `ew_ingress_<svc>_<ns>`. */
+export function ingressClusterName(ref: ServiceRef): string {
+  return `ew_ingress_${ref.service}_${ref.namespace}`;
+}
+
+export function parseTunnelChainName(name: string): ServiceRef | undefined {
+  return parseUnderscored(name, /^ew_([^_]+)_([^_]+)$/);
+}
+
+export function parseIngressClusterName(name: string): ServiceRef | undefined {
+  return parseUnderscored(name, /^ew_ingress_([^_]+)_([^_]+)$/);
+}
+
+function parseUnderscored(name: string, pattern: RegExp): ServiceRef | undefined {
+  const match = pattern.exec(name);
+  if (!match) return undefined;
+  const [, service, namespace] = match as unknown as [string, string, string];
+  return isDnsLabel(service) && isDnsLabel(namespace) ? { service, namespace } : undefined;
+}
+
+export interface PodRef {
+  readonly namespace: string;
+  readonly pod: string;
+}
+
+/** A hosted pod's inbound mTLS listener: `inbound_<pod>_<ns>`. */
+export function inboundListenerName(ref: PodRef): string {
+  return `inbound_${ref.pod}_${ref.namespace}`;
+}
+
+export function parseInboundListenerName(name: string): PodRef | undefined {
+  const match = /^inbound_([^_]+)_([^_]+)$/.exec(name);
+  if (!match) return undefined;
+  const [, pod, namespace] = match as unknown as [string, string, string];
+  return isDnsSubdomain(pod) && isDnsLabel(namespace) ? { pod, namespace } : undefined;
+}
+
+/** The per-port filter chain of a pod inbound listener: `port_<port>`. */
+export function inboundChainName(port: number): string {
+  return `port_${port}`;
+}
+
+/** The cluster an inbound chain forwards to, the application at `pod_ip:<port>`: `app_<pod>_<ns>_<port>`. */
+export function appClusterName(ref: PodRef, port: number): string {
+  return `app_${ref.pod}_${ref.namespace}_${port}`;
+}
+
+export function parseAppClusterName(name: string): (PodRef & { port: number }) | undefined {
+  const match = /^app_([^_]+)_([^_]+)_(\d{1,5})$/.exec(name);
+  if (!match) return undefined;
+  const [, pod, namespace, port] = match as unknown as [string, string, string, string];
+  const ref = { pod, namespace, port: Number(port) };
+  return isDnsSubdomain(pod) && isDnsLabel(namespace) && isValidPort(ref.port) ? ref : undefined;
+}
+
+// ---- transport sockets and aggregate sub-clusters -------------------------------------------
+
+/** `local`: SNI is the bare port (direct dial). `waypoint`: SNI is the structured name. */
+export type SocketVariant = "local" | "waypoint";
+
+/** A named upstream socket: `<variant>|<source SPIFFE ID>`. */
+export function socketName(variant: SocketVariant, spiffeId: string): string {
+  return `${variant}|${spiffeId}`;
+}
+
+export function parseSocketName(name: string): { variant: SocketVariant; spiffeId: string } | undefined {
+  const bar = name.indexOf("|");
+  const variant = name.slice(0, bar);
+  if (bar < 0 || (variant !== "local" && variant !== "waypoint")) return undefined;
+  return { variant, spiffeId: name.slice(bar + 1) };
+}
+
+/** In `aggregate` socket selection: `<cluster>|local` and `<cluster>|waypoint`. */
+export function subClusterName(clusterName: string, variant: SocketVariant): string {
+  return `${clusterName}|${variant}`;
+}
+
+export function parseSubClusterName(name: string): { clusterName: string; variant: SocketVariant } | undefined {
+  const bar = name.lastIndexOf("|");
+  const variant = name.slice(bar + 1);
+  if (bar < 0 || (variant !== "local" && variant !== "waypoint")) return undefined;
+  return { clusterName: name.slice(0, bar), variant };
+}
+
+export function isValidPort(port: number): boolean {
+  return Number.isInteger(port) && port >= 1 && port <= 65535;
+}

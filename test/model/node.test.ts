@@ -1,0 +1,150 @@
+import { describe, expect, test } from "vitest";
+import { isInputError } from "../../src/errors.js";
+import { localNodeFrom, parseNode } from "../../src/model/node.js";
+import { parseOptions } from "../../src/model/options.js";
+import { parseSnapshot } from "../../src/model/snapshot.js";
+import { exampleSnapshot, meshDocument } from "../support/fixtures.js";
+
+function issuesOf(run: () => unknown): string[] {
+  try {
+    run();
+  } catch (error) {
+    if (isInputError(error)) return error.issues.map((i) => `${i.path}: ${i.message}`);
+    throw error;
+  }
+  throw new Error("expected an InputError");
+}
+
+describe("localNodeFrom", () => {
+  test("derives address, locality, identity, hosted pods and dependencies from the snapshot", () => {
+    const node = localNodeFrom(exampleSnapshot(), "east", "node-1");
+    expect(node).toEqual({
+      clusterName: "east",
+      nodeName: "node-1",
+      nodeIp: "10.10.0.11",
+      locality: { region: "eu-west-1", zone: "eu-west-1a" },
+      meshDomain: "mesh.aether",
+      trustDomain: "aether.internal",
+      spiffeId: "spiffe://aether.internal/ns/aether-system/sa/aether-node",
+      pods: [
+        {
+          name: "frontend-7d9f-abcde",
+          namespace: "team-a",
+          serviceAccount: "frontend",
+          ip: "10.244.0.5",
+          netns: "/var/run/netns/cni-3f1a9c",
+          terminating: false,
+          ports: [8080],
+        },
+        {
+          name: "payments-6f8d-p1",
+          namespace: "team-b",
+          serviceAccount: "payments",
+          ip: "10.244.0.8",
+          netns: "/var/run/netns/cni-9e0c41",
+          terminating: true, // DRAINING in the registry
+          ports: [8443],
+        },
+      ],
+      // frontend calls checkout and payments; payments calls nothing.
+      dependencies: ["team-a/checkout", "team-b/payments"],
+    });
+  });
+
+  test("node names repeat across clusters: the cluster picks the node", () => {
+    const west = localNodeFrom(exampleSnapshot(), "west", "node-1");
+    expect(west.nodeIp).toBe("10.20.0.11");
+    expect(west.pods.map((p) => p.name)).toEqual(["frontend-84c2-fghij", "payments-2b7c-q1"]);
+  });
+
+  test("an unlisted node takes its address from its pods' records, or fails without one", () => {
+    const doc = meshDocument();
+    doc.services["team-b/payments"][4].kubernetesMetadata.nodeIp = "10.20.0.14";
+    expect(localNodeFrom(parseSnapshot(doc), "west", "node-4").nodeIp).toBe("10.20.0.14");
+    expect(issuesOf(() => localNodeFrom(exampleSnapshot(), "west", "node-4"))).toEqual(["nodeIp: node west/node-4 has no known IP"]);
+    expect(issuesOf(() => localNodeFrom(exampleSnapshot(), "north", "node-1"))).toEqual([": no node north/node-1 in the snapshot"]);
+  });
+
+  test("a service the dependency data does not mention may call anything", () => {
+    const doc = meshDocument();
+    delete doc.dependencies["team-b/payments"];
+    expect(localNodeFrom(parseSnapshot(doc), "east", "node-1").dependencies).toBeUndefined();
+  });
+
+  test("under federation the node's trust domain is its cluster's", () => {
+    const doc = meshDocument();
+    doc.mesh.trust = {
+      mode: "federated",
+      trustDomains: [
+        { name: "east.aether", clusters: ["east"], bundle: { filename: "/run/spire/bundles/east.pem" } },
+        { name: "west.aether", clusters: ["west"], bundle: { filename: "/run/spire/bundles/west.pem" } },
+      ],
+    };
+    const node = localNodeFrom(parseSnapshot(doc), "west", "node-2");
+    expect(node.trustDomain).toBe("west.aether");
+    expect(node.spiffeId).toBe("spiffe://west.aether/ns/aether-system/sa/aether-node");
+  });
+});
+
+describe("parseNode", () => {
+  const valid = () => ({
+    clusterName: "east",
+    nodeName: "node-1",
+    nodeIp: "10.10.0.11",
+    meshDomain: "mesh.aether",
+    trustDomain: "aether.internal",
+    spiffeId: "spiffe://aether.internal/ns/aether-system/sa/aether-node",
+    pods: [{ name: "web-1", namespace: "team-a", serviceAccount: "web", ip: "10.244.0.9", netns: "/var/run/netns/cni-1" }],
+    dependencies: ["team-b/payments", "team-a/checkout", "team-b/payments"],
+  });
+
+  test("applies defaults and sorts the dependency set", () => {
+    const node = parseNode(valid());
+    expect(node.locality).toEqual({ region: "", zone: "" });
+    expect(node.pods[0]).toMatchObject({ terminating: false, ports: [] });
+    expect(node.dependencies).toEqual(["team-a/checkout", "team-b/payments"]);
+  });
+
+  test("reports each problem with its path", () => {
+    const node: any = valid();
+    node.nodeIp = "node-1";
+    node.pods[0].netns = "cni-1";
+    node.pods.push({ ...node.pods[0], netns: "/x" });
+    node.spiffeId = "aether-node";
+    expect(issuesOf(() => parseNode(node))).toEqual([
+      "nodeIp: not an IPv4/IPv6 address",
+      "spiffeId: not a SPIFFE ID (spiffe://<trust-domain>/<path>)",
+      "pods[0].netns: not an absolute path",
+    ]);
+    node.nodeIp = "10.0.0.1";
+    node.spiffeId = "spiffe://td/x";
+    node.pods[0].netns = "/y";
+    expect(issuesOf(() => parseNode(node))).toEqual(["pods[1]: duplicate pod team-a/web-1"]);
+  });
+});
+
+describe("parseOptions", () => {
+  test("DESIGN §2 defaults", () => {
+    expect(parseOptions()).toEqual({
+      eastWestWaypoint: "off",
+      inboundPort: 15008,
+      tunnelPort: 15009,
+      socketSelection: "matcher",
+      netnsFilterStateKey: "envoy.network.network_namespace",
+      sds: "ads",
+      eds: "ads",
+    });
+  });
+
+  test("accepts a named gRPC SDS cluster", () => {
+    expect(parseOptions({ sds: { grpcCluster: "spire_agent" } }).sds).toEqual({ grpcCluster: "spire_agent" });
+  });
+
+  test("rejects unknown modes, bad ports and unknown keys", () => {
+    expect(issuesOf(() => parseOptions({ eastWestWaypoint: "on", tunnelPort: 0, waypoint: true }))).toEqual([
+      'eastWestWaypoint: Invalid option: expected one of "off"|"cross-cluster"|"always"',
+      "tunnelPort: not a port: must be an integer 1–65535",
+      "waypoint: unknown key",
+    ]);
+  });
+});

@@ -1,0 +1,188 @@
+import { describe, expect, test } from "vitest";
+import { InputError, isInputError } from "../../src/errors.js";
+import { parseMeshFile } from "../../src/model/mesh-file.js";
+import { encodeServiceEndpoint } from "../../src/model/registry.js";
+import { parseSnapshot } from "../../src/model/snapshot.js";
+import { exampleSnapshot, meshDocument } from "../support/fixtures.js";
+
+/** The issues parseSnapshot reports for a document, as "path: message" lines. */
+function problems(document: unknown): string[] {
+  try {
+    parseSnapshot(document);
+  } catch (error) {
+    if (!isInputError(error)) throw error;
+    expect(error.kind).toBe("snapshot");
+    return error.issues.map((issue) => `${issue.path}: ${issue.message}`);
+  }
+  throw new Error("expected the snapshot to be rejected");
+}
+
+/** The example mesh with one change applied. */
+function mutated(change: (doc: any) => void): unknown {
+  const doc = meshDocument();
+  change(doc);
+  return doc;
+}
+
+describe("the bundled example", () => {
+  test("parses, with defaults applied", () => {
+    const snapshot = exampleSnapshot();
+    expect(snapshot.mesh).toEqual({
+      meshDomain: "mesh.aether",
+      trust: { mode: "shared", trustDomain: "aether.internal" },
+      nodeIdentity: "spiffe://{trustDomain}/ns/aether-system/sa/aether-node",
+    });
+    expect(snapshot.nodes).toHaveLength(6);
+    expect([...snapshot.services.keys()]).toEqual(["team-a/frontend", "team-a/checkout", "team-b/payments"]);
+    const checkout = snapshot.services.get("team-a/checkout")!;
+    expect(checkout[0]).toMatchObject({ ports: [8080, 9090], weight: 1024, health: "HEALTHY" });
+    expect(checkout[3]!.weight).toBe(512);
+    expect(checkout[0]!.kubernetesMetadata.namespace).toBe("team-a"); // filled from the service key
+    expect(snapshot.protocols.get("team-a/checkout")?.get(9090)).toBe("tcp");
+    expect(snapshot.exports).toBeUndefined();
+    expect(snapshot.dependencies?.get("team-a/frontend")).toEqual(["team-a/checkout", "team-b/payments"]);
+  });
+
+  test("holds the Flannel scenario: a shared pod CIDR, a draining, an unhealthy and an unaddressable pod", () => {
+    const endpoints = [...exampleSnapshot().services.values()].flat();
+    const ips = (cluster: string) => new Set(endpoints.filter((e) => e.clusterName === cluster).map((e) => e.ip));
+    const shared = [...ips("east")].filter((ip) => ips("west").has(ip));
+    expect(shared.length).toBeGreaterThanOrEqual(3);
+    expect(endpoints.map((e) => e.health)).toEqual(expect.arrayContaining(["DRAINING", "UNHEALTHY"]));
+    expect(endpoints.filter((e) => e.kubernetesMetadata.nodeIp === "")).toHaveLength(1);
+  });
+});
+
+describe("bad snapshots give path-qualified errors", () => {
+  test.each<[string, (doc: any) => void, string]>([
+    [
+      "a node IP that is not an address",
+      (doc) => (doc.services["team-a/checkout"][3].kubernetesMetadata.nodeIp = "10.20.0"),
+      'services["team-a/checkout"][3].kubernetesMetadata.nodeIp: not an IPv4/IPv6 address',
+    ],
+    ["a pod IP that is not an address", (doc) => (doc.services["team-b/payments"][0].ip = "pod-1"), 'services["team-b/payments"][0].ip: not an IPv4/IPv6 address'],
+    ["a port of 70000", (doc) => (doc.services["team-a/checkout"][1].ports = [8080, 70000]), 'services["team-a/checkout"][1].ports[1]: not a port: must be an integer 1–65535'],
+    ["a port of 0 with no ports list", (doc) => (doc.services["team-a/frontend"][0].port = 0), 'services["team-a/frontend"][0].port: an endpoint needs a port or a non-empty ports list'],
+    ["an empty cluster name", (doc) => (doc.services["team-a/frontend"][1].clusterName = ""), 'services["team-a/frontend"][1].clusterName: must not be empty'],
+    [
+      "an uppercase namespace in the service key",
+      (doc) => (doc.services["Team-C/web"] = []),
+      'services["Team-C/web"]: not a service key "<namespace>/<service>" of two DNS-1123 labels',
+    ],
+    [
+      "a duplicate (cluster, ip) in one service",
+      (doc) => (doc.services["team-a/checkout"][2].ip = "10.244.1.8"),
+      'services["team-a/checkout"][3].ip: duplicate endpoint (cluster west, ip 10.244.1.8); first at index 2',
+    ],
+    ["an unknown key", (doc) => (doc.services["team-a/frontend"][0].nodeIP = "10.10.0.11"), 'services["team-a/frontend"][0].nodeIP: unknown key'],
+    ["an unknown top-level key", (doc) => (doc.endpoints = {}), "endpoints: unknown key"],
+    ["an unknown health status", (doc) => (doc.services["team-b/payments"][2].health = "SICK"), 'services["team-b/payments"][2].health: not one of UNSPECIFIED, HEALTHY, UNHEALTHY, DRAINING'],
+    [
+      "a namespace that contradicts the service key",
+      (doc) => (doc.services["team-a/frontend"][0].kubernetesMetadata.namespace = "team-b"),
+      'services["team-a/frontend"][0].kubernetesMetadata.namespace: namespace "team-b" does not match service key "team-a/frontend"',
+    ],
+    ["a pod name that is not a DNS name", (doc) => (doc.services["team-a/frontend"][0].kubernetesMetadata.podName = "Front_End"), 'services["team-a/frontend"][0].kubernetesMetadata.podName: not a DNS-1123 subdomain (lowercase dot-separated labels, at most 253 characters)'],
+    ["a duplicate node", (doc) => doc.nodes.push({ ...doc.nodes[0] }), "nodes[6]: duplicate node east/node-1"],
+    ["a mesh domain with uppercase", (doc) => (doc.mesh.meshDomain = "Mesh.Aether"), "mesh.meshDomain: not a DNS-1123 subdomain (lowercase dot-separated labels, at most 253 characters)"],
+    ["a relative netns path", (doc) => (doc.services["team-a/frontend"][0].containerMetadata.networkNamespace = "netns/x"), 'services["team-a/frontend"][0].containerMetadata.networkNamespace: not an absolute path'],
+    ["an unknown port protocol", (doc) => (doc.protocols["team-a/checkout"]["9090"] = "udp"), 'protocols["team-a/checkout"]["9090"]: port protocol must be "http2" or "tcp"'],
+    ["a weight over uint32", (doc) => (doc.services["team-a/frontend"][0].weight = 2 ** 32), 'services["team-a/frontend"][0].weight: must fit in uint32'],
+    ["a prototype-pollution key", (doc) => (doc.services["team-a/frontend"][0].metadata = JSON.parse('{"__proto__": {"x": "1"}}')), 'services["team-a/frontend"][0].metadata.__proto__: forbidden key'],
+    [
+      "a service whose structured SNI would be over 255 bytes",
+      (doc) => {
+        doc.mesh.meshDomain = ["a", "b", "c"].map((c) => c.repeat(60)).join(".");
+        doc.services[`${"n".repeat(40)}/${"s".repeat(40)}`] = [];
+      },
+      `services["${"n".repeat(40)}/${"s".repeat(40)}"]: SNI 65535.${"s".repeat(40)}.${"n".repeat(40)}.`,
+    ],
+  ])("%s", (_name, change, expected) => {
+    expect(problems(mutated(change)).join("\n")).toContain(expected);
+  });
+
+  test("every problem is reported at once", () => {
+    const found = problems(
+      mutated((doc) => {
+        doc.services["team-a/frontend"][0].ip = "x";
+        doc.services["team-b/payments"][1].port = 70000;
+        doc.nodes[0].ip = "y";
+      }),
+    );
+    expect(found).toEqual(
+      expect.arrayContaining([
+        'services["team-a/frontend"][0].ip: not an IPv4/IPv6 address',
+        'services["team-b/payments"][1].port: not a port: must be an integer 1–65535',
+        "nodes[0].ip: not an IPv4/IPv6 address",
+      ]),
+    );
+  });
+
+  test("the error message lists every issue with its path", () => {
+    const error = (() => {
+      try {
+        parseSnapshot(mutated((doc) => (doc.mesh.trust.mode = "sometimes")));
+      } catch (e) {
+        return e as InputError;
+      }
+    })();
+    expect(error?.message).toMatch(/^invalid snapshot:\n {2}mesh\.trust\.mode: /);
+  });
+
+  test("federation needs every cluster in a trust domain", () => {
+    const found = problems(
+      mutated((doc) => {
+        doc.mesh.trust = { mode: "federated", trustDomains: [{ name: "east.aether", clusters: ["east"], bundle: { filename: "/run/spire/east.pem" } }] };
+      }),
+    );
+    expect(found).toEqual(["nodes[3].cluster: cluster west belongs to no trust domain"]);
+  });
+});
+
+describe("registry records in binary form", () => {
+  const example = exampleSnapshot();
+  const original = example.services.get("team-a/checkout")![3]!;
+
+  test("a base64 ServiceEndpoint decodes to the same endpoint as its JSON form", () => {
+    const binary = Buffer.from(encodeServiceEndpoint(original)).toString("base64");
+    const snapshot = parseSnapshot(mutated((doc) => (doc.services["team-a/checkout"][3] = binary)));
+    expect(snapshot.services.get("team-a/checkout")![3]).toEqual(original);
+  });
+
+  test("raw bytes are accepted from code", () => {
+    const snapshot = parseSnapshot(mutated((doc) => (doc.services["team-a/checkout"][3] = encodeServiceEndpoint(original))));
+    expect(snapshot.services.get("team-a/checkout")![3]).toEqual(original);
+  });
+
+  test("node_ip is field 5 and health field 9 on the wire", () => {
+    const bytes = encodeServiceEndpoint(original);
+    // kubernetes_metadata (field 8) holds node_ip as its field 5: tag (5 << 3 | 2) = 0x2a.
+    const nodeIp = Buffer.from("10.20.0.12");
+    expect(Buffer.from(bytes).includes(Buffer.concat([Buffer.from([0x2a, nodeIp.length]), nodeIp]))).toBe(true);
+    // health HEALTHY (1) as field 9 varint: tag 0x48, value 0x01.
+    expect(Buffer.from(bytes).includes(Buffer.from([0x48, 0x01]))).toBe(true);
+  });
+
+  test("a truncated record is an error at its path", () => {
+    const bytes = encodeServiceEndpoint(original);
+    const truncated = Buffer.from(bytes.subarray(0, bytes.length - 3)).toString("base64");
+    expect(problems(mutated((doc) => (doc.services["team-a/checkout"][3] = truncated))).join("\n")).toMatch(
+      /^services\["team-a\/checkout"\]\[3\]: not a binary ServiceEndpoint record/,
+    );
+  });
+
+  test("a string that is not base64 is an error", () => {
+    expect(problems(mutated((doc) => (doc.services["team-a/checkout"][3] = "not base64!")))).toEqual([
+      'services["team-a/checkout"][3]: a string record must be a base64 binary ServiceEndpoint',
+    ]);
+  });
+});
+
+describe("mesh file text", () => {
+  test("YAML duplicate keys are refused", () => {
+    expect(() => parseMeshFile("mesh: {}\nmesh: {}\n", "yaml")).toThrow(/not valid YAML: .*[Mm]ap keys must be unique/);
+  });
+  test("broken JSON is an input error, not a crash", () => {
+    expect(() => parseMeshFile('{"mesh": ', "json")).toThrow(InputError);
+  });
+});
