@@ -30,3 +30,25 @@ export {
   type RegistryHealth,
 } from "./model/registry.js";
 export { parseMeshFile, meshFileFormat, type MeshFileFormat } from "./model/mesh-file.js";
+export { compileNode, type CompileResult } from "./compile/compile-node.js";
+export { indexSnapshot, type SnapshotIndex } from "./plan/snapshot-index.js";
+export { WAYPOINT_KEY, ORIGIN_CLUSTER_KEY, ORIGIN_NODE_KEY, RESERVED_METADATA_KEYS } from "./plan/endpoints.js";
+export {
+  DIAGNOSTIC_CODES,
+  LEFT_OUT_CODES,
+  type Diagnostic,
+  type DiagnosticCode,
+  type EndpointRef,
+  type Severity,
+} from "./diagnostics.js";
+export {
+  explainService,
+  formatServiceExplanation,
+  type ServiceExplanation,
+  type PortExplanation,
+  type EndpointExplanation,
+} from "./explain.js";
+export { renderJson, renderYaml, renderResult, renderResource, RESOURCE_TYPES, type ResourceKind, type RenderedResult } from "./emit/text.js";
+export type { Cluster } from "../gen/envoy/config/cluster/v3/cluster.js";
+export type { ClusterLoadAssignment } from "../gen/envoy/config/endpoint/v3/endpoint.js";
+export type { Listener } from "../gen/envoy/config/listener/v3/listener.js";

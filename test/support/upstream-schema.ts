@@ -278,12 +278,11 @@ function isDefault(field: protobuf.Field, value: Json): boolean {
   return value === "" || value === 0 || value === false || value === "0";
 }
 
+/** A Value is a oneof: the one kind present (protobufjs names these fields in camelCase). */
 function structValue(present: Map<string, Json>): Json {
-  if (present.has("null_value")) return null;
-  for (const kind of ["number_value", "string_value", "bool_value", "struct_value", "list_value"]) {
-    if (present.has(kind)) return present.get(kind);
-  }
-  return null;
+  if (present.has("nullValue") || present.has("null_value")) return null;
+  const [value] = present.values();
+  return value ?? null;
 }
 
 function unpackAny(present: Map<string, Json>, path: string, sink: Sink): Json {

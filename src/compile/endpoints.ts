@@ -1,0 +1,142 @@
+/**
+ * ClusterLoadAssignments from port plans: priorities compacted to be contiguous from 0, one
+ * LocalityLbEndpoints per (priority, locality), weight sums kept within uint32, and a diagnostic
+ * for every emitted endpoint saying where it went.
+ */
+import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
+import type { LbEndpoint, LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
+import { diagnostic, type Diagnostic } from "../diagnostics.js";
+import { lbMetadata, locality, socketAddress } from "../envoy/core.js";
+import { subClusterName } from "../naming.js";
+import type { EdsView } from "../plan/eds-view.js";
+import { viewKey } from "../plan/eds-view.js";
+import { planPort, type PlannedEndpoint, type PortPlan } from "../plan/endpoints.js";
+import { memoTable, type IndexedService, type SnapshotIndex } from "../plan/snapshot-index.js";
+
+export const MAX_UINT32 = 0xffffffff;
+
+export interface PortAssignments {
+  readonly plan: PortPlan;
+  /** One assignment (`matcher`), or the local and waypoint halves (`aggregate`). */
+  readonly assignments: readonly ClusterLoadAssignment[];
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+/** The assignments of one service port as a view sees them; shared by every node of the view. */
+export function portAssignments(index: SnapshotIndex, view: EdsView, service: IndexedService, port: number): PortAssignments {
+  const memo = memoTable<PortAssignments>(index, `eds\u0000${viewKey(view)}`);
+  const key = `${service.key}:${port}`;
+  let result = memo.get(key);
+  if (!result) {
+    result = buildAssignments(planPort(index, view, service, port), view);
+    memo.set(key, result);
+  }
+  return result;
+}
+
+function buildAssignments(plan: PortPlan, view: EdsView): PortAssignments {
+  const parts =
+    view.socketSelection === "matcher"
+      ? [{ name: plan.clusterName, endpoints: plan.endpoints }]
+      : aggregateParts(plan, view);
+  const built = parts.map(({ name, endpoints }) => assignment(name, endpoints, plan));
+  const diagnostics = [...plan.diagnostics, ...built.flatMap((b) => b.diagnostics)];
+  if (plan.endpoints.length === 0) {
+    diagnostics.push(diagnostic("EMPTY_ASSIGNMENT", `${plan.clusterName} has no endpoints this node can reach`, { resource: plan.clusterName, service: plan.service.key }));
+  }
+  return { plan, assignments: built.map((b) => b.assignment), diagnostics };
+}
+
+/** The aggregate cluster lists `|local` before `|waypoint`; each half has its own priorities. */
+function aggregateParts(plan: PortPlan, view: EdsView) {
+  const local = { name: subClusterName(plan.clusterName, "local"), endpoints: plan.endpoints.filter((e) => e.route === "direct") };
+  if (view.mode === "off") return [local];
+  return [local, { name: subClusterName(plan.clusterName, "waypoint"), endpoints: plan.endpoints.filter((e) => e.route === "waypoint") }];
+}
+
+function assignment(name: string, endpoints: readonly PlannedEndpoint[], plan: PortPlan) {
+  const priorities = compactPriorities(endpoints);
+  const weights = scaledWeights(endpoints, priorities);
+  const diagnostics: Diagnostic[] = [...weights.diagnostics.map((message) => diagnostic("WEIGHTS_SCALED", message, { resource: name, service: plan.service.key }))];
+  const groups: LocalityLbEndpoints[] = [];
+  let current: LocalityLbEndpoints | undefined;
+  let currentKey = "";
+  endpoints.forEach((endpoint, i) => {
+    const priority = priorities[i]!;
+    const key = `${priority}\u0000${endpoint.locality.region}\u0000${endpoint.locality.zone}`;
+    if (!current || key !== currentKey) {
+      current = localityGroup(priority, endpoint);
+      currentKey = key;
+      groups.push(current);
+    }
+    current.lb_endpoints!.push(lbEndpoint(endpoint, weights.values[i]!));
+    diagnostics.push(...emittedDiagnostics(name, plan, endpoint, priority));
+  });
+  const result: ClusterLoadAssignment = { cluster_name: name };
+  if (groups.length > 0) result.endpoints = groups;
+  return { assignment: result, diagnostics };
+}
+
+/** Tiers present, in order, renumbered 0, 1, 2, ...: empty tiers leave no gaps. */
+export function compactPriorities(endpoints: readonly PlannedEndpoint[]): number[] {
+  const tiers = [...new Set(endpoints.map((e) => e.tier))].sort((a, b) => a - b);
+  const priorityOf = new Map(tiers.map((tier, priority) => [tier, priority]));
+  return endpoints.map((e) => priorityOf.get(e.tier)!);
+}
+
+/**
+ * Weights as emitted. Where a priority's sum would overflow uint32, every weight in it is scaled
+ * down proportionally (never below 1), so relative shares survive and nothing wraps.
+ */
+export function scaledWeights(endpoints: readonly PlannedEndpoint[], priorities: readonly number[]): { values: number[]; diagnostics: string[] } {
+  const sums = new Map<number, { total: number; count: number }>();
+  endpoints.forEach((e, i) => {
+    const entry = sums.get(priorities[i]!) ?? { total: 0, count: 0 };
+    entry.total += e.weight;
+    entry.count += 1;
+    sums.set(priorities[i]!, entry);
+  });
+  const diagnostics: string[] = [];
+  const factors = new Map<number, number>();
+  for (const [priority, { total, count }] of sums) {
+    if (total <= MAX_UINT32) continue;
+    factors.set(priority, (MAX_UINT32 - count) / total);
+    diagnostics.push(`priority ${priority} weights sum to ${total}, over uint32: scaled by ${((MAX_UINT32 - count) / total).toPrecision(6)}`);
+  }
+  const values = endpoints.map((e, i) => {
+    const factor = factors.get(priorities[i]!);
+    return factor === undefined ? e.weight : Math.max(1, Math.floor(e.weight * factor));
+  });
+  return { values, diagnostics };
+}
+
+function localityGroup(priority: number, endpoint: PlannedEndpoint): LocalityLbEndpoints {
+  const group: LocalityLbEndpoints = {};
+  const where = locality(endpoint.locality.region, endpoint.locality.zone);
+  if (where) group.locality = where;
+  group.lb_endpoints = [];
+  if (priority > 0) group.priority = priority;
+  return group;
+}
+
+function lbEndpoint(endpoint: PlannedEndpoint, weight: number): LbEndpoint {
+  const result: LbEndpoint = {
+    endpoint: { address: socketAddress(endpoint.ip, endpoint.port) },
+    health_status: endpoint.health,
+  };
+  const metadata = lbMetadata(endpoint.metadata);
+  if (metadata) result.metadata = metadata;
+  result.load_balancing_weight = weight;
+  return result;
+}
+
+function emittedDiagnostics(resource: string, plan: PortPlan, endpoint: PlannedEndpoint, priority: number): Diagnostic[] {
+  const via = `${endpoint.originCluster}/${endpoint.originNode}`;
+  return endpoint.pods.map((pod) => {
+    const who = `${plan.service.key} pod ${pod.pod ?? pod.ip} (${pod.cluster}, ${pod.ip})`;
+    const fields = { resource, service: plan.service.key, endpoint: pod, priority, address: endpoint.address };
+    return endpoint.route === "direct"
+      ? diagnostic("ENDPOINT_DIRECT", `${who} → ${endpoint.address} direct, priority ${priority}`, fields)
+      : diagnostic("ENDPOINT_VIA_WAYPOINT", `${who} → ${endpoint.address} via the waypoint of ${via}, priority ${priority}`, { ...fields, via });
+  });
+}

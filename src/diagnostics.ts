@@ -1,0 +1,68 @@
+/**
+ * Diagnostics: how the compiler accounts for every endpoint and every input it could not use.
+ * Codes are stable; match on `code`, never on `message`.
+ */
+
+export const DIAGNOSTIC_CODES = {
+  // Emitted endpoints: where each one went.
+  ENDPOINT_DIRECT: "info",
+  ENDPOINT_VIA_WAYPOINT: "info",
+  // Endpoints left out of an assignment.
+  NO_NODE_IP: "warning",
+  NODE_NOT_READY: "warning",
+  NODE_GONE: "warning",
+  NOT_EXPORTED: "info",
+  ADDRESS_CONFLICT: "warning",
+  // Endpoints emitted with an adjustment.
+  NODE_IP_MISMATCH: "warning",
+  RESERVED_METADATA_KEY: "warning",
+  WEIGHTS_SCALED: "info",
+  // Clusters.
+  EMPTY_ASSIGNMENT: "info",
+  DEPENDENCY_WITHOUT_PORTS: "warning",
+  // Hosted pods.
+  POD_WITHOUT_NETNS: "warning",
+  NETNS_CONFLICT: "warning",
+  POD_WITHOUT_PORTS: "warning",
+  POD_TERMINATING: "info",
+} as const;
+
+export type DiagnosticCode = keyof typeof DIAGNOSTIC_CODES;
+
+/** Codes of endpoints that were visible to the node and not emitted. */
+export const LEFT_OUT_CODES: ReadonlySet<DiagnosticCode> = new Set([
+  "NO_NODE_IP",
+  "NODE_NOT_READY",
+  "NODE_GONE",
+  "NOT_EXPORTED",
+  "ADDRESS_CONFLICT",
+]);
+export type Severity = (typeof DIAGNOSTIC_CODES)[DiagnosticCode];
+
+/** The registry endpoint a diagnostic is about. */
+export interface EndpointRef {
+  readonly cluster: string;
+  readonly ip: string;
+  readonly pod?: string;
+  readonly node?: string;
+}
+
+export interface Diagnostic {
+  readonly code: DiagnosticCode;
+  readonly severity: Severity;
+  readonly message: string;
+  /** The Envoy resource concerned: an outbound cluster, a listener, ... */
+  readonly resource?: string;
+  /** The registry service, `"<ns>/<svc>"`. */
+  readonly service?: string;
+  readonly endpoint?: EndpointRef;
+  /** For emitted endpoints: the priority and the address Envoy dials. */
+  readonly priority?: number;
+  readonly address?: string;
+  /** For endpoints routed through a waypoint: that node, `"<cluster>/<node>"`. */
+  readonly via?: string;
+}
+
+export function diagnostic(code: DiagnosticCode, message: string, fields: Omit<Diagnostic, "code" | "severity" | "message"> = {}): Diagnostic {
+  return { code, severity: DIAGNOSTIC_CODES[code], message, ...fields };
+}

@@ -1,0 +1,58 @@
+/**
+ * Text renderings of a compile result for people and golden files: every resource as Envoy's
+ * canonical JSON with its `@type`, every nested Any unpacked, in a stable order.
+ */
+import { stringify as toYaml } from "yaml";
+import type { Diagnostic } from "../diagnostics.js";
+import { typeUrl } from "../envoy/any.js";
+import { renderMessage, type JsonValue } from "./render.js";
+
+export const RESOURCE_TYPES = {
+  clusters: "envoy.config.cluster.v3.Cluster",
+  endpoints: "envoy.config.endpoint.v3.ClusterLoadAssignment",
+  listeners: "envoy.config.listener.v3.Listener",
+} as const;
+
+export type ResourceKind = keyof typeof RESOURCE_TYPES;
+
+export interface RenderableResult {
+  readonly clusters: readonly unknown[];
+  readonly endpoints: readonly unknown[];
+  readonly listeners: readonly unknown[];
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+export interface RenderedResult {
+  readonly clusters: JsonValue[];
+  readonly endpoints: JsonValue[];
+  readonly listeners: JsonValue[];
+  readonly diagnostics: JsonValue[];
+}
+
+/** One resource as `{"@type": ..., ...fields}`. */
+export function renderResource(kind: ResourceKind, resource: unknown): { [key: string]: JsonValue } {
+  const typeName = RESOURCE_TYPES[kind];
+  return { "@type": typeUrl(typeName), ...renderMessage(typeName, resource) };
+}
+
+export function renderResult(result: RenderableResult): RenderedResult {
+  return {
+    clusters: result.clusters.map((r) => renderResource("clusters", r)),
+    endpoints: result.endpoints.map((r) => renderResource("endpoints", r)),
+    listeners: result.listeners.map((r) => renderResource("listeners", r)),
+    diagnostics: result.diagnostics.map((d) => ({ ...d }) as unknown as JsonValue),
+  };
+}
+
+export function renderJson(result: RenderableResult): string {
+  return `${JSON.stringify(renderResult(result), null, 2)}\n`;
+}
+
+export function renderYaml(result: RenderableResult): string {
+  return toYamlText(renderResult(result));
+}
+
+/** YAML without line folding or anchors, so each value stays on one greppable line. */
+export function toYamlText(value: unknown): string {
+  return toYaml(value, { lineWidth: 0, aliasDuplicateObjects: false });
+}

@@ -1,0 +1,46 @@
+/** Small builders for envoy.config.core.v3 messages. */
+import type { Address } from "../../gen/envoy/config/core/v3/address.js";
+import type { Locality, Metadata } from "../../gen/envoy/config/core/v3/base.js";
+import { ApiConfigSource_ApiType, ApiVersion, type ConfigSource } from "../../gen/envoy/config/core/v3/config_source.js";
+import type { ConfigSourceOption } from "../model/options.js";
+
+export function socketAddress(ip: string, port: number, networkNamespace?: string): Address {
+  const address: Address = { socket_address: { address: ip, port_value: port } };
+  if (networkNamespace) address.socket_address!.network_namespace_filepath = networkNamespace;
+  return address;
+}
+
+/** `"10.0.0.1:15008"`, `"[fd00::1]:15008"`. */
+export function hostPort(ip: string, port: number): string {
+  return ip.includes(":") ? `[${ip}]:${port}` : `${ip}:${port}`;
+}
+
+/** ADS, or a named gRPC cluster; always v3. */
+export function configSource(option: ConfigSourceOption): ConfigSource {
+  if (option === "ads") return { ads: {}, resource_api_version: ApiVersion.V3 };
+  return {
+    api_config_source: {
+      api_type: ApiConfigSource_ApiType.GRPC,
+      transport_api_version: ApiVersion.V3,
+      grpc_services: [{ envoy_grpc: { cluster_name: option.grpcCluster } }],
+    },
+    resource_api_version: ApiVersion.V3,
+  };
+}
+
+export function locality(region: string, zone: string): Locality | undefined {
+  if (!region && !zone) return undefined;
+  const result: Locality = {};
+  if (region) result.region = region;
+  if (zone) result.zone = zone;
+  return result;
+}
+
+export const LB_METADATA_NAMESPACE = "envoy.lb";
+
+/** Metadata under `envoy.lb`, keys sorted; undefined when there is nothing to say. */
+export function lbMetadata(values: ReadonlyMap<string, string>): Metadata | undefined {
+  if (values.size === 0) return undefined;
+  const sorted = [...values].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return { filter_metadata: { [LB_METADATA_NAMESPACE]: Object.fromEntries(sorted) } };
+}

@@ -1,0 +1,277 @@
+/**
+ * Split-horizon endpoint planning for one service port, as one view sees it: which registry
+ * endpoints are dialed directly (`pod_ip:inboundPort`), which through their node's waypoint
+ * (`node_ip:tunnelPort`, all of a node's pods folded into one endpoint), which are left out and
+ * why, and each endpoint's priority tier.
+ */
+import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
+import { diagnostic, type Diagnostic, type EndpointRef } from "../diagnostics.js";
+import { hostPort } from "../envoy/core.js";
+import { outboundClusterName } from "../naming.js";
+import type { ServiceEndpoint } from "../model/registry.js";
+import { compareText, ipSortKey } from "../util/order.js";
+import type { EdsView } from "./eds-view.js";
+import { nodeKey, type IndexedService, type SnapshotIndex } from "./snapshot-index.js";
+
+export type Route = "direct" | "waypoint";
+
+/** Keys aether-xds owns in `envoy.lb` metadata; user metadata never overrides them. */
+export const WAYPOINT_KEY = "waypoint";
+export const ORIGIN_CLUSTER_KEY = "origin_cluster";
+export const ORIGIN_NODE_KEY = "origin_node";
+export const RESERVED_METADATA_KEYS: ReadonlySet<string> = new Set([WAYPOINT_KEY, ORIGIN_CLUSTER_KEY, ORIGIN_NODE_KEY]);
+
+export interface Locality {
+  readonly region: string;
+  readonly zone: string;
+}
+
+/** One endpoint Envoy will see (a LbEndpoint), before priorities are compacted. */
+export interface PlannedEndpoint {
+  readonly route: Route;
+  readonly ip: string;
+  readonly port: number;
+  /** `ip:port`, unique within an assignment. */
+  readonly address: string;
+  readonly originCluster: string;
+  readonly originNode: string;
+  /** 0–5: same cluster before remote; within each, same zone, same region, elsewhere. */
+  readonly tier: number;
+  readonly locality: Locality;
+  readonly health: HealthStatus;
+  /** Unscaled; may exceed uint32 before the assignment is built. */
+  readonly weight: number;
+  readonly metadata: ReadonlyMap<string, string>;
+  /** The registry endpoints behind it: one pod when direct, every pod of the node via a waypoint. */
+  readonly pods: readonly EndpointRef[];
+}
+
+export interface PortPlan {
+  readonly service: IndexedService;
+  readonly port: number;
+  /** The outbound cluster, `<svc>.<ns>.<meshDomain>:<port>`. */
+  readonly clusterName: string;
+  /** Sorted by tier, locality and address. */
+  readonly endpoints: readonly PlannedEndpoint[];
+  /** Endpoints left out, and adjustments made to emitted ones. */
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedService, port: number): PortPlan {
+  const clusterName = outboundClusterName(index.snapshot.mesh.meshDomain, { ...service.ref, port });
+  const diagnostics: Diagnostic[] = [];
+  const report = (code: Diagnostic["code"], message: string, endpoint: ServiceEndpoint | EndpointRef) =>
+    diagnostics.push(diagnostic(code, message, { resource: clusterName, service: service.key, endpoint: endpointRef(endpoint) }));
+  const direct: PlannedEndpoint[] = [];
+  const viaNode = new Map<string, { node: WaypointNode; pods: ServiceEndpoint[] }>();
+  for (const endpoint of service.endpoints) {
+    if (!endpoint.ports.includes(port)) continue;
+    const route = routeOf(view, service, endpoint);
+    if (route === "not-exported") {
+      report("NOT_EXPORTED", leftOut(service, endpoint, `${service.key} is not exported, so other clusters cannot reach it through a waypoint`), endpoint);
+      continue;
+    }
+    for (const key of Object.keys(endpoint.metadata).filter((k) => RESERVED_METADATA_KEYS.has(k))) {
+      report("RESERVED_METADATA_KEY", `user metadata key "${key}" of ${describePod(endpoint)} is reserved by aether-xds and was dropped`, endpoint);
+    }
+    if (route === "direct") {
+      direct.push(directEndpoint(view, endpoint));
+      continue;
+    }
+    const node = waypointNode(index, endpoint);
+    if ("problem" in node) {
+      report(node.problem, leftOut(service, endpoint, node.message), endpoint);
+      continue;
+    }
+    if (node.mismatch) report("NODE_IP_MISMATCH", node.mismatch, endpoint);
+    const group = viaNode.get(node.key) ?? { node, pods: [] };
+    group.pods.push(endpoint);
+    viaNode.set(node.key, group);
+  }
+  const waypoints = [...viaNode.values()].map(({ node, pods }) => waypointEndpoint(view, node, pods));
+  const endpoints = uniqueAddresses([...direct, ...waypoints].sort(compareEndpoints), (pod, kept, address) =>
+    report("ADDRESS_CONFLICT", leftOut(service, pod, `address ${address} is already used by ${describeOrigin(kept)}`), pod),
+  );
+  return { service, port, clusterName, endpoints, diagnostics };
+}
+
+function routeOf(view: EdsView, service: IndexedService, endpoint: ServiceEndpoint): Route | "not-exported" {
+  if (view.mode === "off") return "direct";
+  const sameCluster = endpoint.clusterName === view.cluster;
+  const sameNode = sameCluster && endpoint.kubernetesMetadata.nodeName === view.node;
+  const viaWaypoint = !sameCluster || (view.mode === "always" && !sameNode);
+  if (!viaWaypoint) return "direct";
+  if (service.exported) return "waypoint";
+  // Only exported services have tunnel chains. Inside its own cluster, a service that is not
+  // exported stays reachable directly (always mode); from another cluster it is not reachable.
+  return sameCluster ? "direct" : "not-exported";
+}
+
+function envoyHealth(endpoint: ServiceEndpoint): HealthStatus {
+  switch (endpoint.health) {
+    case "UNHEALTHY":
+      return HealthStatus.UNHEALTHY;
+    case "DRAINING":
+      return HealthStatus.DRAINING;
+    default:
+      return HealthStatus.HEALTHY;
+  }
+}
+
+function directEndpoint(view: EdsView, endpoint: ServiceEndpoint): PlannedEndpoint {
+  return {
+    route: "direct",
+    ip: endpoint.ip,
+    port: view.inboundPort,
+    address: hostPort(endpoint.ip, view.inboundPort),
+    originCluster: endpoint.clusterName,
+    originNode: endpoint.kubernetesMetadata.nodeName,
+    tier: tierOf(view, endpoint.clusterName, endpoint.locality),
+    locality: endpoint.locality,
+    health: envoyHealth(endpoint),
+    weight: endpoint.weight,
+    metadata: userMetadata([endpoint]),
+    pods: [endpointRef(endpoint)],
+  };
+}
+
+interface WaypointNode {
+  readonly key: string;
+  readonly cluster: string;
+  readonly name: string;
+  readonly ip: string;
+  readonly locality: Locality;
+  /** Set when the registry's node IP disagrees with the node list. */
+  readonly mismatch?: string;
+}
+
+type WaypointProblem = { problem: "NO_NODE_IP" | "NODE_NOT_READY" | "NODE_GONE"; message: string };
+
+/**
+ * The node whose waypoint fronts an endpoint. The node list, when it has the node, is the
+ * authority for its address, locality and readiness; a cluster with a node list loses the
+ * waypoints of nodes missing from it.
+ */
+function waypointNode(index: SnapshotIndex, endpoint: ServiceEndpoint): WaypointNode | WaypointProblem {
+  const cluster = endpoint.clusterName;
+  const { nodeName, nodeIp } = endpoint.kubernetesMetadata;
+  const listed = nodeName ? index.nodes.get(nodeKey(cluster, nodeName)) : undefined;
+  const label = `${cluster}/${nodeName || "?"}`;
+  if (listed && !listed.ready) return { problem: "NODE_NOT_READY", message: `node ${label} is not ready, so its waypoint is down` };
+  const ip = listed?.ip || nodeIp;
+  if (!ip) return { problem: "NO_NODE_IP", message: `node ${label} has no known IP: a remote pod IP is not routable` };
+  if (!listed && index.clustersWithNodeList.has(cluster)) {
+    return { problem: "NODE_GONE", message: `node ${label} is not in the node list of cluster ${cluster}` };
+  }
+  const node: WaypointNode = {
+    key: nodeKey(cluster, nodeName || ip),
+    cluster,
+    name: nodeName || ip,
+    ip,
+    locality: listed ? { region: listed.region, zone: listed.zone } : endpoint.locality,
+  };
+  if (!listed || !nodeIp || nodeIp === listed.ip) return node;
+  return { ...node, mismatch: `the registry says node ${label} is ${nodeIp}, the node list says ${listed.ip}; using ${listed.ip}` };
+}
+
+/**
+ * Envoy keeps one host per address, so every pod of the service behind one node becomes one
+ * endpoint: healthy if any pod is, else draining if any is, else unhealthy; its weight is the sum
+ * over the pods in that state.
+ */
+function waypointEndpoint(view: EdsView, node: WaypointNode, pods: readonly ServiceEndpoint[]): PlannedEndpoint {
+  const health = pods.map(envoyHealth).reduce(rollUpHealth);
+  const weight = pods.filter((pod) => envoyHealth(pod) === health).reduce((sum, pod) => sum + pod.weight, 0);
+  const metadata = userMetadata(pods);
+  metadata.set(WAYPOINT_KEY, "true");
+  metadata.set(ORIGIN_CLUSTER_KEY, node.cluster);
+  metadata.set(ORIGIN_NODE_KEY, node.name);
+  return {
+    route: "waypoint",
+    ip: node.ip,
+    port: view.tunnelPort,
+    address: hostPort(node.ip, view.tunnelPort),
+    originCluster: node.cluster,
+    originNode: node.name,
+    tier: tierOf(view, node.cluster, node.locality),
+    locality: node.locality,
+    health,
+    weight,
+    metadata,
+    pods: pods.map(endpointRef),
+  };
+}
+
+const HEALTH_RANK: Partial<Record<HealthStatus, number>> = {
+  [HealthStatus.HEALTHY]: 0,
+  [HealthStatus.DRAINING]: 1,
+  [HealthStatus.UNHEALTHY]: 2,
+};
+
+function rollUpHealth(a: HealthStatus, b: HealthStatus): HealthStatus {
+  return (HEALTH_RANK[a] ?? 2) <= (HEALTH_RANK[b] ?? 2) ? a : b;
+}
+
+/** The user metadata all given pods agree on, without aether-xds's reserved keys. */
+function userMetadata(pods: readonly ServiceEndpoint[]): Map<string, string> {
+  const [first, ...rest] = pods;
+  const common = new Map<string, string>();
+  for (const [key, value] of Object.entries(first?.metadata ?? {})) {
+    if (!RESERVED_METADATA_KEYS.has(key) && rest.every((pod) => pod.metadata[key] === value)) common.set(key, value);
+  }
+  return common;
+}
+
+/** Same cluster first, even against a remote endpoint in the same locality; then zone, region, elsewhere. */
+export function tierOf(view: EdsView, cluster: string, locality: Locality): number {
+  const clusterTier = cluster === view.cluster ? 0 : 3;
+  if (!locality.region || locality.region !== view.region) return clusterTier + 2;
+  return clusterTier + (locality.zone && locality.zone === view.zone ? 0 : 1);
+}
+
+function compareEndpoints(a: PlannedEndpoint, b: PlannedEndpoint): number {
+  return (
+    a.tier - b.tier ||
+    compareText(a.locality.region, b.locality.region) ||
+    compareText(a.locality.zone, b.locality.zone) ||
+    compareText(ipSortKey(a.ip), ipSortKey(b.ip)) ||
+    a.port - b.port
+  );
+}
+
+/** Envoy de-duplicates hosts by address (the first wins): keep the best-tier one and report the rest. */
+function uniqueAddresses(
+  sorted: PlannedEndpoint[],
+  conflict: (pod: EndpointRef, kept: PlannedEndpoint, address: string) => void,
+): PlannedEndpoint[] {
+  const seen = new Map<string, PlannedEndpoint>();
+  return sorted.filter((endpoint) => {
+    const kept = seen.get(endpoint.address);
+    if (!kept) return seen.set(endpoint.address, endpoint), true;
+    endpoint.pods.forEach((pod) => conflict(pod, kept, endpoint.address));
+    return false;
+  });
+}
+
+function describeOrigin(endpoint: PlannedEndpoint): string {
+  return endpoint.route === "waypoint"
+    ? `the waypoint of ${endpoint.originCluster}/${endpoint.originNode}`
+    : `pod ${endpoint.pods[0]?.pod || endpoint.ip} of cluster ${endpoint.originCluster}`;
+}
+
+export function endpointRef(endpoint: ServiceEndpoint | EndpointRef): EndpointRef {
+  if (!("kubernetesMetadata" in endpoint)) return endpoint;
+  const ref: { cluster: string; ip: string; pod?: string; node?: string } = { cluster: endpoint.clusterName, ip: endpoint.ip };
+  if (endpoint.kubernetesMetadata.podName) ref.pod = endpoint.kubernetesMetadata.podName;
+  if (endpoint.kubernetesMetadata.nodeName) ref.node = endpoint.kubernetesMetadata.nodeName;
+  return ref;
+}
+
+function describePod(endpoint: ServiceEndpoint | EndpointRef): string {
+  const ref = endpointRef(endpoint);
+  return `pod ${ref.pod ?? ref.ip} (${ref.cluster}, ${ref.ip})`;
+}
+
+function leftOut(service: IndexedService, endpoint: ServiceEndpoint | EndpointRef, reason: string): string {
+  return `left out ${service.key} ${describePod(endpoint)}: ${reason}`;
+}

@@ -1,0 +1,123 @@
+/**
+ * Everything about the local node that CDS and LDS need, derived once per compile: the source
+ * identities it hosts and the netns each pod is recognized by, the services in its dependency
+ * scope, and how certificates are fetched and validated.
+ */
+import type { ConfigSource } from "../../gen/envoy/config/core/v3/config_source.js";
+import { diagnostic, type Diagnostic } from "../diagnostics.js";
+import { configSource } from "../envoy/core.js";
+import type { TrustValidation } from "../envoy/tls.js";
+import { InputError } from "../errors.js";
+import { bundleSecretName, serviceSpiffeId, type ServiceKey } from "../naming.js";
+import type { HostedPod, LocalNode } from "../model/node.js";
+import { trustDomainOfCluster } from "../model/node.js";
+import type { Options } from "../model/options.js";
+import type { TrustConfig } from "../model/snapshot.js";
+import { compareText } from "../util/order.js";
+import { edsView, type EdsView } from "./eds-view.js";
+import type { IndexedService, SnapshotIndex } from "./snapshot-index.js";
+
+export interface NodePlan {
+  readonly index: SnapshotIndex;
+  readonly node: LocalNode;
+  readonly options: Options;
+  readonly view: EdsView;
+  readonly waypointOn: boolean;
+  /** The node proxy's own identity: for traffic no hosted pod claims. */
+  readonly nodeIdentity: string;
+  /** Every source identity the node presents, sorted: its pods' and its own. */
+  readonly identities: readonly string[];
+  /** Source pods by network namespace, sorted by path: the per-source matcher's keys. */
+  readonly identityByNetns: ReadonlyMap<string, string>;
+  /** Services the node's pods may call, sorted, each with at least one port. */
+  readonly dependencies: readonly IndexedService[];
+  readonly sds: ConfigSource;
+  readonly eds: ConfigSource;
+  readonly validation: TrustValidation;
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+export function planNode(index: SnapshotIndex, node: LocalNode, options: Options): NodePlan {
+  checkNodeAgainstMesh(index, node);
+  const diagnostics: Diagnostic[] = [];
+  const identityByNetns = sourcesByNetns(node, diagnostics);
+  const sds = configSource(options.sds);
+  return {
+    index,
+    node,
+    options,
+    view: edsView(node, options),
+    waypointOn: options.eastWestWaypoint !== "off",
+    nodeIdentity: node.spiffeId,
+    identities: [...new Set([node.spiffeId, ...identityByNetns.values()])].sort(compareText),
+    identityByNetns,
+    dependencies: dependencyScope(index, node, diagnostics),
+    sds,
+    eds: configSource(options.eds),
+    validation: trustValidation(index.snapshot.mesh.trust, sds),
+    diagnostics,
+  };
+}
+
+/** A pod's SVID identity: its override, or its service account in the node's trust domain. */
+export function podIdentity(node: LocalNode, pod: HostedPod): string {
+  return pod.spiffeId ?? serviceSpiffeId(node.trustDomain, { namespace: pod.namespace, service: pod.serviceAccount });
+}
+
+function checkNodeAgainstMesh(index: SnapshotIndex, node: LocalNode): void {
+  const mesh = index.snapshot.mesh;
+  const issues = [];
+  if (node.meshDomain !== mesh.meshDomain) {
+    issues.push({ path: "meshDomain", message: `${node.meshDomain} is not the snapshot's mesh domain ${mesh.meshDomain}` });
+  }
+  const trustDomain = trustDomainOfCluster(mesh.trust, node.clusterName);
+  if (node.trustDomain !== trustDomain) {
+    issues.push({ path: "trustDomain", message: `${node.trustDomain} is not cluster ${node.clusterName}'s trust domain ${trustDomain ?? "(none)"}` });
+  }
+  if (issues.length > 0) throw new InputError("node", issues);
+}
+
+/** The per-source matcher keys on the pod's netns; a pod without one (or sharing one) can't be told apart. */
+function sourcesByNetns(node: LocalNode, diagnostics: Diagnostic[]): Map<string, string> {
+  const byNetns = new Map<string, string>();
+  const owner = new Map<string, string>();
+  for (const pod of [...node.pods].sort((a, b) => compareText(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`))) {
+    const name = `${pod.namespace}/${pod.name}`;
+    if (!pod.netns) {
+      diagnostics.push(diagnostic("POD_WITHOUT_NETNS", `pod ${name} has no network namespace: its outbound traffic uses the node identity and it gets no inbound listener`, { service: `${pod.namespace}/${pod.serviceAccount}` }));
+      continue;
+    }
+    const first = owner.get(pod.netns);
+    if (first) {
+      diagnostics.push(diagnostic("NETNS_CONFLICT", `pods ${first} and ${name} share network namespace ${pod.netns}; ${name} is ignored`, { service: `${pod.namespace}/${pod.serviceAccount}` }));
+      continue;
+    }
+    owner.set(pod.netns, name);
+    byNetns.set(pod.netns, podIdentity(node, pod));
+  }
+  return new Map([...byNetns].sort(([a], [b]) => compareText(a, b)));
+}
+
+function dependencyScope(index: SnapshotIndex, node: LocalNode, diagnostics: Diagnostic[]): IndexedService[] {
+  const keys: readonly ServiceKey[] = node.dependencies ?? index.serviceKeys;
+  const scope: IndexedService[] = [];
+  for (const key of [...keys].sort(compareText)) {
+    const service = index.services.get(key);
+    if (service && service.ports.length > 0) scope.push(service);
+    else diagnostics.push(diagnostic("DEPENDENCY_WITHOUT_PORTS", `dependency ${key} has no endpoints and no declared ports, so it gets no cluster`, { service: key }));
+  }
+  return scope;
+}
+
+function trustValidation(trust: TrustConfig, sds: ConfigSource): TrustValidation {
+  if (trust.mode === "shared") {
+    return { kind: "sds-bundle", bundleSecret: trust.bundleSdsName ?? bundleSecretName(trust.trustDomain), sds };
+  }
+  const trustDomains = [...trust.trustDomains]
+    .sort((a, b) => compareText(a.name, b.name))
+    .map((domain) => ({
+      name: domain.name,
+      bundle: "filename" in domain.bundle ? { filename: domain.bundle.filename } : { inline_string: domain.bundle.inlineString },
+    }));
+  return { kind: "spiffe", trustDomains };
+}

@@ -1,0 +1,28 @@
+/** Total orders used to sort every list the compiler emits, so output never depends on input order. */
+import { isIP } from "node:net";
+
+export function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function compareNumbers(a: number, b: number): number {
+  return a - b;
+}
+
+/** IPv4 before IPv6; IPv4 numerically (10.0.0.9 before 10.0.0.10); IPv6 by its expanded form. */
+export function compareIps(a: string, b: string): number {
+  return compareText(ipSortKey(a), ipSortKey(b));
+}
+
+/** A string whose text order is the IP order of `compareIps`; precompute it to sort many IPs. */
+export function ipSortKey(ip: string): string {
+  return isIP(ip) === 4 ? `4${ip.split(".").map((octet) => octet.padStart(3, "0")).join(".")}` : `6${expandIpv6(ip)}`;
+}
+
+function expandIpv6(ip: string): string {
+  const [head = "", tail = ""] = ip.split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const middle = Array(Math.max(0, 8 - left.length - right.length)).fill("0");
+  return [...left, ...middle, ...right].map((group) => group.padStart(4, "0")).join(":");
+}

@@ -1,0 +1,206 @@
+import { describe, expect, test } from "vitest";
+import { compileNode } from "../../src/compile/compile-node.js";
+import { renderResource } from "../../src/emit/text.js";
+import { endpoint, localNode, mesh, node } from "../support/mesh-builder.js";
+
+const snapshot = () =>
+  mesh({
+    nodes: [node({ cluster: "home", name: "h1", ip: "10.1.0.1" }), node({ cluster: "away", name: "a1", ip: "10.2.0.1" })],
+    services: {
+      "ns/svc": [endpoint({ cluster: "home", ip: "10.244.0.5", node: "h1", ports: [8080, 9000] }), endpoint({ cluster: "away", ip: "10.244.0.5", node: "a1", nodeIp: "10.2.0.1", ports: [8080, 9000] })],
+    },
+    protocols: { "ns/svc": { "9000": "tcp" } },
+  });
+
+const pods = [
+  { name: "web-1", namespace: "ns", serviceAccount: "web", ip: "10.244.0.7", netns: "/run/netns/web-1" },
+  { name: "web-2", namespace: "ns", serviceAccount: "web", ip: "10.244.0.8", netns: "/run/netns/web-2" },
+  { name: "job-1", namespace: "batch", serviceAccount: "job", ip: "10.244.0.9", netns: "/run/netns/job-1" },
+];
+
+function cluster(options: object, hosted = pods, name = "svc.ns.mesh.test:8080"): any {
+  const result = compileNode(snapshot(), localNode("home", "h1", "10.1.0.1", hosted), options);
+  return renderResource("clusters", result.clusters.find((c) => c.name === name));
+}
+
+const NODE = "spiffe://td.test/ns/aether-system/sa/aether-node";
+const WEB = "spiffe://td.test/ns/ns/sa/web";
+const JOB = "spiffe://td.test/ns/batch/sa/job";
+const action = (socket: string) => ({
+  action: {
+    name: "envoy.matching.action.transport_socket.name",
+    typed_config: { "@type": "type.googleapis.com/envoy.extensions.matching.common_inputs.transport_socket.v3.TransportSocketNameAction", name: socket },
+  },
+});
+const netnsInput = {
+  name: "envoy.matching.inputs.transport_socket_filter_state",
+  typed_config: { "@type": "type.googleapis.com/envoy.extensions.matching.common_inputs.transport_socket.v3.FilterStateInput", key: "envoy.network.network_namespace" },
+};
+const perSource = (variant: string) => ({
+  matcher_tree: {
+    input: netnsInput,
+    exact_match_map: {
+      map: { "/run/netns/job-1": action(`${variant}|${JOB}`), "/run/netns/web-1": action(`${variant}|${WEB}`), "/run/netns/web-2": action(`${variant}|${WEB}`) },
+    },
+  },
+  on_no_match: action(`${variant}|${NODE}`),
+});
+const waypointLabel = {
+  name: "envoy.matching.inputs.endpoint_metadata",
+  typed_config: { "@type": "type.googleapis.com/envoy.extensions.matching.common_inputs.transport_socket.v3.EndpointMetadataInput", filter: "envoy.lb", path: [{ key: "waypoint" }] },
+};
+
+describe("the transport-socket matcher", () => {
+  test("waypoint on, pods hosted: the waypoint label, then the source netns, each level with its own on_no_match", () => {
+    expect(cluster({ eastWestWaypoint: "cross-cluster" }).transport_socket_matcher).toEqual({
+      matcher_tree: { input: waypointLabel, exact_match_map: { map: { true: { matcher: perSource("waypoint") } } } },
+      on_no_match: { matcher: perSource("local") },
+    });
+  });
+
+  test("waypoint off: only the per-source level", () => {
+    expect(cluster({ eastWestWaypoint: "off" }).transport_socket_matcher).toEqual(perSource("local"));
+  });
+
+  test("no hosted pods: only the waypoint label, straight to the node's sockets", () => {
+    expect(cluster({ eastWestWaypoint: "always" }, []).transport_socket_matcher).toEqual({
+      matcher_tree: { input: waypointLabel, exact_match_map: { map: { true: action(`waypoint|${NODE}`) } } },
+      on_no_match: action(`local|${NODE}`),
+    });
+  });
+
+  test("no hosted pods and the waypoint off: one plain node-identity socket, no matcher", () => {
+    const plain = cluster({ eastWestWaypoint: "off" }, []);
+    expect(plain.transport_socket_matcher).toBeUndefined();
+    expect(plain.transport_socket_matches).toBeUndefined();
+    expect(plain.transport_socket.typed_config.common_tls_context.tls_certificate_sds_secret_configs[0].name).toBe(NODE);
+  });
+
+  test("pods without a netns cannot be told apart: they fall to the node identity", () => {
+    const result = compileNode(snapshot(), localNode("home", "h1", "10.1.0.1", [{ ...pods[0]!, netns: "" }]), { eastWestWaypoint: "off" });
+    expect(result.clusters[0]!.transport_socket_matcher).toBeUndefined();
+    expect(result.diagnostics.map((d) => d.code)).toContain("POD_WITHOUT_NETNS");
+  });
+
+  test("a configured filter-state key is used for the per-source level", () => {
+    const input = cluster({ eastWestWaypoint: "off", netnsFilterStateKey: "io.aether.source_netns" }).transport_socket_matcher.matcher_tree.input;
+    expect(input).toEqual({ ...netnsInput, typed_config: { ...netnsInput.typed_config, key: "io.aether.source_netns" } });
+  });
+});
+
+describe("the socket table", () => {
+  test("one socket per distinct source identity and variant, sorted; every action names one of them", () => {
+    const rendered = cluster({ eastWestWaypoint: "cross-cluster" });
+    const names: string[] = rendered.transport_socket_matches.map((m: any) => m.name);
+    expect(names).toEqual([`local|${NODE}`, `local|${JOB}`, `local|${WEB}`, `waypoint|${NODE}`, `waypoint|${JOB}`, `waypoint|${WEB}`]);
+    const actions = JSON.stringify(rendered.transport_socket_matcher).match(/"name":"(local|waypoint)\|[^"]+"/g)!;
+    expect(actions.map((a) => a.slice(8, -1)).every((socket) => names.includes(socket))).toBe(true);
+  });
+
+  test("local and waypoint sockets differ only in SNI: same client cert, SAN pins and ALPN", () => {
+    const matches = cluster({ eastWestWaypoint: "cross-cluster" }).transport_socket_matches;
+    const tls = (name: string) => matches.find((m: any) => m.name === name).transport_socket.typed_config;
+    const [local, waypoint] = [tls(`local|${WEB}`), tls(`waypoint|${WEB}`)];
+    expect(local.sni).toBe("8080");
+    expect(waypoint.sni).toBe("8080.svc.ns.mesh.test");
+    expect({ ...local, sni: undefined }).toEqual({ ...waypoint, sni: undefined });
+    expect(local.common_tls_context.tls_certificate_sds_secret_configs[0].name).toBe(WEB);
+    expect(local.common_tls_context.alpn_protocols).toEqual(["h2"]);
+    expect(local.common_tls_context.combined_validation_context).toEqual({
+      default_validation_context: { match_typed_subject_alt_names: [{ san_type: "URI", matcher: { exact: "spiffe://td.test/ns/ns/sa/svc" } }] },
+      validation_context_sds_secret_config: { name: "spiffe://td.test", sds_config: { ads: {}, resource_api_version: "V3" } },
+    });
+  });
+
+  test("a TCP port has no ALPN and no HTTP/2 protocol options", () => {
+    const tcp = cluster({ eastWestWaypoint: "cross-cluster" }, pods, "svc.ns.mesh.test:9000");
+    expect(tcp.transport_socket_matches[0].transport_socket.typed_config.common_tls_context.alpn_protocols).toBeUndefined();
+    expect(tcp.typed_extension_protocol_options).toBeUndefined();
+    expect(cluster({ eastWestWaypoint: "cross-cluster" }).typed_extension_protocol_options).toEqual({
+      "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+        "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+        explicit_http_config: { http2_protocol_options: {} },
+      },
+    });
+  });
+
+  test("EDS comes from ADS by default, or from a named gRPC cluster", () => {
+    expect(cluster({}).eds_cluster_config).toEqual({ eds_config: { ads: {}, resource_api_version: "V3" }, service_name: "svc.ns.mesh.test:8080" });
+    expect(cluster({ eds: { grpcCluster: "xds" } }).eds_cluster_config.eds_config).toEqual({
+      api_config_source: { api_type: "GRPC", grpc_services: [{ envoy_grpc: { cluster_name: "xds" } }], transport_api_version: "V3" },
+      resource_api_version: "V3",
+    });
+  });
+});
+
+describe("aggregate socket selection", () => {
+  test("an aggregate over |local and |waypoint halves, each with one variant and the per-source level", () => {
+    const result = compileNode(snapshot(), localNode("home", "h1", "10.1.0.1", pods), { eastWestWaypoint: "cross-cluster", socketSelection: "aggregate" });
+    const byName = new Map(result.clusters.map((c) => [c.name, renderResource("clusters", c) as any]));
+    expect(byName.get("svc.ns.mesh.test:8080")).toEqual({
+      "@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster",
+      name: "svc.ns.mesh.test:8080",
+      lb_policy: "CLUSTER_PROVIDED",
+      cluster_type: {
+        name: "envoy.clusters.aggregate",
+        typed_config: {
+          "@type": "type.googleapis.com/envoy.extensions.clusters.aggregate.v3.ClusterConfig",
+          clusters: ["svc.ns.mesh.test:8080|local", "svc.ns.mesh.test:8080|waypoint"],
+        },
+      },
+    });
+    const waypointHalf = byName.get("svc.ns.mesh.test:8080|waypoint");
+    expect(waypointHalf.transport_socket_matcher).toEqual(perSource("waypoint"));
+    expect(waypointHalf.transport_socket_matches.map((m: any) => m.transport_socket.typed_config.sni)).toEqual(Array(3).fill("8080.svc.ns.mesh.test"));
+    const assignments = new Map(result.endpoints.map((a) => [a.cluster_name, a]));
+    expect(assignments.get("svc.ns.mesh.test:8080|local")!.endpoints![0]!.lb_endpoints!).toHaveLength(1);
+    expect(assignments.get("svc.ns.mesh.test:8080|waypoint")!.endpoints![0]!.lb_endpoints![0]!.endpoint!.address!.socket_address!.address).toBe("10.2.0.1");
+  });
+
+  test("with the waypoint off the aggregate has only its local half", () => {
+    const result = compileNode(snapshot(), localNode("home", "h1", "10.1.0.1", pods), { socketSelection: "aggregate" });
+    expect(result.clusters.map((c) => c.name)).toEqual(["svc.ns.mesh.test:8080", "svc.ns.mesh.test:8080|local", "svc.ns.mesh.test:9000", "svc.ns.mesh.test:9000|local"]);
+  });
+});
+
+describe("federated trust", () => {
+  test("the SPIFFE validator with every trust domain's bundle, and pins in each destination's own trust domain", () => {
+    const federated = mesh({
+      mesh: {
+        meshDomain: "mesh.test",
+        trust: {
+          mode: "federated",
+          trustDomains: [
+            { name: "home.td", clusters: ["home"], bundle: { filename: "/run/spire/home.pem" } },
+            { name: "away.td", clusters: ["away"], bundle: { inlineString: "-----BEGIN CERTIFICATE-----" } },
+          ],
+        },
+      },
+      services: { "ns/svc": [endpoint({ cluster: "home", ip: "10.244.0.5", node: "h1" }), endpoint({ cluster: "away", ip: "10.244.0.5", node: "a1", nodeIp: "10.2.0.1" })] },
+    });
+    const result = compileNode(federated, { ...localNode("home", "h1", "10.1.0.1"), trustDomain: "home.td", spiffeId: "spiffe://home.td/ns/aether-system/sa/aether-node" }, {});
+    const tls = (renderResource("clusters", result.clusters[0]) as any).transport_socket.typed_config;
+    expect(tls.common_tls_context.validation_context).toEqual({
+      custom_validator_config: {
+        name: "envoy.tls.cert_validator.spiffe",
+        typed_config: {
+          "@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.SPIFFECertValidatorConfig",
+          trust_domains: [
+            { name: "away.td", trust_bundle: { inline_string: "-----BEGIN CERTIFICATE-----" } },
+            { name: "home.td", trust_bundle: { filename: "/run/spire/home.pem" } },
+          ],
+        },
+      },
+      match_typed_subject_alt_names: [
+        { san_type: "URI", matcher: { exact: "spiffe://away.td/ns/ns/sa/svc" } },
+        { san_type: "URI", matcher: { exact: "spiffe://home.td/ns/ns/sa/svc" } },
+      ],
+    });
+  });
+
+  test("a node whose trust domain is not its cluster's is refused", () => {
+    expect(() => compileNode(snapshot(), { ...localNode("home", "h1", "10.1.0.1"), trustDomain: "other.td" }, {})).toThrow(
+      /trustDomain: other.td is not cluster home's trust domain td.test/,
+    );
+  });
+});
