@@ -11,7 +11,8 @@ import { pack } from "../envoy/any.js";
 import { LB_METADATA_NAMESPACE } from "../envoy/core.js";
 import { descend, endpointMetadataInput, exactMatchTree, filterStateInput, useSocket } from "../envoy/matcher.js";
 import { upstreamTlsSocket } from "../envoy/tls.js";
-import { AGGREGATE_CLUSTER_CONFIG, EXTENSION, HTTP_PROTOCOL_OPTIONS } from "../envoy/types.js";
+import { http2ProtocolOptions } from "../envoy/listener.js";
+import { AGGREGATE_CLUSTER_CONFIG, EXTENSION } from "../envoy/types.js";
 import { directSni, serviceSpiffeId, socketName, subClusterName, waypointSni, type SocketVariant } from "../naming.js";
 import { WAYPOINT_KEY } from "../plan/endpoints.js";
 import type { NodePlan } from "../plan/node-plan.js";
@@ -111,10 +112,6 @@ function destinationIdentities(plan: NodePlan, service: IndexedService): string[
 
 function protocolOf(target: OutboundTarget) {
   return target.service.protocols.get(target.port) ?? "http2";
-}
-
-function http2ProtocolOptions(): Cluster["typed_extension_protocol_options"] {
-  return { [EXTENSION.httpProtocolOptions]: pack(HTTP_PROTOCOL_OPTIONS, { explicit_http_config: { http2_protocol_options: {} } }) };
 }
 
 /** `envoy.clusters.aggregate` over its halves, in failover order: local first. */

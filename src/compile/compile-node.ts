@@ -11,6 +11,8 @@ import { indexSnapshot, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { compareText } from "../util/order.js";
 import { outboundClusters, sourceMatchers } from "./clusters.js";
 import { portAssignments } from "./endpoints.js";
+import { inboundSide } from "./inbound.js";
+import { ingressAssignments, ingressClusters, tunnelListener, tunneledServices } from "./waypoint.js";
 
 export interface CompileResult {
   readonly node: { readonly cluster: string; readonly name: string };
@@ -46,11 +48,17 @@ export function compileNode(
       diagnostics.push(...eds.diagnostics);
     }
   }
+  const tunneled = tunneledServices(plan);
+  const ingress = ingressAssignments(plan, tunneled);
+  const inbound = inboundSide(plan);
+  clusters.push(...ingressClusters(plan, tunneled), ...inbound.clusters);
+  endpoints.push(...ingress.assignments);
+  diagnostics.push(...ingress.diagnostics, ...inbound.diagnostics);
   return {
     node: { cluster: plan.node.clusterName, name: plan.node.nodeName },
     clusters: clusters.sort((a, b) => compareText(a.name!, b.name!)),
     endpoints: endpoints.sort((a, b) => compareText(a.cluster_name!, b.cluster_name!)),
-    listeners: [],
+    listeners: [...tunnelListener(plan, tunneled), ...inbound.listeners].sort((a, b) => compareText(a.name!, b.name!)),
     diagnostics,
   };
 }

@@ -1,7 +1,7 @@
 /** The local node a compile is for: where it runs, who it is, and the pods it hosts. */
 import { z } from "zod";
 import { InputError, type InputIssue } from "../errors.js";
-import { nodeSpiffeId, parseServiceKey, type ServiceKey } from "../naming.js";
+import { nodeSpiffeId, parseServiceKey, structuredSniProblem, type ServiceKey } from "../naming.js";
 import { clusterName, dnsLabel, dnsSubdomain, ipAddress, locality, netnsPath, orEmpty, port, spiffeId, trustDomain } from "./fields.js";
 import { collectIssues, forbiddenKeyIssues } from "./issues.js";
 import type { ServiceEndpoint } from "./registry.js";
@@ -52,7 +52,7 @@ export function parseNode(input: unknown): LocalNode {
   const parsed = localNode.safeParse(input);
   if (!parsed.success) throw new InputError("node", collectIssues(parsed.error.issues));
   const node = parsed.data;
-  const issues = duplicatePodIssues(node.pods);
+  const issues = [...duplicatePodIssues(node.pods), ...podSniIssues(node)];
   if (issues.length > 0) throw new InputError("node", issues);
   return { ...node, dependencies: node.dependencies && ([...new Set(node.dependencies)].sort() as ServiceKey[]) };
 }
@@ -64,6 +64,14 @@ function duplicatePodIssues(pods: readonly HostedPod[]): InputIssue[] {
     if (seen.has(id)) return [{ path: `pods[${index}]`, message: `duplicate pod ${id}` }];
     seen.add(id);
     return [];
+  });
+}
+
+/** Every hosted pod's service needs a structured SNI within DNS limits. */
+function podSniIssues(node: z.output<typeof localNode>): InputIssue[] {
+  return node.pods.flatMap((pod, index) => {
+    const problem = structuredSniProblem(node.meshDomain, { namespace: pod.namespace, service: pod.serviceAccount });
+    return problem ? [{ path: `pods[${index}].serviceAccount`, message: problem }] : [];
   });
 }
 

@@ -8,14 +8,14 @@ import { diagnostic, type Diagnostic } from "../diagnostics.js";
 import { configSource } from "../envoy/core.js";
 import type { TrustValidation } from "../envoy/tls.js";
 import { InputError } from "../errors.js";
-import { bundleSecretName, serviceSpiffeId, type ServiceKey } from "../naming.js";
+import { bundleSecretName, serviceKey, serviceSpiffeId, type ServiceKey, type ServiceRef } from "../naming.js";
 import type { HostedPod, LocalNode } from "../model/node.js";
 import { trustDomainOfCluster } from "../model/node.js";
 import type { Options } from "../model/options.js";
-import type { TrustConfig } from "../model/snapshot.js";
+import type { PortProtocol, TrustConfig } from "../model/snapshot.js";
 import { compareText } from "../util/order.js";
 import { edsView, type EdsView } from "./eds-view.js";
-import type { IndexedService, SnapshotIndex } from "./snapshot-index.js";
+import { nodeKey, type IndexedService, type SnapshotIndex } from "./snapshot-index.js";
 
 export interface NodePlan {
   readonly index: SnapshotIndex;
@@ -29,12 +29,26 @@ export interface NodePlan {
   readonly identities: readonly string[];
   /** Source pods by network namespace, sorted by path: the per-source matcher's keys. */
   readonly identityByNetns: ReadonlyMap<string, string>;
+  /** The pods the node hosts, sorted by namespace and name, with what the waypoint side needs. */
+  readonly hostedPods: readonly HostedPodPlan[];
   /** Services the node's pods may call, sorted, each with at least one port. */
   readonly dependencies: readonly IndexedService[];
   readonly sds: ConfigSource;
   readonly eds: ConfigSource;
   readonly validation: TrustValidation;
   readonly diagnostics: readonly Diagnostic[];
+}
+
+export interface HostedPodPlan {
+  readonly pod: HostedPod;
+  readonly service: ServiceKey;
+  readonly ref: ServiceRef;
+  readonly identity: string;
+  /** Served ports: the pod's own list, else its registry record's. Sorted. */
+  readonly ports: readonly number[];
+  readonly protocols: ReadonlyMap<number, PortProtocol>;
+  /** Whether other clusters may reach the pod's service through this node's waypoint. */
+  readonly exported: boolean;
 }
 
 export function planNode(index: SnapshotIndex, node: LocalNode, options: Options): NodePlan {
@@ -51,6 +65,7 @@ export function planNode(index: SnapshotIndex, node: LocalNode, options: Options
     nodeIdentity: node.spiffeId,
     identities: [...new Set([node.spiffeId, ...identityByNetns.values()])].sort(compareText),
     identityByNetns,
+    hostedPods: hostedPods(index, node),
     dependencies: dependencyScope(index, node, diagnostics),
     sds,
     eds: configSource(options.eds),
@@ -96,6 +111,28 @@ function sourcesByNetns(node: LocalNode, diagnostics: Diagnostic[]): Map<string,
     byNetns.set(pod.netns, podIdentity(node, pod));
   }
   return new Map([...byNetns].sort(([a], [b]) => compareText(a, b)));
+}
+
+function hostedPods(index: SnapshotIndex, node: LocalNode): HostedPodPlan[] {
+  const records = index.hostedBy.get(nodeKey(node.clusterName, node.nodeName)) ?? [];
+  return [...node.pods]
+    .sort((a, b) => compareText(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`))
+    .map((pod) => {
+      const ref = { namespace: pod.namespace, service: pod.serviceAccount };
+      const key = serviceKey(ref);
+      const service = index.services.get(key);
+      const record = records.find((r) => r.service === key && r.endpoint.ip === pod.ip);
+      const ports = pod.ports.length > 0 ? [...new Set(pod.ports)].sort((a, b) => a - b) : (record?.endpoint.ports ?? []);
+      return {
+        pod,
+        service: key,
+        ref,
+        identity: podIdentity(node, pod),
+        ports,
+        protocols: service?.protocols ?? index.snapshot.protocols.get(key) ?? new Map(),
+        exported: service?.exported ?? index.snapshot.exports?.has(key) ?? true,
+      };
+    });
 }
 
 function dependencyScope(index: SnapshotIndex, node: LocalNode, diagnostics: Diagnostic[]): IndexedService[] {

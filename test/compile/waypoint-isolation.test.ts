@@ -9,14 +9,26 @@ describe("turning the waypoint on changes nothing inside one cluster", () => {
   const off = compileNode(single.snapshot, single.node, { eastWestWaypoint: "off" });
   const on = compileNode(single.snapshot, single.node, { eastWestWaypoint: "cross-cluster" });
 
-  test("endpoints are byte-identical", () => {
-    expect(on.endpoints.map((e) => ClusterLoadAssignment.encode(e).finish())).toEqual(off.endpoints.map((e) => ClusterLoadAssignment.encode(e).finish()));
+  // The waypoint side (ew_tunnel and its ew_ingress clusters) is what turning the waypoint on adds.
+  const notIngress = <T extends { name?: string; cluster_name?: string }>(list: readonly T[]) => list.filter((r) => !(r.name ?? r.cluster_name)!.startsWith("ew_ingress_"));
+
+  test("the waypoint adds the tunnel listener and ingress clusters, nothing else", () => {
+    expect(on.listeners.map((l) => l.name)).toEqual(["ew_tunnel", ...off.listeners.map((l) => l.name)]);
+    expect(on.clusters.filter((c) => c.name!.startsWith("ew_ingress_")).map((c) => c.name)).toEqual(["ew_ingress_api_shop", "ew_ingress_web_shop"]);
   });
 
-  test("clusters differ only by the added waypoint sockets and the first matcher level", () => {
-    expect(on.clusters.map((c) => c.name)).toEqual(off.clusters.map((c) => c.name));
-    on.clusters.forEach((cluster, i) => {
-      const [withWaypoint, without] = [renderResource("clusters", cluster) as any, renderResource("clusters", off.clusters[i]) as any];
+  test("endpoints are byte-identical", () => {
+    const bytes = (list: readonly ClusterLoadAssignment[]) => notIngress(list).map((e) => ClusterLoadAssignment.encode(e).finish());
+    expect(bytes(on.endpoints)).toEqual(bytes(off.endpoints));
+  });
+
+  test("outbound clusters differ only by the added waypoint sockets and the first matcher level", () => {
+    const outbound = (list: typeof on.clusters) => notIngress(list).filter((c) => !c.name!.startsWith("app_"));
+    expect(outbound(on.clusters).map((c) => c.name)).toEqual(outbound(off.clusters).map((c) => c.name));
+    expect(notIngress(on.clusters).filter((c) => c.name!.startsWith("app_"))).toEqual(off.clusters.filter((c) => c.name!.startsWith("app_")));
+    const offOutbound = outbound(off.clusters);
+    outbound(on.clusters).forEach((cluster, i) => {
+      const [withWaypoint, without] = [renderResource("clusters", cluster) as any, renderResource("clusters", offOutbound[i]) as any];
       const localSockets = withWaypoint.transport_socket_matches.filter((m: any) => m.name.startsWith("local|"));
       expect(localSockets).toEqual(without.transport_socket_matches);
       expect(withWaypoint.transport_socket_matcher.on_no_match.matcher).toEqual(without.transport_socket_matcher);

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { compileNode, type CompileResult } from "../../src/compile/compile-node.js";
-import { parseMeshFile } from "../../src/model/mesh-file.js";
+import { parseSnapshot } from "../../src/model/snapshot.js";
 import { localNodeFrom, parseNode, type LocalNode } from "../../src/model/node.js";
 import { parseOptions, type Options } from "../../src/model/options.js";
 import type { Snapshot } from "../../src/model/snapshot.js";
@@ -40,11 +40,15 @@ export function loadCase(name: string): GoldenCase {
   const spec = parseYaml(readFileSync(file, "utf8")) as {
     description: string;
     mesh: string;
+    /** Merged into the mesh file's `mesh` section, to reuse a mesh with other settings. */
+    meshPatch?: Record<string, unknown>;
     node: { cluster: string; name: string } | Record<string, unknown>;
     options?: Record<string, unknown>;
   };
   const meshPath = resolve(dirname(file), spec.mesh);
-  const snapshot = parseMeshFile(readFileSync(meshPath, "utf8"), "yaml");
+  const document = parseYaml(readFileSync(meshPath, "utf8"));
+  document.mesh = { ...document.mesh, ...spec.meshPatch };
+  const snapshot = parseSnapshot(document);
   const node = "clusterName" in spec.node ? parseNode(spec.node) : localNodeFrom(snapshot, String(spec.node.cluster), String(spec.node.name));
   return { name, description: spec.description, snapshot, node, options: parseOptions(spec.options ?? {}) };
 }

@@ -1,0 +1,143 @@
+/**
+ * Envoy's selection rules, replayed over compiled resources: filter-chain choice by server name
+ * and transport protocol, the xds matcher tree of `transport_socket_matcher`, and priority choice
+ * in an assignment. These mirror Envoy's documented behaviour (ENVOY-FACTS §1, §2, §4) so tests
+ * and the mesh check can say where a connection lands without an Envoy binary.
+ */
+import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
+import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
+import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
+import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
+import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
+import type { TypedExtensionConfig } from "../../gen/xds/core/v3/extension.js";
+import { packedMessage, typeNameOfUrl } from "../envoy/any.js";
+import { lookupMessage } from "../emit/schema.js";
+import { EXTENSION } from "../envoy/types.js";
+
+/** Whether a `server_names` entry matches an SNI: exact, or `*.suffix` matching any number of leading labels. */
+export function serverNameMatches(pattern: string, sni: string): boolean {
+  const name = sni.toLowerCase();
+  if (!pattern.startsWith("*.")) return pattern === name;
+  const suffix = pattern.slice(1); // ".example.com"
+  return name.length > suffix.length && name.endsWith(suffix);
+}
+
+/**
+ * The filter chain Envoy picks for a TLS connection with this SNI: among chains whose server names
+ * match, exact beats wildcard and the longest wildcard suffix wins; chains without server names
+ * are the fallback. Then transport protocol. No backtracking (ENVOY-FACTS §2). Undefined: refused.
+ */
+export function selectFilterChain(chains: readonly FilterChain[], sni: string, transportProtocol = "tls"): FilterChain | undefined {
+  const withNames = chains.filter((chain) => (chain.filter_chain_match?.server_names ?? []).length > 0);
+  const exact = withNames.filter((chain) => chain.filter_chain_match!.server_names!.some((n) => !n.startsWith("*.") && serverNameMatches(n, sni)));
+  let candidates = exact;
+  if (candidates.length === 0) {
+    const wildcardLength = (chain: FilterChain) =>
+      Math.max(-1, ...chain.filter_chain_match!.server_names!.filter((n) => n.startsWith("*.") && serverNameMatches(n, sni)).map((n) => n.length));
+    const best = Math.max(-1, ...withNames.map(wildcardLength));
+    candidates = best < 0 ? [] : withNames.filter((chain) => wildcardLength(chain) === best);
+  }
+  if (candidates.length === 0) candidates = chains.filter((chain) => (chain.filter_chain_match?.server_names ?? []).length === 0);
+  const byProtocol = candidates.filter((chain) => chain.filter_chain_match?.transport_protocol === transportProtocol);
+  const chosen = byProtocol.length > 0 ? byProtocol : candidates.filter((chain) => !chain.filter_chain_match?.transport_protocol);
+  return chosen[0];
+}
+
+/** What the transport-socket matcher's inputs see for one connection to one endpoint. */
+export interface MatchInputs {
+  /** The chosen endpoint's metadata, by filter namespace. */
+  readonly endpointMetadata: Readonly<Record<string, Record<string, unknown>>>;
+  /** Filter-state objects shared from the downstream connection, as strings. */
+  readonly filterState: Readonly<Record<string, string>>;
+}
+
+export type MatchOutcome =
+  | { readonly kind: "socket"; readonly name: string; readonly trace: readonly string[] }
+  | { readonly kind: "no-match"; readonly trace: readonly string[] }
+  | { readonly kind: "invalid"; readonly reason: string; readonly trace: readonly string[] };
+
+/**
+ * Evaluates a `transport_socket_matcher` as Envoy does: a tree looks its input up in the exact
+ * map, else takes on_no_match; a nested matcher that yields nothing makes the WHOLE evaluation
+ * "no match" (its parent's on_no_match is not consulted). A metadata key missing from a present
+ * object reads as the string "null".
+ */
+export function evaluateSocketMatcher(matcher: Matcher, inputs: MatchInputs): MatchOutcome {
+  const trace: string[] = [];
+  const result = evaluate(matcher, inputs, trace);
+  if (typeof result === "object") return { kind: "invalid", reason: result.invalid, trace };
+  return result === undefined ? { kind: "no-match", trace } : { kind: "socket", name: result, trace };
+}
+
+type Evaluation = string | undefined | { invalid: string };
+
+function evaluate(matcher: Matcher, inputs: MatchInputs, trace: string[]): Evaluation {
+  const tree = matcher.matcher_tree;
+  if (matcher.matcher_list) return { invalid: "matcher_list is not used by aether-xds trees" };
+  if (tree) {
+    if (!tree.input) return { invalid: "a matcher tree without an input" };
+    const value = readInput(tree.input, inputs);
+    if (typeof value === "object") return value;
+    const map = tree.exact_match_map?.map;
+    if (!map || Object.keys(map).length === 0) return { invalid: "a matcher tree without a non-empty exact_match_map (Envoy rejects it)" };
+    const hit = value === undefined ? undefined : Object.prototype.hasOwnProperty.call(map, value) ? map[value] : undefined;
+    trace.push(`${tree.input.name}=${value === undefined ? "(no value)" : JSON.stringify(value)} → ${hit ? "matched" : "on_no_match"}`);
+    if (hit) return onMatch(hit, inputs, trace);
+  }
+  return matcher.on_no_match ? onMatch(matcher.on_no_match, inputs, trace) : undefined;
+}
+
+function onMatch(target: Matcher_OnMatch, inputs: MatchInputs, trace: string[]): Evaluation {
+  if (target.matcher) return evaluate(target.matcher, inputs, trace);
+  if (!target.action) return { invalid: "an OnMatch with neither matcher nor action" };
+  if (target.action.name !== EXTENSION.socketNameAction) return { invalid: `unexpected action ${target.action.name}` };
+  const action = unpack(target.action) as { name?: string } | undefined;
+  return action?.name ?? { invalid: "a socket-name action without a name" };
+}
+
+/** An input's string value; undefined when it has none. */
+function readInput(input: TypedExtensionConfig, inputs: MatchInputs): string | undefined | { invalid: string } {
+  const config = unpack(input) as Record<string, unknown> | undefined;
+  if (input.name === EXTENSION.endpointMetadataInput) {
+    const { filter, path } = config as { filter?: string; path?: { key?: string }[] };
+    let value: unknown = inputs.endpointMetadata[filter || "envoy.lb"];
+    if (value === undefined) return undefined;
+    for (const segment of path ?? []) {
+      if (typeof value !== "object" || value === null) return undefined;
+      const record = value as Record<string, unknown>;
+      value = Object.prototype.hasOwnProperty.call(record, segment.key ?? "") ? record[segment.key ?? ""] : "null";
+    }
+    return typeof value === "string" ? value : JSON.stringify(value);
+  }
+  if (input.name === EXTENSION.filterStateInput) {
+    const key = (config as { key?: string }).key ?? "";
+    return Object.prototype.hasOwnProperty.call(inputs.filterState, key) ? inputs.filterState[key] : undefined;
+  }
+  return { invalid: `input ${input.name} is not a transport-socket input (it never matches here)` };
+}
+
+function unpack(config: { typed_config?: { type_url?: string; value?: Uint8Array } }): unknown {
+  const any = config.typed_config;
+  if (!any) return undefined;
+  const packed = packedMessage(any as never);
+  if (packed !== undefined) return packed;
+  return lookupMessage(typeNameOfUrl(any.type_url ?? ""))?.codec?.decode(any.value ?? new Uint8Array());
+}
+
+/** Healthy for load balancing: HEALTHY, or UNKNOWN (no health reported). */
+export function isHealthy(endpoint: LbEndpoint): boolean {
+  const status = endpoint.health_status ?? HealthStatus.UNKNOWN;
+  return status === HealthStatus.HEALTHY || status === HealthStatus.UNKNOWN;
+}
+
+/** The endpoints of the highest priority (lowest number) that has a healthy one, healthy only. */
+export function chosenPriority(assignment: ClusterLoadAssignment): { priority: number; endpoints: LbEndpoint[] } | undefined {
+  const byPriority = new Map<number, LbEndpoint[]>();
+  for (const group of assignment.endpoints ?? []) {
+    const list = byPriority.get(group.priority ?? 0) ?? [];
+    list.push(...(group.lb_endpoints ?? []).filter(isHealthy));
+    byPriority.set(group.priority ?? 0, list);
+  }
+  const priority = [...byPriority.keys()].sort((a, b) => a - b).find((p) => byPriority.get(p)!.length > 0);
+  return priority === undefined ? undefined : { priority, endpoints: byPriority.get(priority)! };
+}
