@@ -15,7 +15,9 @@ import { inboundSide } from "./inbound.js";
 import { ingressAssignments, ingressClusters, tunnelListener, tunneledServices } from "./waypoint.js";
 
 export interface CompileResult {
-  readonly node: { readonly cluster: string; readonly name: string };
+  readonly node: { readonly cluster: string; readonly name: string; readonly ip: string; readonly locality: { readonly region: string; readonly zone: string } };
+  /** The options the node was compiled with, defaults applied. */
+  readonly options: Options;
   /** Sorted by name. */
   readonly clusters: readonly Cluster[];
   /** Sorted by cluster name. */
@@ -55,7 +57,8 @@ export function compileNode(
   endpoints.push(...ingress.assignments);
   diagnostics.push(...ingress.diagnostics, ...inbound.diagnostics);
   return {
-    node: { cluster: plan.node.clusterName, name: plan.node.nodeName },
+    node: { cluster: plan.node.clusterName, name: plan.node.nodeName, ip: plan.node.nodeIp, locality: plan.node.locality },
+    options: plan.options,
     clusters: clusters.sort((a, b) => compareText(a.name!, b.name!)),
     endpoints: endpoints.sort((a, b) => compareText(a.cluster_name!, b.cluster_name!)),
     listeners: [...tunnelListener(plan, tunneled), ...inbound.listeners].sort((a, b) => compareText(a.name!, b.name!)),
