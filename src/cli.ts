@@ -3,5 +3,6 @@
 import { run } from "./cli/run.js";
 
 const { code, out } = run(process.argv.slice(2));
-(code === 0 ? process.stdout : process.stderr).write(out + "\n");
+// Exit code 2 is a usage or input error, reported on stderr; 0 and 1 are results (1: a check failed).
+(code === 2 ? process.stderr : process.stdout).write(out + "\n");
 process.exitCode = code;

@@ -52,3 +52,21 @@ export { renderJson, renderYaml, renderResult, renderResource, RESOURCE_TYPES, t
 export type { Cluster } from "../gen/envoy/config/cluster/v3/cluster.js";
 export type { ClusterLoadAssignment } from "../gen/envoy/config/endpoint/v3/endpoint.js";
 export type { Listener } from "../gen/envoy/config/listener/v3/listener.js";
+export {
+  toXdsResources,
+  diffResources,
+  isEmptyDiff,
+  versionInfo,
+  XDS_TYPE_URLS,
+  type XdsResource,
+  type XdsResources,
+  type XdsTypeUrl,
+  type ResourceDiff,
+  type XdsDiff,
+} from "./emit/xds.js";
+export { toBootstrap, renderBootstrap, type BootstrapOptions } from "./emit/bootstrap.js";
+export { verifyMesh, checkCompiledMesh, explainPath, formatPathReport, type MeshCheckReport } from "./verify/mesh-check.js";
+export { compileMesh, type CompiledMesh, type CompiledNode } from "./verify/compiled-mesh.js";
+export { formatMeshReport } from "./verify/format.js";
+export { PATH_FAILURES, type PathFailureCode, type PathReport, type PathSource, type PathTarget, type Landing } from "./verify/path.js";
+export { selectFilterChain, evaluateSocketMatcher, chosenPriority, type MatchInputs, type MatchOutcome } from "./verify/envoy-match.js";

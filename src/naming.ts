@@ -176,6 +176,11 @@ export function inboundChainName(port: number): string {
   return `port_${port}`;
 }
 
+export function parseInboundChainName(name: string): number | undefined {
+  const match = /^port_(\d{1,5})$/.exec(name);
+  return match && isValidPort(Number(match[1])) ? Number(match[1]) : undefined;
+}
+
 /** The cluster an inbound chain forwards to, the application at `pod_ip:<port>`: `app_<pod>_<ns>_<port>`. */
 export function appClusterName(ref: PodRef, port: number): string {
   return `app_${ref.pod}_${ref.namespace}_${port}`;

@@ -1,31 +1,132 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { meshDocument } from "./support/fixtures.js";
 import { runCli } from "./support/cli.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "aether-cli-"));
+const MESH = "testdata/flannel/mesh.yaml";
+
+describe("aether-xds compile", () => {
+  test("prints the node's resources as YAML, Anys unpacked", () => {
+    const { code, stdout } = runCli(["compile", "--snapshot", MESH, "--node", "east/node-1", "--mode", "cross-cluster"]);
+    expect(code).toBe(0);
+    const document = parseYaml(stdout);
+    expect(Object.keys(document)).toEqual(["clusters", "endpoints", "listeners", "diagnostics"]);
+    expect(document.clusters.map((c: any) => c.name)).toContain("checkout.team-a.mesh.aether:8080");
+    expect(document.listeners[0]["@type"]).toBe("type.googleapis.com/envoy.config.listener.v3.Listener");
+    expect(stdout).toContain("sni: 8080.checkout.team-a.mesh.aether");
+  });
+
+  test("--format json --out DIR writes one JSON array of @type objects per kind", () => {
+    const out = join(scratch, "east-node-1");
+    const { code, stdout } = runCli(["compile", "--snapshot", MESH, "--node", "east/node-1", "--mode", "always", "--format", "json", "--out", out]);
+    expect(code).toBe(0);
+    expect(stdout).toContain(`wrote ${join(out, "clusters.json")}`);
+    for (const kind of ["clusters", "endpoints", "listeners", "diagnostics"]) {
+      const list = JSON.parse(readFileSync(join(out, `${kind}.json`), "utf8"));
+      expect(Array.isArray(list)).toBe(true);
+      if (kind !== "diagnostics") expect(list.every((r: any) => r["@type"].startsWith("type.googleapis.com/envoy."))).toBe(true);
+    }
+  });
+
+  test("--out with yaml writes .yaml files", () => {
+    const out = join(scratch, "yaml-out");
+    expect(runCli(["compile", "--snapshot", MESH, "--node", "west/node-2", "--out", out]).code).toBe(0);
+    expect(existsSync(join(out, "listeners.yaml"))).toBe(true);
+  });
+
+  test("--socket-selection aggregate emits aggregate clusters", () => {
+    const { stdout } = runCli(["compile", "--snapshot", MESH, "--node", "east/node-1", "--mode", "cross-cluster", "--socket-selection", "aggregate"]);
+    expect(stdout).toContain("name: envoy.clusters.aggregate");
+  });
+});
+
+describe("aether-xds check", () => {
+  test("passes on the example mesh and prints the matrix", () => {
+    const { code, stdout } = runCli(["check", "--snapshot", MESH, "--mode", "cross-cluster"]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^mesh check \(cross-cluster\): 19 paths — 19 ok, 0 failed/);
+    expect(stdout).toMatch(/east\/team-a\/frontend-7d9f-abcde +✓ +✓ +✓/);
+    expect(stdout).toContain("OK: every path lands on a pod of its service with end-to-end mTLS");
+  });
+
+  test("exits 1 when a path fails: a destination pod without a netns has no inbound listener", () => {
+    const doc = meshDocument();
+    doc.services["team-a/checkout"][0].containerMetadata.networkNamespace = "";
+    const file = join(scratch, "no-netns.json");
+    writeFileSync(file, JSON.stringify(doc));
+    const { code, stdout } = runCli(["check", "--snapshot", file, "--mode", "cross-cluster"]);
+    expect(code).toBe(1);
+    expect(stdout).toContain("FAILED [NO_INBOUND_LISTENER] the destination pod has no inbound listener: east/team-a/checkout-5c6b-x1");
+  });
+});
+
+describe("aether-xds explain", () => {
+  test("traces one connection", () => {
+    const { code, stdout } = runCli(["explain", "--snapshot", MESH, "--from", "west/team-a/frontend-84c2-fghij", "--to", "team-b/payments:8443", "--mode", "cross-cluster"]);
+    expect(code).toBe(0);
+    expect(stdout.split("\n")[0]).toBe("west/team-a/frontend-84c2-fghij → team-b/payments:8443 (payments.team-b.mesh.aether:8443): ok");
+    expect(stdout).toContain("lands on west/team-b/payments-2b7c-q2 directly");
+  });
+});
+
+describe("aether-xds bootstrap", () => {
+  test("prints a bootstrap with the node's resources and an ADS stub", () => {
+    const { code, stdout } = runCli(["bootstrap", "--snapshot", MESH, "--node", "east/node-1", "--mode", "cross-cluster", "--xds-address", "10.0.0.5:18001"]);
+    expect(code).toBe(0);
+    const bootstrap = parseYaml(stdout);
+    expect(bootstrap.node).toEqual({ id: "east/node-1", cluster: "east", locality: { region: "eu-west-1", zone: "eu-west-1a" } });
+    expect(bootstrap.static_resources.listeners.map((l: any) => l.name)).toEqual(["ew_tunnel", "inbound_frontend-7d9f-abcde_team-a"]);
+    const stub = bootstrap.static_resources.clusters.find((c: any) => c.name === "xds_cluster");
+    expect(stub.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address).toEqual({ address: "10.0.0.5", port_value: 18001 });
+    expect(bootstrap.dynamic_resources.ads_config.grpc_services[0].envoy_grpc.cluster_name).toBe("xds_cluster");
+  });
+});
+
+describe("aether-xds demo (npm start)", () => {
+  test("compiles a node per cluster, writes the YAML and runs the mesh check", () => {
+    const out = join(scratch, "demo");
+    const { code, stdout } = runCli(["demo", "--out", out]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^east\/node-1 \(10\.10\.0\.11, waypoint cross-cluster\)/);
+    expect(stdout).toContain("    priority 2: 10.20.0.12:15009 via west/node-2, HEALTHY, weight 1536");
+    expect(stdout).toMatch(/\nwest\/node-1 \(10\.20\.0\.11, waypoint cross-cluster\)/);
+    expect(stdout).toContain("OK: every path lands on a pod of its service with end-to-end mTLS");
+    expect(existsSync(join(out, "west-node-1", "endpoints.yaml"))).toBe(true);
+  });
+});
 
 describe("aether-xds inspect", () => {
   test("summarizes the bundled example", () => {
-    const { code, stdout } = runCli(["inspect", "--snapshot", "testdata/flannel/mesh.yaml"]);
+    const { code, stdout } = runCli(["inspect", "--snapshot", MESH]);
     expect(code).toBe(0);
     expect(stdout).toContain("mesh mesh.aether, trust shared (aether.internal)");
     expect(stdout).toMatch(/west +3 nodes \(\+1 unlisted\), 6 endpoints/);
     expect(stdout).toMatch(/team-a\/checkout +ports 8080\/http2 9090\/tcp; endpoints east 2, west 2/);
     expect(stdout).toContain("west/team-b/payments-2b7c-q3");
   });
+});
 
-  test("--help describes the command", () => {
-    const { code, stdout } = runCli(["inspect", "--help"]);
+describe("help and errors", () => {
+  test.each(["compile", "check", "explain", "bootstrap", "inspect", "demo"])("%s --help describes the command", (command) => {
+    const { code, stdout } = runCli([command, "--help"]);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^usage: aether-xds inspect --snapshot FILE/);
+    expect(stdout).toMatch(new RegExp(`^usage: aether-xds ${command}`));
+  });
+
+  test("--help lists every command", () => {
+    const { code, stdout } = runCli(["--help"]);
+    expect(code).toBe(0);
+    for (const command of ["compile", "check", "explain", "bootstrap", "inspect", "demo"]) expect(stdout).toMatch(new RegExp(`\\n  ${command} +\\S`));
   });
 
   test("an invalid mesh file exits 2 with path-qualified problems and no stack trace", () => {
     const file = join(scratch, "bad.json");
     writeFileSync(file, JSON.stringify({ mesh: { meshDomain: "m", trust: { mode: "shared", trustDomain: "td" } }, services: { "a/b": [{ ip: "x", clusterName: "c", port: 1 }] } }));
-    const { code, stderr } = runCli(["inspect", "--snapshot", file]);
+    const { code, stderr } = runCli(["check", "--snapshot", file]);
     expect(code).toBe(2);
     expect(stderr).toBe('aether-xds: invalid snapshot:\n  services["a/b"][0].ip: not an IPv4/IPv6 address\n');
   });
@@ -33,10 +134,18 @@ describe("aether-xds inspect", () => {
   test.each([
     [["inspect", "--snapshot", "/nonexistent/mesh.yaml"], "aether-xds: cannot read /nonexistent/mesh.yaml: ENOENT\n"],
     [["inspect", "--snapshots", "x"], /^aether-xds: Unknown option '--snapshots'/],
-    [["inspect"], "aether-xds: inspect needs --snapshot FILE\n"],
-    [["frobnicate"], 'aether-xds: unknown command "frobnicate"\n'],
-  ])("%j exits 2 with one clear line", (args, expected) => {
-    const { code, stderr, stdout } = runCli(args);
+    [["inspect"], "aether-xds: --snapshot FILE is required\n"],
+    [["frobnicate"], 'aether-xds: unknown command "frobnicate" (try --help)\n'],
+    [["compile", "--snapshot", MESH, "--node", "east"], "aether-xds: --node must be CLUSTER/NODE\n"],
+    [["compile", "--snapshot", MESH, "--node", "east/node-9"], "aether-xds: invalid node:\n  (root): no node east/node-9 in the snapshot\n"],
+    [["compile", "--snapshot", MESH, "--node", "east/node-1", "--mode", "sometimes"], /^aether-xds: invalid options:\n {2}eastWestWaypoint: /],
+    [["compile", "--snapshot", MESH, "--node", "east/node-1", "--format", "xml"], "aether-xds: --format must be yaml or json\n"],
+    [["compile", "--snapshot", MESH, "--node", "east/node-1", "--tunnel-port", "99999"], "aether-xds: invalid options:\n  tunnelPort: not a port: must be an integer 1–65535\n"],
+    [["explain", "--snapshot", MESH, "--from", "east/team-a/nope", "--to", "team-a/checkout:8080"], /^aether-xds: invalid options:\n {2}from: no hosted pod east\/team-a\/nope/],
+    [["bootstrap", "--snapshot", MESH, "--node", "east/node-1", "--xds-address", "nowhere"], "aether-xds: --xds-address must be HOST:PORT\n"],
+    [["compile", "extra", "--snapshot", MESH], /^aether-xds: Unexpected argument 'extra'/],
+  ])("%j exits 2 with one clear message", (args, expected) => {
+    const { code, stderr, stdout } = runCli(args as string[]);
     expect(code).toBe(2);
     expect(stdout).toBe("");
     if (typeof expected === "string") expect(stderr).toBe(expected);

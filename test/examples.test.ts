@@ -15,3 +15,16 @@ test("examples/compile-node.ts runs and prints each node's clusters and problems
     ].join("\n"),
   );
 });
+
+test("examples/xds-server.ts sends everything first, then only the assignment that changed", () => {
+  const run = spawnSync(process.execPath, ["--import", "tsx", "examples/xds-server.ts"], { cwd: REPO_ROOT, encoding: "utf8" });
+  expect(run.stderr).toBe("");
+  const lines = run.stdout.replace(/@[0-9a-f]{16}/g, "@<version>").trimEnd().split("\n");
+  expect(lines[0]).toBe("# east/node-1 connects: everything");
+  expect(lines[1]).toMatch(/^Cluster: app_frontend-7d9f-abcde_team-a_8080@<version>, checkout\.team-a\.mesh\.aether:8080@<version>, /);
+  expect(lines[3]).toBe("Listener: ew_tunnel@<version>, inbound_frontend-7d9f-abcde_team-a@<version>");
+  expect(lines.slice(4)).toEqual([
+    "# west's unhealthy payments pod recovers: one assignment changes",
+    "ClusterLoadAssignment: payments.team-b.mesh.aether:8443@<version>",
+  ]);
+});

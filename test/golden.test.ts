@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { renderResult, toYamlText } from "../src/emit/text.js";
+import { formatPathReport, verifyMesh } from "../src/verify/mesh-check.js";
 import { GOLDEN, GOLDEN_FILES, caseNames, compileCase, goldenNames, loadCase } from "./support/cases.js";
 import { upstreamProblems } from "./support/upstream-schema.js";
 
@@ -22,6 +23,11 @@ describe.each(caseNames())("golden case %s", (name) => {
     }
     expect(existsSync(path), `missing ${path}: run UPDATE_GOLDEN=1 npm test and review it`).toBe(true);
     expect(actual).toBe(readFileSync(path, "utf8"));
+  });
+
+  test("the mesh path check passes with the case's options", () => {
+    const report = verifyMesh(goldenCase.snapshot, goldenCase.options);
+    expect(report.paths.filter((p) => p.status === "failed").map(formatPathReport)).toEqual([]);
   });
 
   test("every resource passes the upstream schema check", () => {

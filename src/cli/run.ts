@@ -1,51 +1,37 @@
 /** The `aether-xds` command line, as a function of its arguments (the bin calls it). */
-import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { isInputError } from "../errors.js";
-import { meshFileFormat, parseMeshFile } from "../model/mesh-file.js";
-import { summarizeSnapshot } from "./summary.js";
+import { UsageError } from "./args.js";
+import { COMMANDS, type CommandOutput } from "./commands.js";
+import { demo } from "./demo.js";
+
+const ALL = { ...COMMANDS, demo };
 
 const USAGE = `usage: aether-xds <command> [flags]
 
 commands:
-  inspect --snapshot FILE   validate a mesh file and summarize what it holds
+${Object.entries(ALL)
+  .map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`)
+  .join("\n")}
 
 run "aether-xds <command> --help" for a command's flags.`;
 
-const INSPECT_USAGE = `usage: aether-xds inspect --snapshot FILE
-
-Validates a mesh file (JSON or YAML) and prints a summary: clusters, nodes, services, ports,
-endpoint health, and endpoints that no waypoint can reach. Exits 2 on an invalid file.`;
-
-class UsageError extends Error {}
-
-function inspect(argv: string[]): string {
-  const { values } = parseArgs({ args: argv, options: { snapshot: { type: "string" }, help: { type: "boolean" } }, strict: true });
-  if (values.help) return INSPECT_USAGE;
-  if (!values.snapshot) throw new UsageError("inspect needs --snapshot FILE");
-  return summarizeSnapshot(readSnapshot(values.snapshot));
-}
-
-function readSnapshot(path: string) {
-  let text: string;
+/** Runs a command; bad flags, unreadable or invalid files give one message and exit code 2. */
+export function run(argv: readonly string[]): CommandOutput {
+  const [name, ...rest] = argv;
+  if (name === undefined) return { code: 2, out: USAGE };
+  if (name === "--help" || name === "-h" || name === "help") return { code: 0, out: USAGE };
+  const command = Object.prototype.hasOwnProperty.call(ALL, name) ? ALL[name as keyof typeof ALL] : undefined;
   try {
-    text = readFileSync(path, "utf8");
+    if (!command) throw new UsageError(`unknown command "${name}" (try --help)`);
+    return command.run(rest);
   } catch (error) {
-    throw new UsageError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
-  return parseMeshFile(text, meshFileFormat(path));
-}
-
-export function run(argv: readonly string[]): { code: number; out: string } {
-  const [command, ...rest] = argv;
-  try {
-    if (command === "inspect") return { code: 0, out: inspect(rest) };
-    if (command === undefined || command === "--help" || command === "help") return { code: command ? 0 : 2, out: USAGE };
-    throw new UsageError(`unknown command "${command}"`);
-  } catch (error) {
-    if (error instanceof UsageError || isInputError(error) || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+    if (error instanceof UsageError || isInputError(error) || isParseArgsError(error)) {
       return { code: 2, out: `aether-xds: ${(error as Error).message}` };
     }
     throw error;
   }
+}
+
+function isParseArgsError(error: unknown): boolean {
+  return typeof (error as { code?: unknown })?.code === "string" && (error as { code: string }).code.startsWith("ERR_PARSE_ARGS");
 }

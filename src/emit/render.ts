@@ -5,8 +5,7 @@
  * Default values are omitted, as Envoy's config dump does.
  */
 import type { Any } from "../../gen/google/protobuf/any.js";
-import { packedMessage, typeNameOfUrl } from "../envoy/any.js";
-import { FieldType, enumValueName, lookupMessage, type FieldInfo } from "./schema.js";
+import { FieldType, enumValueName, lookupMessage, unpackAny, type FieldInfo } from "./schema.js";
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
@@ -42,12 +41,9 @@ export function renderMessage(typeName: string, message: unknown): { [key: strin
 
 /** Renders an Any as `{"@type": url, ...fields}`. */
 export function renderAny(any: Any): { [key: string]: JsonValue } {
-  const url = any.type_url ?? "";
-  const typeName = typeNameOfUrl(url);
-  const info = lookupMessage(typeName);
-  if (!info?.codec) throw new RenderError(`cannot unpack Any of unknown type ${url}`);
-  const message = packedMessage(any) ?? info.codec.decode(any.value ?? new Uint8Array());
-  return { "@type": url, ...renderMessage(typeName, message) };
+  const unpacked = unpackAny(any);
+  if (!unpacked) throw new RenderError(`cannot unpack Any of unknown type ${any.type_url}`);
+  return { "@type": any.type_url ?? "", ...renderMessage(unpacked.typeName, unpacked.message) };
 }
 
 function renderRepeated(field: FieldInfo, value: unknown): JsonValue | undefined {
@@ -101,7 +97,14 @@ function renderEmbedded(typeName: string, value: unknown): JsonValue {
   return renderMessage(typeName, value);
 }
 
+/** Proto3 JSON form of a Duration: integer seconds and up to nine fractional digits, no float rounding. */
+export function formatDuration(seconds: number, nanos: number): string {
+  const negative = seconds < 0 || nanos < 0;
+  const [whole, fraction] = [Math.abs(seconds), Math.abs(nanos)];
+  const digits = fraction === 0 ? "" : `.${String(fraction).padStart(9, "0").replace(/0+$/, "")}`;
+  return `${negative ? "-" : ""}${whole}${digits}s`;
+}
+
 function renderDuration(duration: { seconds?: number; nanos?: number }): string {
-  const nanos = (duration.seconds ?? 0) * 1e9 + (duration.nanos ?? 0);
-  return `${Number((nanos / 1e9).toFixed(9))}s`;
+  return formatDuration(duration.seconds ?? 0, duration.nanos ?? 0);
 }

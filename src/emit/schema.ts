@@ -3,6 +3,8 @@
  * renderers can walk any resource by field number, name and type — and unpack its Anys.
  */
 import type { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import type { Any } from "../../gen/google/protobuf/any.js";
+import { packedMessage, typeNameOfUrl } from "../envoy/any.js";
 import { protoMetadata as bootstrap } from "../../gen/envoy/config/bootstrap/v3/bootstrap.js";
 import { protoMetadata as aggregate } from "../../gen/envoy/extensions/clusters/aggregate/v3/cluster.js";
 import { protoMetadata as router } from "../../gen/envoy/extensions/filters/http/router/v3/router.js";
@@ -180,6 +182,15 @@ function messageInfo(
     .sort((a, b) => a.number - b.number);
   const codec = reference as MessageInfo["codec"];
   return codec?.encode ? { typeName, fields, codec } : { typeName, fields };
+}
+
+/** The message inside an Any: the original one when `pack` built it, else decoded. */
+export function unpackAny(any: Any): { typeName: string; message: unknown } | undefined {
+  const typeName = typeNameOfUrl(any.type_url ?? "");
+  const packed = packedMessage(any);
+  if (packed !== undefined) return { typeName, message: packed };
+  const codec = lookupMessage(typeName)?.codec;
+  return codec ? { typeName, message: codec.decode(any.value ?? new Uint8Array()) } : undefined;
 }
 
 export function lookupMessage(typeName: string): MessageInfo | undefined {

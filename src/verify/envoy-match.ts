@@ -10,8 +10,8 @@ import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/e
 import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
 import type { TypedExtensionConfig } from "../../gen/xds/core/v3/extension.js";
-import { packedMessage, typeNameOfUrl } from "../envoy/any.js";
-import { lookupMessage } from "../emit/schema.js";
+import type { Any } from "../../gen/google/protobuf/any.js";
+import { unpackAny } from "../emit/schema.js";
 import { EXTENSION } from "../envoy/types.js";
 
 /** Whether a `server_names` entry matches an SNI: exact, or `*.suffix` matching any number of leading labels. */
@@ -116,12 +116,8 @@ function readInput(input: TypedExtensionConfig, inputs: MatchInputs): string | u
   return { invalid: `input ${input.name} is not a transport-socket input (it never matches here)` };
 }
 
-function unpack(config: { typed_config?: { type_url?: string; value?: Uint8Array } }): unknown {
-  const any = config.typed_config;
-  if (!any) return undefined;
-  const packed = packedMessage(any as never);
-  if (packed !== undefined) return packed;
-  return lookupMessage(typeNameOfUrl(any.type_url ?? ""))?.codec?.decode(any.value ?? new Uint8Array());
+function unpack(config: { typed_config?: Any | undefined }): unknown {
+  return config.typed_config ? unpackAny(config.typed_config)?.message : undefined;
 }
 
 /** Healthy for load balancing: HEALTHY, or UNKNOWN (no health reported). */

@@ -13,7 +13,7 @@ import { existsSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
 import stableStringify from "fast-json-stable-stringify";
 import protobuf from "protobufjs";
-import { renderMessage } from "../../src/emit/render.js";
+import { formatDuration, renderMessage } from "../../src/emit/render.js";
 import { lookupMessage } from "../../src/emit/schema.js";
 
 const require = createRequire(import.meta.url);
@@ -254,10 +254,7 @@ const WRAPPERS = new Set(
 function canonical(type: protobuf.Type, present: Map<string, Json>, path: string, sink: Sink): Json {
   const name = type.fullName;
   if (WRAPPERS.has(name)) return present.get("value") ?? defaultScalar(type.fields.value!);
-  if (name === ".google.protobuf.Duration") {
-    const nanos = Number(present.get("seconds") ?? 0) * 1e9 + Number(present.get("nanos") ?? 0);
-    return `${Number((nanos / 1e9).toFixed(9))}s`;
-  }
+  if (name === ".google.protobuf.Duration") return formatDuration(Number(present.get("seconds") ?? 0), Number(present.get("nanos") ?? 0));
   if (name === ".google.protobuf.Struct") return present.get("fields") ?? {};
   if (name === ".google.protobuf.ListValue") return present.get("values") ?? [];
   if (name === ".google.protobuf.Value") return structValue(present);

@@ -1,0 +1,83 @@
+/**
+ * A bootstrap for `envoy --mode validate`: the node's real listeners and clusters as static
+ * resources, so Envoy itself checks what aether-xds compiled. The EDS and SDS sources those
+ * resources name (ADS, or `{grpcCluster}` in the options) must exist as static clusters for Envoy
+ * to accept them, so the bootstrap adds a stub for each; the user points the stubs at their control
+ * plane and SPIRE agent (`xdsCluster` options, or by editing the stub's address).
+ */
+import type { Bootstrap } from "../../gen/envoy/config/bootstrap/v3/bootstrap.js";
+import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import type { Node } from "../../gen/envoy/config/core/v3/base.js";
+import { ApiConfigSource_ApiType, ApiVersion, type ApiConfigSource } from "../../gen/envoy/config/core/v3/config_source.js";
+import type { CompileResult } from "../compile/compile-node.js";
+import { locality } from "../envoy/core.js";
+import { staticCluster } from "../envoy/listener.js";
+import type { ConfigSourceOption, Options } from "../model/options.js";
+import { compareText } from "../util/order.js";
+import { renderMessage, type JsonValue } from "./render.js";
+
+export interface BootstrapOptions {
+  /** The ADS server; also the address of every `{grpcCluster}` stub. */
+  readonly xdsCluster?: { readonly name?: string; readonly address?: string; readonly port?: number };
+}
+
+interface StubTarget {
+  readonly name: string;
+  readonly address: string;
+  readonly port: number;
+}
+
+export function toBootstrap(result: CompileResult, options: BootstrapOptions = {}): Bootstrap {
+  const xds: StubTarget = {
+    name: options.xdsCluster?.name ?? "xds_cluster",
+    address: options.xdsCluster?.address ?? "127.0.0.1",
+    port: options.xdsCluster?.port ?? 18000,
+  };
+  const ads = usesAds(result.options);
+  const clusters = [...result.clusters, ...stubClusters(result.options, ads, xds)];
+  const bootstrap: Bootstrap = {
+    node: bootstrapNode(result.node),
+    static_resources: { listeners: [...result.listeners], clusters: clusters.sort((a, b) => compareText(a.name!, b.name!)) },
+  };
+  if (ads) bootstrap.dynamic_resources = { ads_config: adsConfig(xds.name) };
+  return bootstrap;
+}
+
+export function renderBootstrap(bootstrap: Bootstrap): { [key: string]: JsonValue } {
+  return renderMessage("envoy.config.bootstrap.v3.Bootstrap", bootstrap);
+}
+
+function usesAds(options: Options): boolean {
+  return options.sds === "ads" || options.eds === "ads";
+}
+
+/** The node identity the control plane sees: `<cluster>/<name>`. */
+function bootstrapNode(node: CompileResult["node"]): Node {
+  const result: Node = { id: `${node.cluster}/${node.name}`, cluster: node.cluster };
+  const where = locality(node.locality.region, node.locality.zone);
+  if (where) result.locality = where;
+  return result;
+}
+
+/** HTTP/2 (gRPC) static clusters at the xDS address: the ADS server, then each named gRPC source. */
+function stubClusters(options: Options, ads: boolean, xds: StubTarget): Cluster[] {
+  const names = new Set<string>();
+  if (ads) names.add(xds.name);
+  for (const source of [options.sds, options.eds]) {
+    const name = grpcClusterOf(source);
+    if (name) names.add(name);
+  }
+  return [...names].map((name) => staticCluster(name, xds.address, xds.port, true));
+}
+
+function grpcClusterOf(source: ConfigSourceOption): string | undefined {
+  return source === "ads" ? undefined : source.grpcCluster;
+}
+
+function adsConfig(clusterName: string): ApiConfigSource {
+  return {
+    api_type: ApiConfigSource_ApiType.GRPC,
+    transport_api_version: ApiVersion.V3,
+    grpc_services: [{ envoy_grpc: { cluster_name: clusterName } }],
+  };
+}

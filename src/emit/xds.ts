@@ -1,0 +1,146 @@
+/**
+ * A compile result as xDS resources for a control plane: every resource encoded, named and
+ * versioned by a hash of its bytes, grouped by type URL — what a state-of-the-world or delta
+ * DiscoveryResponse carries.
+ */
+import { createHash } from "node:crypto";
+import type { BinaryWriter } from "@bufbuild/protobuf/wire";
+import { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
+import { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
+import type { Any } from "../../gen/google/protobuf/any.js";
+import type { CompileResult } from "../compile/compile-node.js";
+import { TYPE_URL_PREFIX, typeUrl } from "../envoy/any.js";
+import { compareText } from "../util/order.js";
+import { RESOURCE_TYPES, type ResourceKind } from "./text.js";
+
+type TypeUrlOf<K extends ResourceKind> = `${typeof TYPE_URL_PREFIX}${(typeof RESOURCE_TYPES)[K]}`;
+
+function xdsTypeUrl<K extends ResourceKind>(kind: K): TypeUrlOf<K> {
+  return typeUrl(RESOURCE_TYPES[kind]) as TypeUrlOf<K>;
+}
+
+export const XDS_TYPE_URLS: { readonly [K in ResourceKind]: TypeUrlOf<K> } = {
+  clusters: xdsTypeUrl("clusters"),
+  endpoints: xdsTypeUrl("endpoints"),
+  listeners: xdsTypeUrl("listeners"),
+};
+
+export type XdsTypeUrl = (typeof XDS_TYPE_URLS)[ResourceKind];
+
+export interface XdsResource {
+  /** Cluster.name, ClusterLoadAssignment.cluster_name or Listener.name. */
+  readonly name: string;
+  /** The first 16 hex digits of the SHA-256 of the encoded resource. */
+  readonly version: string;
+  /** The encoded resource; its bytes are shared between calls, so treat them as read-only. */
+  readonly resource: Any;
+}
+
+/** Every type URL, each with its resources sorted by name (possibly none). */
+export type XdsResources = Readonly<Record<XdsTypeUrl, readonly XdsResource[]>>;
+
+export interface ResourceDiff {
+  readonly added: readonly string[];
+  /** Same name, different version. */
+  readonly changed: readonly string[];
+  readonly removed: readonly string[];
+}
+
+export type XdsDiff = Readonly<Record<XdsTypeUrl, ResourceDiff>>;
+
+interface ResourceType<T> {
+  readonly typeUrl: XdsTypeUrl;
+  encode(message: T): BinaryWriter;
+  name(message: T): string;
+}
+
+const CLUSTER: ResourceType<Cluster> = {
+  typeUrl: XDS_TYPE_URLS.clusters,
+  encode: (cluster) => Cluster.encode(cluster),
+  name: (cluster) => cluster.name ?? "",
+};
+const CLUSTER_LOAD_ASSIGNMENT: ResourceType<ClusterLoadAssignment> = {
+  typeUrl: XDS_TYPE_URLS.endpoints,
+  encode: (assignment) => ClusterLoadAssignment.encode(assignment),
+  name: (assignment) => assignment.cluster_name ?? "",
+};
+const LISTENER: ResourceType<Listener> = {
+  typeUrl: XDS_TYPE_URLS.listeners,
+  encode: (listener) => Listener.encode(listener),
+  name: (listener) => listener.name ?? "",
+};
+
+/**
+ * The compile result's resources, encoded and versioned. A version depends only on the resource's
+ * bytes, so an unchanged resource keeps its version across compiles and processes.
+ */
+export function toXdsResources(result: CompileResult): XdsResources {
+  return {
+    [XDS_TYPE_URLS.clusters]: xdsResources(CLUSTER, result.clusters),
+    [XDS_TYPE_URLS.endpoints]: xdsResources(CLUSTER_LOAD_ASSIGNMENT, result.endpoints),
+    [XDS_TYPE_URLS.listeners]: xdsResources(LISTENER, result.listeners),
+  };
+}
+
+function xdsResources<T extends object>(type: ResourceType<T>, messages: readonly T[]): XdsResource[] {
+  return messages.map((message) => xdsResource(type, message)).sort((a, b) => compareText(a.name, b.name));
+}
+
+function xdsResource<T extends object>(type: ResourceType<T>, message: T): XdsResource {
+  const { bytes, version } = encoded(type, message);
+  return { name: type.name(message), version, resource: { type_url: type.typeUrl, value: bytes } };
+}
+
+/**
+ * Encodings by resource object. The compiler shares one ClusterLoadAssignment between every node
+ * of an EDS view, so it is encoded and hashed once however many nodes carry it. Compiled
+ * resources are never mutated, so an entry cannot go stale.
+ */
+const encodings = new WeakMap<object, { readonly bytes: Uint8Array; readonly version: string }>();
+
+function encoded<T extends object>(type: ResourceType<T>, message: T): { readonly bytes: Uint8Array; readonly version: string } {
+  const cached = encodings.get(message);
+  if (cached) return cached;
+  const bytes = type.encode(message).finish();
+  const entry = { bytes, version: shortHash(bytes) };
+  encodings.set(message, entry);
+  return entry;
+}
+
+function shortHash(data: Uint8Array | string): string {
+  return createHash("sha256").update(data).digest("hex").slice(0, 16);
+}
+
+/** What changed per type URL from `previous` (undefined: nothing was sent yet) to `next`. */
+export function diffResources(previous: XdsResources | undefined, next: XdsResources): XdsDiff {
+  const diffOf = (url: XdsTypeUrl) => diffOfType(previous?.[url] ?? [], next[url]);
+  return {
+    [XDS_TYPE_URLS.clusters]: diffOf(XDS_TYPE_URLS.clusters),
+    [XDS_TYPE_URLS.endpoints]: diffOf(XDS_TYPE_URLS.endpoints),
+    [XDS_TYPE_URLS.listeners]: diffOf(XDS_TYPE_URLS.listeners),
+  };
+}
+
+function diffOfType(previous: readonly XdsResource[], next: readonly XdsResource[]): ResourceDiff {
+  const before = new Map(previous.map((r) => [r.name, r.version]));
+  const after = new Map(next.map((r) => [r.name, r.version]));
+  return {
+    added: [...after.keys()].filter((name) => !before.has(name)).sort(compareText),
+    changed: [...after].filter(([name, version]) => before.has(name) && before.get(name) !== version).map(([name]) => name).sort(compareText),
+    removed: [...before.keys()].filter((name) => !after.has(name)).sort(compareText),
+  };
+}
+
+export function isEmptyDiff(diff: XdsDiff): boolean {
+  return Object.values(diff).every((d) => d.added.length === 0 && d.changed.length === 0 && d.removed.length === 0);
+}
+
+/**
+ * The `version_info` of a state-of-the-world response carrying `resources` (all of one type):
+ * a hash of their sorted names and versions, so it changes exactly when one of them does.
+ */
+export function versionInfo(resources: readonly XdsResource[]): string {
+  const entries = resources.map((r) => [r.name, r.version] as const).sort(([a, av], [b, bv]) => compareText(a, b) || compareText(av, bv));
+  return shortHash(JSON.stringify(entries));
+}

@@ -1,0 +1,96 @@
+/**
+ * Every node of a snapshot compiled with the same options, plus the lookups a path replay needs:
+ * which node's waypoint listens on an address, and which registry pod an address reaches.
+ */
+import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
+import { compileNode, type CompileResult } from "../compile/compile-node.js";
+import { hostPort } from "../envoy/core.js";
+import { isInputError } from "../errors.js";
+import { localNodeFrom, type LocalNode } from "../model/node.js";
+import { parseOptions, type Options, type OptionsInput } from "../model/options.js";
+import type { ServiceEndpoint } from "../model/registry.js";
+import type { Snapshot } from "../model/snapshot.js";
+import { TUNNEL_LISTENER_NAME, type ServiceKey } from "../naming.js";
+import { indexSnapshot, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { compareText } from "../util/order.js";
+
+export interface CompiledNode {
+  readonly local: LocalNode;
+  /** Mutable on purpose: tests seed mistakes into compiled output to prove the check catches them. */
+  readonly result: CompileResult;
+}
+
+export interface RegistryPod {
+  readonly service: ServiceKey;
+  readonly endpoint: ServiceEndpoint;
+}
+
+export interface CompiledMesh {
+  readonly index: SnapshotIndex;
+  readonly options: Options;
+  /** By `"<cluster>/<node>"`, sorted. */
+  readonly nodes: ReadonlyMap<string, CompiledNode>;
+  /** Nodes that could not be compiled, with the reason (e.g. no known IP). */
+  readonly skipped: ReadonlyMap<string, string>;
+}
+
+/** Called after each node is compiled; for progress lines on big meshes. */
+export type CompileProgress = (done: number, total: number) => void;
+
+/** Compiles every node the snapshot lists or any registry record names. */
+export function compileMesh(snapshot: Snapshot | SnapshotIndex, optionsInput: Options | OptionsInput = {}, onProgress?: CompileProgress): CompiledMesh {
+  const index = "serviceKeys" in snapshot ? snapshot : indexSnapshot(snapshot);
+  const options = parseOptions(optionsInput);
+  const nodes = new Map<string, CompiledNode>();
+  const skipped = new Map<string, string>();
+  const all = meshNodes(index);
+  for (const [cluster, name] of all) {
+    onProgress?.(nodes.size + skipped.size, all.length);
+    try {
+      const local = localNodeFrom(index.snapshot, cluster, name);
+      nodes.set(nodeKey(cluster, name), { local, result: compileNode(index, local, options) });
+    } catch (error) {
+      if (!isInputError(error)) throw error;
+      skipped.set(nodeKey(cluster, name), error.issues.map((issue) => issue.message).join("; "));
+    }
+  }
+  return { index, options, nodes, skipped };
+}
+
+function meshNodes(index: SnapshotIndex): [string, string][] {
+  const keys = new Map<string, [string, string]>();
+  index.snapshot.nodes.forEach((node) => keys.set(nodeKey(node.cluster, node.name), [node.cluster, node.name]));
+  for (const records of index.hostedBy.values()) {
+    const { clusterName, kubernetesMetadata } = records[0]!.endpoint;
+    keys.set(nodeKey(clusterName, kubernetesMetadata.nodeName), [clusterName, kubernetesMetadata.nodeName]);
+  }
+  return [...keys].sort(([a], [b]) => compareText(a, b)).map(([, pair]) => pair);
+}
+
+/** Where each node's `ew_tunnel` listens, `"ip:port"` → node key. */
+export function tunnelAddresses(mesh: CompiledMesh): Map<string, string> {
+  const addresses = new Map<string, string>();
+  for (const [key, { result }] of mesh.nodes) {
+    const tunnel = result.listeners.find((l) => l.name === TUNNEL_LISTENER_NAME);
+    const socket = tunnel?.address?.socket_address;
+    if (socket) addresses.set(hostPort(socket.address ?? "", socket.port_value ?? 0), key);
+  }
+  return addresses;
+}
+
+/** Registry pods by `"<cluster>|<ip>"`. */
+export function podsByAddress(mesh: CompiledMesh): Map<string, RegistryPod[]> {
+  const pods = new Map<string, RegistryPod[]>();
+  for (const service of mesh.index.services.values()) {
+    for (const endpoint of service.endpoints) {
+      const key = `${endpoint.clusterName}|${endpoint.ip}`;
+      pods.set(key, [...(pods.get(key) ?? []), { service: service.key, endpoint }]);
+    }
+  }
+  return pods;
+}
+
+/** The inbound listener bound in a netns on a node, if any. */
+export function inboundListenerIn(node: CompiledNode, netns: string, port: number): Listener | undefined {
+  return node.result.listeners.find((l) => l.address?.socket_address?.network_namespace_filepath === netns && l.address.socket_address.port_value === port);
+}

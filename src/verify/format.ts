@@ -1,0 +1,43 @@
+/** The mesh check as text: a source × destination matrix, then every failure with its hops. */
+import { formatPathReport, sourceName, type MeshCheckReport } from "./mesh-check.js";
+import type { PathReport } from "./path.js";
+
+const CELL: Record<PathReport["status"], string> = { ok: "✓", failed: "✗", unreachable: "·", unverified: "?" };
+const MAX_MATRIX_ROWS = 80;
+const MAX_MATRIX_COLUMNS = 40;
+
+export function formatMeshReport(report: MeshCheckReport): string {
+  const counts = countBy(report.paths.map((p) => p.status));
+  const lines = [
+    `mesh check (${report.mode}): ${report.paths.length} paths — ${counts.ok ?? 0} ok, ${counts.failed ?? 0} failed, ${counts.unreachable ?? 0} unreachable, ${counts.unverified ?? 0} not followed`,
+  ];
+  for (const [node, reason] of report.skippedNodes) lines.push(`  node ${node} not compiled: ${reason}`);
+  lines.push("", ...matrix(report.paths));
+  const failed = report.paths.filter((p) => p.status === "failed");
+  if (failed.length > 0) lines.push("", "failures:", ...failed.map(formatPathReport));
+  lines.push("", report.ok ? "OK: every path lands on a pod of its service with end-to-end mTLS" : `FAILED: ${failed.length} path(s)`);
+  return lines.join("\n");
+}
+
+function matrix(paths: readonly PathReport[]): string[] {
+  const rows = [...new Set(paths.map((p) => sourceName(p.source)))];
+  const columns = [...new Set(paths.map((p) => `${p.target.service}:${p.target.port}`))].sort();
+  if (rows.length > MAX_MATRIX_ROWS || columns.length > MAX_MATRIX_COLUMNS) return [`(${rows.length} sources × ${columns.length} destinations: matrix omitted)`];
+  const cells = new Map(paths.map((p) => [`${sourceName(p.source)}|${p.target.service}:${p.target.port}`, CELL[p.status]]));
+  const width = Math.max(...rows.map((r) => r.length), 6);
+  const header = columns.map((c, i) => `  [${i + 1}] ${c}`);
+  const grid = rows.map((row) => `${row.padEnd(width)}  ${columns.map((c, i) => (cells.get(`${row}|${c}`) ?? " ").padEnd(String(i + 1).length + 2)).join(" ")}`.trimEnd());
+  return [
+    "destinations:",
+    ...header,
+    `${"source".padEnd(width)}  ${columns.map((_, i) => `[${i + 1}]`).join(" ")}`,
+    ...grid,
+    "✓ lands on a pod of the service   ✗ failed   · no healthy endpoint   ? not followed (node not compiled)",
+  ];
+}
+
+function countBy(values: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  values.forEach((value) => (counts[value] = (counts[value] ?? 0) + 1));
+  return counts;
+}

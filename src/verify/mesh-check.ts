@@ -1,0 +1,109 @@
+/**
+ * `verifyMesh`: compile every node, then replay every source (each hosted pod, and each node
+ * itself) calling every service port it depends on, and report where each connection lands — or
+ * the mistake that stops it. `explainPath` does the same for one pair, as a trace.
+ */
+import type { OptionsInput, Options } from "../model/options.js";
+import { InputError } from "../errors.js";
+import type { Snapshot } from "../model/snapshot.js";
+import { parseServiceKey, serviceKey, type ServiceKey } from "../naming.js";
+import { podIdentity } from "../plan/node-plan.js";
+import type { SnapshotIndex } from "../plan/snapshot-index.js";
+import { compareText } from "../util/order.js";
+import { compileMesh, podsByAddress, tunnelAddresses, type CompileProgress, type CompiledMesh, type CompiledNode } from "./compiled-mesh.js";
+import { replayPath, type PathReport, type PathSource, type PathTarget, type ReplayContext } from "./path.js";
+
+export interface MeshCheckReport {
+  readonly ok: boolean;
+  readonly mode: Options["eastWestWaypoint"];
+  readonly paths: readonly PathReport[];
+  /** Nodes that could not be compiled, so their pods were not checked as sources. */
+  readonly skippedNodes: ReadonlyMap<string, string>;
+}
+
+export function verifyMesh(snapshot: Snapshot | SnapshotIndex, options: Options | OptionsInput = {}, onProgress?: CompileProgress): MeshCheckReport {
+  return checkCompiledMesh(compileMesh(snapshot, options, onProgress));
+}
+
+/** The check over already-compiled output (tests seed mistakes into it). */
+export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
+  const context = replayContext(mesh);
+  const paths = [...mesh.nodes.values()].flatMap((node) =>
+    sourcesOf(node).flatMap((source) => targetsOf(mesh, node, source).map((target) => replayPath(context, source, target))),
+  );
+  return { ok: paths.every((p) => p.status !== "failed"), mode: mesh.options.eastWestWaypoint, paths, skippedNodes: mesh.skipped };
+}
+
+export function replayContext(mesh: CompiledMesh): ReplayContext {
+  return { mesh, tunnels: tunnelAddresses(mesh), pods: podsByAddress(mesh) };
+}
+
+/** Each hosted pod (by its netns) and the node itself (no netns: the node identity). */
+export function sourcesOf(node: CompiledNode): PathSource[] {
+  const { local } = node;
+  const nodeRef = `${local.clusterName}/${local.nodeName}`;
+  const pods = [...local.pods]
+    .sort((a, b) => compareText(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`))
+    .map((pod): PathSource => ({
+      node: nodeRef,
+      cluster: local.clusterName,
+      pod: { namespace: pod.namespace, name: pod.name, service: serviceKey({ namespace: pod.namespace, service: pod.serviceAccount }) },
+      ...(pod.netns ? { netns: pod.netns } : {}),
+      identity: pod.netns ? podIdentity(local, pod) : local.spiffeId,
+    }));
+  return [...pods, { node: nodeRef, cluster: local.clusterName, identity: local.spiffeId }];
+}
+
+/** The service ports a source calls: its service's dependencies (the node's for the node itself). */
+function targetsOf(mesh: CompiledMesh, node: CompiledNode, source: PathSource): PathTarget[] {
+  const declared = source.pod ? mesh.index.snapshot.dependencies?.get(source.pod.service) : node.local.dependencies;
+  const keys = declared ?? mesh.index.serviceKeys;
+  return keys.flatMap((key) => (mesh.index.services.get(key)?.ports ?? []).map((port) => ({ service: key, port })));
+}
+
+/**
+ * One path, from `"<cluster>/<ns>/<pod>"` to `"<ns>/<svc>:<port>"`, replayed over the compiled
+ * mesh: the report plus a readable trace.
+ */
+export function explainPath(snapshot: Snapshot | SnapshotIndex, from: string, to: string, options: Options | OptionsInput = {}): { report: PathReport; trace: string } {
+  const mesh = compileMesh(snapshot, options);
+  const source = findSource(mesh, from);
+  const report = replayPath(replayContext(mesh), source, parseTarget(to));
+  return { report, trace: formatPathReport(report) };
+}
+
+function findSource(mesh: CompiledMesh, from: string): PathSource {
+  const [cluster, namespace, pod] = from.split("/");
+  for (const node of mesh.nodes.values()) {
+    const found = sourcesOf(node).find((s) => s.cluster === cluster && s.pod?.namespace === namespace && s.pod?.name === pod);
+    if (found) return found;
+  }
+  throw new InputError("options", [{ path: "from", message: `no hosted pod ${from} on a compiled node (expected <cluster>/<namespace>/<pod>)` }]);
+}
+
+function parseTarget(to: string): PathTarget {
+  const match = /^([^:]+):(\d{1,5})$/.exec(to);
+  const ref = match ? parseServiceKey(match[1]!) : undefined;
+  if (!match || !ref) throw new InputError("options", [{ path: "to", message: `${to} is not <namespace>/<service>:<port>` }]);
+  return { service: match[1] as ServiceKey, port: Number(match[2]) };
+}
+
+export function sourceName(source: PathSource): string {
+  return source.pod ? `${source.cluster}/${source.pod.namespace}/${source.pod.name}` : `${source.node} (node)`;
+}
+
+/** A path report as lines: each landing's hops, each failure with its hops. */
+export function formatPathReport(report: PathReport): string {
+  const lines = [`${sourceName(report.source)} → ${report.target.service}:${report.target.port} (${report.cluster}): ${report.status}`];
+  if (report.status === "unreachable") lines.push("  no healthy endpoint in any priority");
+  for (const landing of report.landings) {
+    lines.push(`  lands on ${landing.pod.cluster}/${landing.pod.namespace}/${landing.pod.name}${landing.via ? ` via ${landing.via}` : " directly"}`);
+    landing.hops.forEach((hop) => lines.push(`    ${hop}`));
+  }
+  for (const failure of report.failures) {
+    lines.push(`  FAILED [${failure.code}] ${failure.reason}`);
+    failure.hops.forEach((hop) => lines.push(`    ${hop}`));
+  }
+  for (const skipped of report.unverified) lines.push(`  not followed [${skipped.code}] ${skipped.reason}`);
+  return lines.join("\n");
+}

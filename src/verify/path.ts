@@ -1,0 +1,326 @@
+/**
+ * Replays one connection — a source (a hosted pod, or the node itself) calling a service port —
+ * over the compiled resources of every node, the way Envoy would route it: priority choice, the
+ * transport-socket matcher, the waypoint's tunnel chain and ingress, the destination pod's inbound
+ * chain, and the mTLS identities on both ends. Every step is recorded as a hop.
+ */
+import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import type { TransportSocket } from "../../gen/envoy/config/core/v3/base.js";
+import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
+import type { ClusterConfig } from "../../gen/envoy/extensions/clusters/aggregate/v3/cluster.js";
+import type { TcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
+import type { SPIFFECertValidatorConfig } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls_spiffe_validator_config.js";
+import type { CommonTlsContext, DownstreamTlsContext, UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
+import { unpackAny } from "../emit/schema.js";
+import { hostPort } from "../envoy/core.js";
+import { EXTENSION } from "../envoy/types.js";
+import { TUNNEL_LISTENER_NAME, bundleSecretName, outboundClusterName, parseInboundChainName, parseServiceKey, trustDomainOf, type ServiceKey } from "../naming.js";
+import type { CompiledMesh, CompiledNode, RegistryPod } from "./compiled-mesh.js";
+import { inboundListenerIn } from "./compiled-mesh.js";
+import { chosenPriority, evaluateSocketMatcher, selectFilterChain } from "./envoy-match.js";
+
+export const PATH_FAILURES = {
+  NO_CLUSTER: "the source node has no cluster for the service port",
+  MATCHER_NO_MATCH: "the transport-socket matcher yields no socket (Envoy would use the default: plaintext)",
+  MATCHER_INVALID: "the transport-socket matcher cannot be evaluated",
+  MISSING_SOCKET: "the matcher names a socket that does not exist (Envoy would use the default socket)",
+  NO_TLS: "no TLS socket on this hop",
+  WRONG_CLIENT_CERT: "the source presents a certificate other than its own",
+  NO_SAN_PIN: "the source does not pin the destination identity",
+  POD_IP_NOT_ROUTABLE: "a pod IP that is not routable from the source's cluster",
+  UNKNOWN_ADDRESS: "an address that is neither a pod's inbound port nor a waypoint",
+  WAYPOINT_IN_OFF_MODE: "a waypoint is used with the waypoint off",
+  SAME_CLUSTER_VIA_WAYPOINT: "same-cluster traffic goes through a waypoint",
+  TUNNEL_NO_CHAIN: "the waypoint's tunnel listener has no chain for the SNI: the connection is refused",
+  TLS_TERMINATED_AT_NODE: "the waypoint's tunnel chain terminates TLS",
+  INGRESS_CLUSTER_MISSING: "the tunnel chain forwards to a cluster the waypoint does not have",
+  TLS_ORIGINATED_AT_NODE: "the waypoint's ingress cluster originates TLS",
+  INGRESS_EMPTY: "the waypoint's ingress cluster has no healthy pod",
+  WAYPOINT_TO_WAYPOINT: "a waypoint forwards to another waypoint",
+  POD_NODE_NOT_COMPILED: "the destination pod's node has no compiled configuration",
+  NO_INBOUND_LISTENER: "the destination pod has no inbound listener",
+  NO_INBOUND_CHAIN: "the destination pod's inbound listener has no chain for the SNI: the connection is refused",
+  WRONG_PORT: "the SNI selects a chain for another port",
+  WRONG_SERVICE: "the connection lands on a pod of another service",
+  CLIENT_CERT_NOT_REQUIRED: "the destination does not require a client certificate",
+  SAN_MISMATCH: "the destination's certificate is not the identity the source pins",
+  PEER_NOT_TRUSTED: "a peer's trust domain is not trusted by the other side",
+} as const;
+
+export type PathFailureCode = keyof typeof PATH_FAILURES;
+
+export interface PathSource {
+  /** `"<cluster>/<node>"`. */
+  readonly node: string;
+  readonly cluster: string;
+  /** The source pod, or undefined for the node proxy itself. */
+  readonly pod?: { readonly namespace: string; readonly name: string; readonly service: ServiceKey };
+  readonly netns?: string;
+  /** The identity the source must present. */
+  readonly identity: string;
+}
+
+export interface PathTarget {
+  readonly service: ServiceKey;
+  readonly port: number;
+}
+
+export interface Landing {
+  readonly address: string;
+  readonly priority: number;
+  readonly socket: string;
+  readonly sni: string;
+  /** The waypoint node, `"<cluster>/<node>"`, when the connection went through one. */
+  readonly via?: string;
+  readonly pod: { readonly cluster: string; readonly namespace: string; readonly name: string; readonly ip: string };
+  readonly hops: readonly string[];
+}
+
+export interface PathFailure {
+  readonly code: PathFailureCode;
+  readonly reason: string;
+  readonly hops: readonly string[];
+}
+
+export interface PathReport {
+  readonly source: PathSource;
+  readonly target: PathTarget;
+  readonly cluster: string;
+  /**
+   * ok: every healthy endpoint of the chosen priority lands (or could not be followed, see
+   * `unverified`); failed: at least one does not; unreachable: no healthy endpoint at all;
+   * unverified: none could be followed.
+   */
+  readonly status: "ok" | "failed" | "unreachable" | "unverified";
+  readonly landings: readonly Landing[];
+  readonly failures: readonly PathFailure[];
+  /** Endpoints on nodes the snapshot cannot compile (e.g. no known IP): not a mistake, not proven. */
+  readonly unverified: readonly PathFailure[];
+}
+
+export interface ReplayContext {
+  readonly mesh: CompiledMesh;
+  readonly tunnels: ReadonlyMap<string, string>;
+  readonly pods: ReadonlyMap<string, readonly RegistryPod[]>;
+}
+
+class PathError extends Error {
+  constructor(
+    readonly code: PathFailureCode,
+    readonly detail: string,
+  ) {
+    super(`${PATH_FAILURES[code]}: ${detail}`);
+  }
+}
+
+interface Trip {
+  readonly source: PathSource;
+  readonly target: PathTarget;
+  readonly hops: string[];
+}
+
+export function replayPath(context: ReplayContext, source: PathSource, target: PathTarget): PathReport {
+  const node = context.mesh.nodes.get(source.node)!;
+  const clusterName = outboundClusterName(context.mesh.index.snapshot.mesh.meshDomain, { ...parseServiceKey(target.service)!, port: target.port });
+  const base = { source, target, cluster: clusterName };
+  const clusters = edsClustersOf(node, clusterName);
+  if (clusters.length === 0) {
+    const failure = { code: "NO_CLUSTER" as const, reason: `${PATH_FAILURES.NO_CLUSTER}: ${clusterName}`, hops: [] };
+    return { ...base, status: "failed", landings: [], failures: [failure], unverified: [] };
+  }
+  const chosen = chooseLevel(node, clusters);
+  if (!chosen) return { ...base, status: "unreachable", landings: [], failures: [], unverified: [] };
+  const landings: Landing[] = [];
+  const failures: PathFailure[] = [];
+  const unverified: PathFailure[] = [];
+  for (const endpoint of chosen.endpoints) {
+    const address = addressOf(endpoint);
+    const trip: Trip = { source, target, hops: [`${chosen.cluster.name} priority ${chosen.priority}: dial ${address}`] };
+    try {
+      landings.push(...connect(context, trip, chosen.cluster, endpoint, chosen.priority));
+    } catch (error) {
+      if (!(error instanceof PathError)) throw error;
+      (error.code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code: error.code, reason: error.message, hops: trip.hops });
+    }
+  }
+  const status = failures.length > 0 ? "failed" : landings.length > 0 ? "ok" : "unverified";
+  return { ...base, status, landings, failures, unverified };
+}
+
+/** The EDS cluster(s) Envoy balances over: the cluster itself, or an aggregate's halves in order. */
+function edsClustersOf(node: CompiledNode, name: string): Cluster[] {
+  const cluster = node.result.clusters.find((c) => c.name === name);
+  if (!cluster) return [];
+  if (cluster.cluster_type?.name !== EXTENSION.aggregateCluster) return [cluster];
+  const config = unpackAny(cluster.cluster_type.typed_config!)?.message as ClusterConfig;
+  return (config.clusters ?? []).flatMap((half) => node.result.clusters.filter((c) => c.name === half));
+}
+
+/** The first priority with a healthy endpoint; an aggregate's halves' levels are flattened in order. */
+function chooseLevel(node: CompiledNode, clusters: readonly Cluster[]) {
+  let offset = 0;
+  for (const cluster of clusters) {
+    const serviceName = cluster.eds_cluster_config?.service_name || cluster.name;
+    const assignment = node.result.endpoints.find((a) => a.cluster_name === serviceName);
+    const level = assignment && chosenPriority(assignment);
+    if (level) return { cluster, priority: offset + level.priority, endpoints: level.endpoints };
+    offset += new Set((assignment?.endpoints ?? []).map((g) => g.priority ?? 0)).size;
+  }
+  return undefined;
+}
+
+function addressOf(endpoint: LbEndpoint): string {
+  const socket = endpoint.endpoint?.address?.socket_address;
+  return hostPort(socket?.address ?? "", socket?.port_value ?? 0);
+}
+
+function connect(context: ReplayContext, trip: Trip, cluster: Cluster, endpoint: LbEndpoint, priority: number): Landing[] {
+  const { name: socketName, socket } = socketFor(context, trip, cluster, endpoint);
+  const client = tlsOf<UpstreamTlsContext>(socket, "upstream");
+  const identity = certificateOf(client.common_tls_context);
+  const sni = client.sni ?? "";
+  trip.hops.push(`socket ${socketName}: SNI "${sni}", client certificate ${identity}`);
+  if (identity !== trip.source.identity) throw new PathError("WRONG_CLIENT_CERT", `${identity}, expected ${trip.source.identity}`);
+  const pins = pinnedSans(client.common_tls_context);
+  if (pins.length === 0) throw new PathError("NO_SAN_PIN", socketName);
+  const address = addressOf(endpoint);
+  const waypoint = context.tunnels.get(address);
+  // Each pod a waypoint may forward to is its own branch of the trip.
+  const arrive = (pod: RegistryPod, branch: Trip, via?: string): Landing => ({
+    address,
+    priority,
+    socket: socketName,
+    sni,
+    ...(via ? { via } : {}),
+    pod: landOn(context, branch, pod, sni, client.common_tls_context ?? {}, pins),
+    hops: branch.hops,
+  });
+  if (!waypoint) return [arrive(dialPod(context, trip, address), trip)];
+  return throughWaypoint(context, trip, waypoint, sni).map(({ pod, hop }) => arrive(pod, { ...trip, hops: [...trip.hops, hop] }, waypoint));
+}
+
+function socketFor(context: ReplayContext, trip: Trip, cluster: Cluster, endpoint: LbEndpoint): { name: string; socket: TransportSocket } {
+  if (!cluster.transport_socket_matcher) {
+    if (!cluster.transport_socket) throw new PathError("NO_TLS", `cluster ${cluster.name} has no transport socket`);
+    return { name: "(the cluster's transport_socket)", socket: cluster.transport_socket };
+  }
+  const filterState: Record<string, string> = trip.source.netns ? { [context.mesh.options.netnsFilterStateKey]: trip.source.netns } : {};
+  const outcome = evaluateSocketMatcher(cluster.transport_socket_matcher, {
+    endpointMetadata: (endpoint.metadata?.filter_metadata ?? {}) as Record<string, Record<string, unknown>>,
+    filterState,
+  });
+  trip.hops.push(`matcher: ${outcome.trace.join("; ")}`);
+  if (outcome.kind === "invalid") throw new PathError("MATCHER_INVALID", outcome.reason);
+  if (outcome.kind === "no-match") throw new PathError("MATCHER_NO_MATCH", `cluster ${cluster.name}`);
+  const match = cluster.transport_socket_matches?.find((m) => m.name === outcome.name);
+  if (!match?.transport_socket) throw new PathError("MISSING_SOCKET", `"${outcome.name}" in cluster ${cluster.name}`);
+  return { name: outcome.name, socket: match.transport_socket };
+}
+
+function tlsOf<T extends UpstreamTlsContext | DownstreamTlsContext>(socket: TransportSocket | undefined, side: string): T {
+  const unpacked = socket?.name === EXTENSION.tlsTransportSocket && socket.typed_config ? unpackAny(socket.typed_config) : undefined;
+  if (!unpacked) throw new PathError("NO_TLS", `no ${side} TLS context`);
+  return unpacked.message as T;
+}
+
+function certificateOf(context: CommonTlsContext | undefined): string {
+  return context?.tls_certificate_sds_secret_configs?.[0]?.name ?? "(none)";
+}
+
+function pinnedSans(context: CommonTlsContext | undefined): string[] {
+  const validation = context?.combined_validation_context?.default_validation_context ?? context?.validation_context;
+  return (validation?.match_typed_subject_alt_names ?? []).map((san) => san.matcher?.exact ?? "").filter(Boolean);
+}
+
+/** Pod IPs route within their own cluster; across clusters only in the flat-network mode (off). */
+function dialPod(context: ReplayContext, trip: Trip, address: string): RegistryPod {
+  const { ip, port } = splitAddress(address);
+  const inboundPort = context.mesh.options.inboundPort;
+  if (port !== inboundPort) throw new PathError("UNKNOWN_ADDRESS", address);
+  const local = context.pods.get(`${trip.source.cluster}|${ip}`);
+  if (local) return preferService(local, trip.target.service);
+  const elsewhere = [...context.pods].filter(([key]) => key.endsWith(`|${ip}`));
+  if (context.mesh.options.eastWestWaypoint !== "off" || elsewhere.length !== 1) {
+    throw new PathError("POD_IP_NOT_ROUTABLE", `${ip} from cluster ${trip.source.cluster}`);
+  }
+  return preferService(elsewhere[0]![1], trip.target.service);
+}
+
+function preferService(pods: readonly RegistryPod[], service: ServiceKey): RegistryPod {
+  return pods.find((pod) => pod.service === service) ?? pods[0]!;
+}
+
+function splitAddress(address: string): { ip: string; port: number } {
+  const colon = address.lastIndexOf(":");
+  return { ip: address.slice(0, colon).replace(/^\[|\]$/g, ""), port: Number(address.slice(colon + 1)) };
+}
+
+/** The waypoint reads the SNI and forwards raw bytes to a local pod (or one in its cluster). */
+function throughWaypoint(context: ReplayContext, trip: Trip, nodeKey: string, sni: string): { pod: RegistryPod; hop: string }[] {
+  const mode = context.mesh.options.eastWestWaypoint;
+  const waypoint = context.mesh.nodes.get(nodeKey)!;
+  if (mode === "off") throw new PathError("WAYPOINT_IN_OFF_MODE", nodeKey);
+  if (mode === "cross-cluster" && waypoint.local.clusterName === trip.source.cluster) throw new PathError("SAME_CLUSTER_VIA_WAYPOINT", nodeKey);
+  const tunnel = waypoint.result.listeners.find((l) => l.name === TUNNEL_LISTENER_NAME)!;
+  const chain = selectFilterChain(tunnel.filter_chains ?? [], sni);
+  if (!chain) throw new PathError("TUNNEL_NO_CHAIN", `SNI "${sni}" at ${nodeKey}`);
+  if (chain.transport_socket) throw new PathError("TLS_TERMINATED_AT_NODE", `${nodeKey} chain ${chain.name}`);
+  const proxy = chain.filters?.find((f) => f.name === EXTENSION.tcpProxy);
+  const ingressName = proxy?.typed_config ? (unpackAny(proxy.typed_config)?.message as TcpProxy).cluster : undefined;
+  trip.hops.push(`waypoint ${nodeKey}: ew_tunnel chain ${chain.name} → tcp_proxy ${ingressName ?? "(none)"}`);
+  const ingress = waypoint.result.clusters.find((c) => c.name === ingressName);
+  if (!ingress) throw new PathError("INGRESS_CLUSTER_MISSING", `${ingressName} at ${nodeKey}`);
+  if (ingress.transport_socket || ingress.transport_socket_matches?.length || ingress.transport_socket_matcher) {
+    throw new PathError("TLS_ORIGINATED_AT_NODE", `${ingress.name} at ${nodeKey}`);
+  }
+  const assignment = waypoint.result.endpoints.find((a) => a.cluster_name === (ingress.eds_cluster_config?.service_name || ingress.name));
+  const level = assignment && chosenPriority(assignment);
+  if (!level) throw new PathError("INGRESS_EMPTY", `${ingress.name} at ${nodeKey}`);
+  return level.endpoints.map((endpoint) => {
+    const address = addressOf(endpoint);
+    if (context.tunnels.has(address)) throw new PathError("WAYPOINT_TO_WAYPOINT", `${ingress.name} at ${nodeKey} lists ${address}`);
+    const { ip, port } = splitAddress(address);
+    const pods = context.pods.get(`${waypoint.local.clusterName}|${ip}`);
+    if (!pods || port !== context.mesh.options.inboundPort) throw new PathError("UNKNOWN_ADDRESS", `${address} from ${nodeKey}`);
+    return { pod: preferService(pods, trip.target.service), hop: `${ingress.name} priority ${level.priority}: ${address}` };
+  });
+}
+
+/** At the pod: the inbound chain the SNI selects, its port, and mTLS identities on both ends. */
+function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, sni: string, client: CommonTlsContext, pins: readonly string[]): Landing["pod"] {
+  const { endpoint } = target;
+  const pod = { cluster: endpoint.clusterName, namespace: endpoint.kubernetesMetadata.namespace, name: endpoint.kubernetesMetadata.podName || endpoint.ip, ip: endpoint.ip };
+  const where = `${pod.cluster}/${pod.namespace}/${pod.name}`;
+  const node = context.mesh.nodes.get(`${endpoint.clusterName}/${endpoint.kubernetesMetadata.nodeName}`);
+  if (!node) throw new PathError("POD_NODE_NOT_COMPILED", where);
+  const listener = inboundListenerIn(node, endpoint.containerMetadata.networkNamespace, context.mesh.options.inboundPort);
+  if (!listener || !endpoint.containerMetadata.networkNamespace) throw new PathError("NO_INBOUND_LISTENER", where);
+  const chain = selectFilterChain(listener.filter_chains ?? [], sni);
+  if (!chain) throw new PathError("NO_INBOUND_CHAIN", `SNI "${sni}" at ${listener.name}`);
+  trip.hops.push(`pod ${where}: ${listener.name} chain ${chain.name}`);
+  if (parseInboundChainName(chain.name ?? "") !== trip.target.port) throw new PathError("WRONG_PORT", `${chain.name} for port ${trip.target.port}`);
+  if (target.service !== trip.target.service) throw new PathError("WRONG_SERVICE", `${where} serves ${target.service}`);
+  const server = tlsOf<DownstreamTlsContext>(chain.transport_socket, "downstream");
+  if (server.require_client_certificate !== true) throw new PathError("CLIENT_CERT_NOT_REQUIRED", listener.name ?? "");
+  const serverIdentity = certificateOf(server.common_tls_context);
+  if (!pins.includes(serverIdentity)) throw new PathError("SAN_MISMATCH", `${serverIdentity} is not among ${pins.join(", ")}`);
+  for (const [validator, peer] of [[client, serverIdentity], [server.common_tls_context ?? {}, trip.source.identity]] as const) {
+    if (!trusts(context, validator, peer)) throw new PathError("PEER_NOT_TRUSTED", peer);
+  }
+  trip.hops.push(`mTLS ${trip.source.identity} ↔ ${serverIdentity}`);
+  return pod;
+}
+
+/** Whether a TLS context's validation accepts a peer identity's trust domain. */
+function trusts(context: ReplayContext, tls: CommonTlsContext, peer: string): boolean {
+  const domain = trustDomainOf(peer);
+  const validator = tls.validation_context?.custom_validator_config;
+  if (validator?.name === EXTENSION.spiffeValidator && validator.typed_config) {
+    const config = unpackAny(validator.typed_config)?.message as SPIFFECertValidatorConfig;
+    return (config.trust_domains ?? []).some((d) => d.name === domain);
+  }
+  const trust = context.mesh.index.snapshot.mesh.trust;
+  const bundle = tls.combined_validation_context?.validation_context_sds_secret_config?.name;
+  return trust.mode === "shared" && domain === trust.trustDomain && bundle === (trust.bundleSdsName ?? bundleSecretName(trust.trustDomain));
+}
+

@@ -1,0 +1,203 @@
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import type { BinaryWriter } from "@bufbuild/protobuf/wire";
+import { describe, expect, test } from "vitest";
+import { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
+import { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
+import { compileNode, type CompileResult } from "../../src/compile/compile-node.js";
+import type { ResourceKind } from "../../src/emit/text.js";
+import {
+  XDS_TYPE_URLS,
+  diffResources,
+  isEmptyDiff,
+  toXdsResources,
+  versionInfo,
+  type XdsResource,
+  type XdsResources,
+} from "../../src/emit/xds.js";
+import { localNodeFrom } from "../../src/model/node.js";
+import { parseSnapshot } from "../../src/model/snapshot.js";
+import { indexSnapshot } from "../../src/plan/snapshot-index.js";
+import { compileCase, loadCase } from "../support/cases.js";
+import { REPO_ROOT, meshDocument } from "../support/fixtures.js";
+
+const CASE = "flannel-cross-cluster";
+const URLS = Object.values(XDS_TYPE_URLS);
+const PAYMENTS = "payments.team-b.mesh.aether:8443";
+const CHECKOUT = ["checkout.team-a.mesh.aether:8080", "checkout.team-a.mesh.aether:9090"];
+
+const KINDS: readonly ResourceKind[] = ["clusters", "endpoints", "listeners"];
+
+/** The generated codec of each kind, and the name the resource goes by. */
+const CODECS: Record<ResourceKind, { encode(message: any): BinaryWriter; decode(bytes: Uint8Array): unknown }> = {
+  clusters: Cluster,
+  endpoints: ClusterLoadAssignment,
+  listeners: Listener,
+};
+const NAMES: Record<ResourceKind, (result: CompileResult) => string[]> = {
+  clusters: (result) => result.clusters.map((c) => c.name!),
+  endpoints: (result) => result.endpoints.map((e) => e.cluster_name!),
+  listeners: (result) => result.listeners.map((l) => l.name!),
+};
+
+/** east/node-1 of the example mesh (as in the golden case), from a fresh parse of `document`. */
+function compileEastNode1(document: any = meshDocument()): CompileResult {
+  const snapshot = parseSnapshot(document);
+  return compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), { eastWestWaypoint: "cross-cluster" });
+}
+
+function versions(resources: XdsResources): Record<string, Record<string, string>> {
+  return Object.fromEntries(URLS.map((url) => [url, Object.fromEntries(resources[url].map((r) => [r.name, r.version]))]));
+}
+
+function withoutCheckout(): any {
+  const document = meshDocument();
+  delete document.services["team-a/checkout"];
+  delete document.protocols["team-a/checkout"];
+  delete document.dependencies["team-a/checkout"];
+  document.dependencies["team-a/frontend"] = ["team-b/payments"];
+  return document;
+}
+
+const NO_CHANGE = { added: [], changed: [], removed: [] };
+
+describe("toXdsResources", () => {
+  const result = compileCase(loadCase(CASE));
+  const resources = toXdsResources(result);
+
+  test("every type URL is present, with the result's resources sorted by name", () => {
+    expect(Object.keys(resources).sort()).toEqual([...URLS].sort());
+    for (const kind of KINDS) {
+      const names = resources[XDS_TYPE_URLS[kind]].map((r) => r.name);
+      expect(names).toEqual(NAMES[kind](result));
+      expect(names).toEqual([...names].sort());
+      expect(names.length).toBeGreaterThan(0);
+    }
+  });
+
+  test("a type with no resources is an empty list, not a missing key", () => {
+    const empty = toXdsResources({ ...result, listeners: [] });
+    expect(empty[XDS_TYPE_URLS.listeners]).toEqual([]);
+  });
+
+  test("each resource is its message encoded with the generated codec, under its type URL", () => {
+    for (const kind of KINDS) {
+      const codec = CODECS[kind];
+      resources[XDS_TYPE_URLS[kind]].forEach((r, i) => {
+        expect(r.resource.type_url).toBe(XDS_TYPE_URLS[kind]);
+        const value = r.resource.value!;
+        expect(value).toEqual(codec.encode(result[kind][i]).finish());
+        expect(codec.encode(codec.decode(value)).finish()).toEqual(value);
+      });
+    }
+  });
+
+  test("a version is the first 16 hex digits of the SHA-256 of exactly the bytes sent", () => {
+    for (const r of URLS.flatMap((url) => resources[url])) {
+      expect(r.version).toMatch(/^[0-9a-f]{16}$/);
+      expect(r.version).toBe(createHash("sha256").update(r.resource.value!).digest("hex").slice(0, 16));
+    }
+  });
+
+  test("versions are stable across processes", () => {
+    const script = `
+      import { compileCase, loadCase } from "./test/support/cases.js";
+      import { toXdsResources } from "./src/emit/xds.js";
+      const resources = toXdsResources(compileCase(loadCase(${JSON.stringify(CASE)})));
+      process.stdout.write(JSON.stringify(Object.fromEntries(Object.entries(resources).map(([url, list]) => [url, Object.fromEntries(list.map((r) => [r.name, r.version]))]))));
+    `;
+    const run = () => {
+      const child = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: REPO_ROOT, encoding: "utf8" });
+      expect(child.stderr).toBe("");
+      expect(child.status).toBe(0);
+      return JSON.parse(child.stdout);
+    };
+    const [first, second] = [run(), run()];
+    expect(first).toEqual(second);
+    expect(first).toEqual(versions(resources));
+  });
+
+  test("recompiling a fresh parse of the same mesh gives the same versions", () => {
+    expect(versions(toXdsResources(compileEastNode1()))).toEqual(versions(toXdsResources(compileEastNode1())));
+    expect(versions(toXdsResources(compileEastNode1()))).toEqual(versions(resources));
+  });
+
+  test("one endpoint's health changes the version of its assignment and of nothing else", () => {
+    const document = meshDocument();
+    const pod = document.services["team-b/payments"].find((r: any) => r.kubernetesMetadata.podName === "payments-2b7c-q1");
+    expect(pod.health).toBe("UNHEALTHY");
+    pod.health = "HEALTHY";
+    const [before, after] = [versions(toXdsResources(compileEastNode1())), versions(toXdsResources(compileEastNode1(document)))];
+    for (const url of URLS) {
+      const changed = Object.keys(after[url]!).filter((name) => after[url]![name] !== before[url]![name]);
+      expect(changed, url).toEqual(url === XDS_TYPE_URLS.endpoints ? [PAYMENTS] : []);
+      expect(Object.keys(after[url]!)).toEqual(Object.keys(before[url]!));
+    }
+  });
+
+  test("an assignment shared by nodes of one EDS view is encoded once", () => {
+    const snapshot = parseSnapshot(meshDocument());
+    const index = indexSnapshot(snapshot);
+    // east/node-1 and east/node-2 share cluster and zone, so they see the mesh alike.
+    const [one, two] = ["node-1", "node-2"].map((node) => compileNode(index, localNodeFrom(snapshot, "east", node), { eastWestWaypoint: "cross-cluster" }));
+    const payments = (r: CompileResult) => toXdsResources(r)[XDS_TYPE_URLS.endpoints].find((e) => e.name === PAYMENTS)!;
+    expect(one!.endpoints.find((e) => e.cluster_name === PAYMENTS)).toBe(two!.endpoints.find((e) => e.cluster_name === PAYMENTS));
+    expect(payments(one!).resource.value).toBe(payments(two!).resource.value);
+  });
+});
+
+describe("diffResources", () => {
+  const full = toXdsResources(compileEastNode1());
+  const reduced = toXdsResources(compileEastNode1(withoutCheckout()));
+
+  test("with nothing sent before, everything is added, sorted", () => {
+    const diff = diffResources(undefined, full);
+    for (const url of URLS) expect(diff[url]).toEqual({ added: full[url].map((r) => r.name), changed: [], removed: [] });
+  });
+
+  test("removing a service removes its clusters and assignments and changes nothing else", () => {
+    expect(diffResources(full, reduced)).toEqual({
+      [XDS_TYPE_URLS.clusters]: { added: [], changed: [], removed: CHECKOUT },
+      [XDS_TYPE_URLS.endpoints]: { added: [], changed: [], removed: CHECKOUT },
+      [XDS_TYPE_URLS.listeners]: NO_CHANGE,
+    });
+  });
+
+  test("adding it back adds them", () => {
+    const diff = diffResources(reduced, full);
+    expect(diff[XDS_TYPE_URLS.clusters]).toEqual({ added: CHECKOUT, changed: [], removed: [] });
+    expect(diff[XDS_TYPE_URLS.endpoints]).toEqual({ added: CHECKOUT, changed: [], removed: [] });
+  });
+
+  test("added, changed and removed at once, each sorted whatever the input order", () => {
+    const resource = (name: string, version: string): XdsResource => ({ name, version, resource: { type_url: XDS_TYPE_URLS.clusters, value: new Uint8Array() } });
+    const of = (clusters: XdsResource[]): XdsResources => ({ [XDS_TYPE_URLS.clusters]: clusters, [XDS_TYPE_URLS.endpoints]: [], [XDS_TYPE_URLS.listeners]: [] });
+    const previous = of([resource("c", "1"), resource("a", "1"), resource("b", "1"), resource("e", "1"), resource("z", "1")]);
+    const next = of([resource("z", "2"), resource("d", "1"), resource("b", "2"), resource("c", "1"), resource("y", "1")]);
+    expect(diffResources(previous, next)[XDS_TYPE_URLS.clusters]).toEqual({ added: ["d", "y"], changed: ["b", "z"], removed: ["a", "e"] });
+  });
+
+  test("isEmptyDiff: true exactly when nothing was added, changed or removed", () => {
+    expect(isEmptyDiff(diffResources(full, toXdsResources(compileEastNode1())))).toBe(true);
+    expect(isEmptyDiff(diffResources(full, reduced))).toBe(false);
+    expect(isEmptyDiff(diffResources(undefined, full))).toBe(false);
+  });
+});
+
+describe("versionInfo", () => {
+  const assignments = toXdsResources(compileCase(loadCase(CASE)))[XDS_TYPE_URLS.endpoints];
+
+  test("is 16 hex digits and does not depend on the order of the resources", () => {
+    expect(versionInfo(assignments)).toMatch(/^[0-9a-f]{16}$/);
+    expect(versionInfo([...assignments].reverse())).toBe(versionInfo(assignments));
+  });
+
+  test("changes when any resource's version or name changes, or one is left out", () => {
+    const base = versionInfo(assignments);
+    const [first, ...rest] = assignments;
+    expect(versionInfo([{ ...first!, version: "0000000000000000" }, ...rest])).not.toBe(base);
+    expect(versionInfo([{ ...first!, name: `${first!.name}x` }, ...rest])).not.toBe(base);
+    expect(versionInfo(rest)).not.toBe(base);
+  });
+});
