@@ -35,3 +35,25 @@ export function formatPath(path: readonly PropertyKey[]): string {
   }
   return out;
 }
+
+/**
+ * The compiler produced output that breaks an invariant Envoy depends on. Thrown instead of
+ * returning it: pushing it would NACK or misroute the node's whole update. Always a bug (in
+ * aether-xds, or in a hand-built LocalNode), never an input problem.
+ */
+export class CompileInvariantError extends Error {
+  override readonly name = "CompileInvariantError";
+  constructor(
+    /** The invariant broken, e.g. `"contiguous-priorities"`. */
+    readonly rule: string,
+    /** The resource that breaks it. */
+    readonly resource: string,
+    detail: string,
+  ) {
+    super(`${resource}: ${rule}: ${detail}`);
+  }
+}
+
+export function isCompileInvariantError(error: unknown): error is CompileInvariantError {
+  return error instanceof CompileInvariantError;
+}

@@ -70,3 +70,7 @@ export { compileMesh, type CompiledMesh, type CompiledNode } from "./verify/comp
 export { formatMeshReport } from "./verify/format.js";
 export { PATH_FAILURES, type PathFailureCode, type PathReport, type PathSource, type PathTarget, type Landing } from "./verify/path.js";
 export { selectFilterChain, evaluateSocketMatcher, chosenPriority, type MatchInputs, type MatchOutcome } from "./verify/envoy-match.js";
+export { CompileInvariantError, isCompileInvariantError } from "./errors.js";
+export { lintCompileResult, LINT_RULES, type LintRule } from "./compile/lint.js";
+export { SNAPSHOT_LIMITS } from "./model/snapshot.js";
+export { MAX_MESH_FILE_LENGTH } from "./model/mesh-file.js";

@@ -1,7 +1,7 @@
 /** Flag parsing shared by the CLI commands. */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { meshFileFormat, parseMeshFile } from "../model/mesh-file.js";
+import { MAX_MESH_FILE_LENGTH, meshFileFormat, parseMeshFile } from "../model/mesh-file.js";
 import { parseOptions, type Options } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
 
@@ -33,8 +33,11 @@ export function readSnapshot(path: string | undefined): Snapshot {
   if (!path) throw new UsageError("--snapshot FILE is required");
   let text: string;
   try {
+    const size = statSync(path).size;
+    if (size > MAX_MESH_FILE_LENGTH) throw new UsageError(`${path} is ${size} bytes, over the limit of ${MAX_MESH_FILE_LENGTH}`);
     text = readFileSync(path, "utf8");
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     throw new UsageError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
   return parseMeshFile(text, meshFileFormat(path));

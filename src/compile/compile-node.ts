@@ -12,6 +12,7 @@ import { compareText } from "../util/order.js";
 import { outboundClusters, sourceMatchers } from "./clusters.js";
 import { portAssignments } from "./endpoints.js";
 import { inboundSide } from "./inbound.js";
+import { lintCompileResult } from "./lint.js";
 import { ingressAssignments, ingressClusters, tunnelListener, tunneledServices } from "./waypoint.js";
 
 export interface CompileResult {
@@ -30,6 +31,7 @@ export interface CompileResult {
 /**
  * Compiles one node. Pure: the same snapshot, node and options give byte-identical resources,
  * whatever the order of the input. Pass an index (`indexSnapshot`) to share work across nodes.
+ * The output is linted before it is returned (fail closed: `CompileInvariantError`).
  */
 export function compileNode(
   snapshot: Snapshot | SnapshotIndex,
@@ -56,12 +58,12 @@ export function compileNode(
   clusters.push(...ingressClusters(plan, tunneled), ...inbound.clusters);
   endpoints.push(...ingress.assignments);
   diagnostics.push(...ingress.diagnostics, ...inbound.diagnostics);
-  return {
+  return lintCompileResult({
     node: { cluster: plan.node.clusterName, name: plan.node.nodeName, ip: plan.node.nodeIp, locality: plan.node.locality },
     options: plan.options,
     clusters: clusters.sort((a, b) => compareText(a.name!, b.name!)),
     endpoints: endpoints.sort((a, b) => compareText(a.cluster_name!, b.cluster_name!)),
     listeners: [...tunnelListener(plan, tunneled), ...inbound.listeners].sort((a, b) => compareText(a.name!, b.name!)),
     diagnostics,
-  };
+  });
 }

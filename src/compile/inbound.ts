@@ -28,8 +28,8 @@ export function inboundSide(plan: NodePlan): InboundSide {
   for (const hosted of plan.hostedPods) {
     const reason = whyNoListener(hosted);
     if (reason) side.diagnostics.push(reason);
-    // A pod without a netns has nowhere to bind (the node plan reports it as POD_WITHOUT_NETNS).
-    if (reason || !hosted.pod.netns) continue;
+    // Without a netns of its own a pod has nowhere to bind (the node plan reports why).
+    if (reason || !hosted.netns) continue;
     const ref = { namespace: hosted.pod.namespace, pod: hosted.pod.name };
     side.listeners.push(inboundListener(plan, hosted, ref));
     side.clusters.push(...hosted.ports.map((port) => staticCluster(appClusterName(ref, port), hosted.pod.ip, port, protocolOf(hosted, port) === "http2")));
@@ -49,7 +49,7 @@ function whyNoListener(hosted: HostedPodPlan): Diagnostic | undefined {
 function inboundListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): Listener {
   return {
     name: inboundListenerName(ref),
-    address: socketAddress("0.0.0.0", plan.options.inboundPort, hosted.pod.netns),
+    address: socketAddress("0.0.0.0", plan.options.inboundPort, hosted.netns),
     filter_chains: hosted.ports.map((port) => inboundChain(plan, hosted, ref, port)),
     listener_filters: [tlsInspector()],
     traffic_direction: TrafficDirection.INBOUND,

@@ -15,6 +15,7 @@ export function canonicalIp(ip: string): string {
 
 export const ipAddress = z
   .string()
+  .max(64, { error: "not an IPv4/IPv6 address (too long)" })
   .refine((value) => isIP(value) !== 0, { error: "not an IPv4/IPv6 address" })
   .transform(canonicalIp);
 

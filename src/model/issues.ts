@@ -33,18 +33,27 @@ function pathOf(visit: Visit): PropertyKey[] {
   return path;
 }
 
-/** Finds forbidden keys anywhere in a JSON-like value, iteratively (deep input cannot overflow the stack). */
-export function forbiddenKeyIssues(input: unknown): InputIssue[] {
+/** A lone UTF-16 surrogate: protobuf would silently replace it with U+FFFD on the wire. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Finds what must never reach the compiler, anywhere in a JSON-like value: keys that would reach an
+ * object's prototype, and strings that are not well-formed Unicode. Iterative, so deep input
+ * cannot overflow the stack.
+ */
+export function unsafeInputIssues(input: unknown): InputIssue[] {
   const issues: InputIssue[] = [];
   const stack: Visit[] = [{ value: input }];
   while (stack.length > 0) {
     const visit = stack.pop()!;
     const value = visit.value;
+    if (typeof value === "string" && LONE_SURROGATE.test(value)) issues.push({ path: formatPath(pathOf(visit)), message: "not well-formed Unicode" });
     if (typeof value !== "object" || value === null || ArrayBuffer.isView(value)) continue;
     const isArray = Array.isArray(value);
     for (const key of Object.keys(value)) {
       const child: Visit = { value: (value as Record<string, unknown>)[key], key: isArray ? Number(key) : key, parent: visit };
       if (FORBIDDEN_KEYS.has(key)) issues.push({ path: formatPath(pathOf(child)), message: "forbidden key" });
+      else if (LONE_SURROGATE.test(key)) issues.push({ path: formatPath(pathOf(child)), message: "key is not well-formed Unicode" });
       else stack.push(child);
     }
   }

@@ -1,6 +1,7 @@
 /** Reading a mesh file's text (JSON or YAML) into a snapshot. Pure: the caller reads the file. */
-import { parse as parseYaml } from "yaml";
+import { parseDocument as parseYamlDocument } from "yaml";
 import { InputError } from "../errors.js";
+import { firstDuplicateKey } from "./json-keys.js";
 import { parseSnapshot, type Snapshot } from "./snapshot.js";
 
 export type MeshFileFormat = "json" | "yaml";
@@ -10,16 +11,47 @@ export function meshFileFormat(fileName: string): MeshFileFormat {
   return fileName.toLowerCase().endsWith(".json") ? "json" : "yaml";
 }
 
-/** Parses mesh-file text; syntax errors become an `InputError` with the position. */
+/** The largest mesh file accepted, in characters (the CLI checks the file's size in bytes). */
+export const MAX_MESH_FILE_LENGTH = 256 * 1024 * 1024;
+
+/**
+ * Parses mesh-file text; syntax errors, duplicate keys and oversized text become an `InputError`.
+ * YAML aliases are capped, so a "billion laughs" document cannot blow up.
+ */
 export function parseMeshFile(text: string, format: MeshFileFormat = "yaml"): Snapshot {
-  return parseSnapshot(parseDocument(text, format));
+  if (text.length > MAX_MESH_FILE_LENGTH) throw syntaxError(format, `${text.length} characters, over the limit of ${MAX_MESH_FILE_LENGTH}`);
+  return parseSnapshot(format === "json" ? parseJson(text) : parseYamlText(text));
 }
 
-function parseDocument(text: string, format: MeshFileFormat): unknown {
+function parseJson(text: string): unknown {
+  let document: unknown;
   try {
-    return format === "json" ? JSON.parse(text) : parseYaml(text, { uniqueKeys: true, maxAliasCount: 100 });
+    document = JSON.parse(text);
   } catch (error) {
-    const message = (error as Error).message.split("\n")[0] ?? "unreadable";
-    throw new InputError("snapshot", [{ path: "", message: `not valid ${format.toUpperCase()}: ${message}` }]);
+    throw syntaxError("json", (error as Error).message);
   }
+  const duplicate = firstDuplicateKey(text);
+  if (duplicate) throw syntaxError("json", `duplicate key ${JSON.stringify(duplicate.key)} at line ${duplicate.line}`);
+  return document;
+}
+
+/** Strict YAML: errors and warnings (an unknown tag, say) both refuse the file. */
+function parseYamlText(text: string): unknown {
+  let document: ReturnType<typeof parseYamlDocument>;
+  try {
+    document = parseYamlDocument(text, { uniqueKeys: true, logLevel: "silent" });
+  } catch (error) {
+    throw syntaxError("yaml", (error as Error).message);
+  }
+  const problem = document.errors[0] ?? document.warnings[0];
+  if (problem) throw syntaxError("yaml", problem.message);
+  try {
+    return document.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    throw syntaxError("yaml", (error as Error).message);
+  }
+}
+
+function syntaxError(format: MeshFileFormat, message: string): InputError {
+  return new InputError("snapshot", [{ path: "", message: `not valid ${format.toUpperCase()}: ${message.split("\n")[0] ?? "unreadable"}` }]);
 }

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { InputError, type InputIssue } from "../errors.js";
 import { nodeSpiffeId, parseServiceKey, structuredSniProblem, type ServiceKey } from "../naming.js";
 import { clusterName, dnsLabel, dnsSubdomain, ipAddress, locality, netnsPath, orEmpty, port, spiffeId, trustDomain } from "./fields.js";
-import { collectIssues, forbiddenKeyIssues } from "./issues.js";
+import { collectIssues, unsafeInputIssues } from "./issues.js";
 import type { ServiceEndpoint } from "./registry.js";
 import type { NodeStatus, Snapshot, TrustConfig } from "./snapshot.js";
 
@@ -47,7 +47,7 @@ export interface LocalNode extends Omit<z.output<typeof localNode>, "dependencie
 }
 
 export function parseNode(input: unknown): LocalNode {
-  const forbidden = forbiddenKeyIssues(input);
+  const forbidden = unsafeInputIssues(input);
   if (forbidden.length > 0) throw new InputError("node", forbidden);
   const parsed = localNode.safeParse(input);
   if (!parsed.success) throw new InputError("node", collectIssues(parsed.error.issues));

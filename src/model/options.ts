@@ -1,7 +1,7 @@
 /** Compile options (DESIGN §2) with their defaults. */
 import { z } from "zod";
 import { InputError } from "../errors.js";
-import { collectIssues, forbiddenKeyIssues } from "./issues.js";
+import { collectIssues, unsafeInputIssues } from "./issues.js";
 import { clusterName, port } from "./fields.js";
 
 /** Where Envoy fetches EDS or SDS resources: the ADS stream, or a named gRPC cluster. */
@@ -34,7 +34,7 @@ export type OptionsInput = z.input<typeof options>;
 export type Options = z.output<typeof options>;
 
 export function parseOptions(input: unknown = {}): Options {
-  const forbidden = forbiddenKeyIssues(input);
+  const forbidden = unsafeInputIssues(input);
   if (forbidden.length > 0) throw new InputError("options", forbidden);
   const parsed = options.safeParse(input ?? {});
   if (!parsed.success) throw new InputError("options", collectIssues(parsed.error.issues));

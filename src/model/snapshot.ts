@@ -12,13 +12,19 @@ import {
 } from "../naming.js";
 import { clusterName, dnsSubdomain, ipAddress, trustDomain } from "./fields.js";
 import { decodeServiceEndpoint, serviceEndpoint, type ServiceEndpoint } from "./registry.js";
-import { collectIssues, forbiddenKeyIssues } from "./issues.js";
+import { collectIssues, unsafeInputIssues } from "./issues.js";
 
-const MAX_ENDPOINTS = 2_000_000;
+/** Size limits, checked before any record is parsed so an oversized input fails fast. */
+export const SNAPSHOT_LIMITS = {
+  endpoints: 1_000_000,
+  endpointsPerService: 100_000,
+  services: 100_000,
+  nodes: 100_000,
+} as const;
 
 const bundleSource = z.union([
-  z.strictObject({ filename: z.string().min(1).regex(/^\/[^\0]*$/, { error: "not an absolute path" }) }),
-  z.strictObject({ inlineString: z.string().min(1) }),
+  z.strictObject({ filename: z.string().min(1).max(4096).regex(/^\/[^\0]*$/, { error: "not an absolute path" }) }),
+  z.strictObject({ inlineString: z.string().min(1).max(1_048_576) }),
 ]);
 
 /** One trust domain of the whole mesh, shared by every cluster. */
@@ -26,7 +32,7 @@ const sharedTrust = z.strictObject({
   mode: z.literal("shared"),
   trustDomain,
   /** SDS name of the CA bundle; SPIRE serves it as `spiffe://<trustDomain>`. */
-  bundleSdsName: z.string().min(1).optional(),
+  bundleSdsName: z.string().min(1).max(1024).optional(),
 });
 
 /** SPIFFE federation: per-cluster trust domains, each with its CA bundle. */
@@ -57,13 +63,15 @@ const serviceKeyField = z.string().refine((key) => parseServiceKey(key) !== unde
 const registryRecord = z.union([z.instanceof(Uint8Array), z.string(), z.record(z.string(), z.unknown())]);
 
 const serviceRecords = z.record(serviceKeyField, z.array(registryRecord));
+/** The same, accepting any key: records under a bad key are still checked (the key is reported once, above). */
+const lenientServiceRecords = z.record(z.string(), z.array(registryRecord));
 
 const meshFile = z.strictObject({
   mesh: z.strictObject({
     meshDomain: dnsSubdomain,
     trust: trustConfig,
     /** Template of the node proxies' SPIFFE ID; placeholders `{trustDomain}`, `{cluster}`, `{node}`. */
-    nodeIdentity: z.string().min(1).default(DEFAULT_NODE_IDENTITY),
+    nodeIdentity: z.string().min(1).max(1024).default(DEFAULT_NODE_IDENTITY),
   }),
   nodes: z
     .array(
@@ -119,13 +127,15 @@ export interface Snapshot {
  * `InputError` listing every problem with its path.
  */
 export function parseSnapshot(input: unknown): Snapshot {
-  const forbidden = forbiddenKeyIssues(input);
-  if (forbidden.length > 0) throw new InputError("snapshot", forbidden);
+  const oversized = sizeIssues(input);
+  if (oversized.length > 0) throw new InputError("snapshot", oversized);
+  const unsafe = unsafeInputIssues(input);
+  if (unsafe.length > 0) throw new InputError("snapshot", unsafe);
   const file = meshFile.safeParse(input);
   const issues: InputIssue[] = file.success ? [] : collectIssues(file.error.issues);
   // Records are validated one by one even when the rest of the file is broken, so one run shows
   // every problem.
-  const records = serviceRecords.safeParse((input as { services?: unknown } | null)?.services);
+  const records = lenientServiceRecords.safeParse((input as { services?: unknown } | null)?.services);
   const services = records.success ? parseServices(records.data, issues) : new Map<ServiceKey, ServiceEndpoint[]>();
   if (file.success) issues.push(...crossCheck(file.data, services));
   if (!file.success || issues.length > 0) throw new InputError("snapshot", issues);
@@ -149,18 +159,32 @@ export function parseSnapshot(input: unknown): Snapshot {
 
 type MeshFile = z.output<typeof meshFile>;
 
-function parseServices(raw: z.output<typeof serviceRecords>, issues: InputIssue[]): Map<ServiceKey, ServiceEndpoint[]> {
+function parseServices(raw: z.output<typeof lenientServiceRecords>, issues: InputIssue[]): Map<ServiceKey, ServiceEndpoint[]> {
   const services = new Map<ServiceKey, ServiceEndpoint[]>();
-  let total = 0;
   for (const [key, records] of Object.entries(raw)) {
-    total += records.length;
-    if (total > MAX_ENDPOINTS) {
-      issues.push({ path: "services", message: `more than ${MAX_ENDPOINTS} endpoints in one snapshot` });
-      return services;
-    }
-    services.set(key as ServiceKey, parseRecords(key as ServiceKey, records, issues));
+    if (parseServiceKey(key)) services.set(key as ServiceKey, parseRecords(key as ServiceKey, records, issues));
   }
   return services;
+}
+
+/** Counts, not contents: a snapshot over the limits is refused before anything is parsed. */
+function sizeIssues(input: unknown): InputIssue[] {
+  const { services, nodes } = (typeof input === "object" && input !== null ? input : {}) as { services?: unknown; nodes?: unknown };
+  const issues: InputIssue[] = [];
+  const over = (path: string, count: number, limit: number, what: string) =>
+    count > limit && issues.push({ path, message: `${count} ${what}, over the limit of ${limit}` });
+  if (Array.isArray(nodes)) over("nodes", nodes.length, SNAPSHOT_LIMITS.nodes, "nodes");
+  if (typeof services !== "object" || services === null) return issues;
+  const lists = Object.entries(services as Record<string, unknown>);
+  over("services", lists.length, SNAPSHOT_LIMITS.services, "services");
+  let total = 0;
+  for (const [key, records] of lists) {
+    const count = Array.isArray(records) ? records.length : 0;
+    total += count;
+    over(formatPath(["services", key]), count, SNAPSHOT_LIMITS.endpointsPerService, "endpoints");
+  }
+  over("services", total, SNAPSHOT_LIMITS.endpoints, "endpoints in all");
+  return issues;
 }
 
 function parseRecords(key: ServiceKey, records: readonly unknown[], issues: InputIssue[]): ServiceEndpoint[] {

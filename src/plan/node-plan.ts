@@ -44,6 +44,8 @@ export interface HostedPodPlan {
   readonly service: ServiceKey;
   readonly ref: ServiceRef;
   readonly identity: string;
+  /** The pod's netns when it is its own ("" when unknown or claimed by another pod too). */
+  readonly netns: string;
   /** Served ports: the pod's own list, else its registry record's. Sorted. */
   readonly ports: readonly number[];
   readonly protocols: ReadonlyMap<number, PortProtocol>;
@@ -65,7 +67,7 @@ export function planNode(index: SnapshotIndex, node: LocalNode, options: Options
     nodeIdentity: node.spiffeId,
     identities: [...new Set([node.spiffeId, ...identityByNetns.values()])].sort(compareText),
     identityByNetns,
-    hostedPods: hostedPods(index, node),
+    hostedPods: hostedPods(index, node, identityByNetns),
     dependencies: dependencyScope(index, node, diagnostics),
     sds,
     eds: configSource(options.eds),
@@ -92,32 +94,40 @@ function checkNodeAgainstMesh(index: SnapshotIndex, node: LocalNode): void {
   if (issues.length > 0) throw new InputError("node", issues);
 }
 
-/** The per-source matcher keys on the pod's netns; a pod without one (or sharing one) can't be told apart. */
+/**
+ * The per-source matcher keys on the pod's netns. A pod without one cannot be told apart; a netns
+ * claimed by two pods (a stale or forged record) is used for neither — failing closed, rather than
+ * letting one record decide which identity another pod's traffic presents.
+ */
 function sourcesByNetns(node: LocalNode, diagnostics: Diagnostic[]): Map<string, string> {
-  const byNetns = new Map<string, string>();
-  const owner = new Map<string, string>();
-  for (const pod of [...node.pods].sort((a, b) => compareText(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`))) {
-    const name = `${pod.namespace}/${pod.name}`;
+  const claims = new Map<string, HostedPod[]>();
+  for (const pod of sortedPods(node)) {
+    const service = `${pod.namespace}/${pod.serviceAccount}`;
     if (!pod.netns) {
-      diagnostics.push(diagnostic("POD_WITHOUT_NETNS", `pod ${name} has no network namespace: its outbound traffic uses the node identity and it gets no inbound listener`, { service: `${pod.namespace}/${pod.serviceAccount}` }));
+      diagnostics.push(diagnostic("POD_WITHOUT_NETNS", `pod ${pod.namespace}/${pod.name} has no network namespace: its outbound traffic uses the node identity and it gets no inbound listener`, { service }));
       continue;
     }
-    const first = owner.get(pod.netns);
-    if (first) {
-      diagnostics.push(diagnostic("NETNS_CONFLICT", `pods ${first} and ${name} share network namespace ${pod.netns}; ${name} is ignored`, { service: `${pod.namespace}/${pod.serviceAccount}` }));
-      continue;
-    }
-    owner.set(pod.netns, name);
-    byNetns.set(pod.netns, podIdentity(node, pod));
+    claims.set(pod.netns, [...(claims.get(pod.netns) ?? []), pod]);
   }
-  return new Map([...byNetns].sort(([a], [b]) => compareText(a, b)));
+  const byNetns = new Map<string, string>();
+  for (const [netns, pods] of [...claims].sort(([a], [b]) => compareText(a, b))) {
+    if (pods.length === 1) {
+      byNetns.set(netns, podIdentity(node, pods[0]!));
+      continue;
+    }
+    const names = pods.map((pod) => `${pod.namespace}/${pod.name}`).join(", ");
+    diagnostics.push(diagnostic("NETNS_CONFLICT", `pods ${names} all claim network namespace ${netns}: none is told apart (their traffic uses the node identity) and none gets an inbound listener`));
+  }
+  return byNetns;
 }
 
-function hostedPods(index: SnapshotIndex, node: LocalNode): HostedPodPlan[] {
+function sortedPods(node: LocalNode): HostedPod[] {
+  return [...node.pods].sort((a, b) => compareText(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`));
+}
+
+function hostedPods(index: SnapshotIndex, node: LocalNode, identityByNetns: ReadonlyMap<string, string>): HostedPodPlan[] {
   const records = index.hostedBy.get(nodeKey(node.clusterName, node.nodeName)) ?? [];
-  return [...node.pods]
-    .sort((a, b) => compareText(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`))
-    .map((pod) => {
+  return sortedPods(node).map((pod) => {
       const ref = { namespace: pod.namespace, service: pod.serviceAccount };
       const key = serviceKey(ref);
       const service = index.services.get(key);
@@ -128,6 +138,7 @@ function hostedPods(index: SnapshotIndex, node: LocalNode): HostedPodPlan[] {
         service: key,
         ref,
         identity: podIdentity(node, pod),
+        netns: identityByNetns.has(pod.netns) ? pod.netns : "",
         ports,
         protocols: service?.protocols ?? index.snapshot.protocols.get(key) ?? new Map(),
         exported: service?.exported ?? index.snapshot.exports?.has(key) ?? true,

@@ -7,7 +7,7 @@ import type { OptionsInput, Options } from "../model/options.js";
 import { InputError } from "../errors.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { parseServiceKey, serviceKey, type ServiceKey } from "../naming.js";
-import { podIdentity } from "../plan/node-plan.js";
+import { planNode } from "../plan/node-plan.js";
 import type { SnapshotIndex } from "../plan/snapshot-index.js";
 import { compareText } from "../util/order.js";
 import { compileMesh, podsByAddress, tunnelAddresses, type CompileProgress, type CompiledMesh, type CompiledNode } from "./compiled-mesh.js";
@@ -29,7 +29,7 @@ export function verifyMesh(snapshot: Snapshot | SnapshotIndex, options: Options 
 export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
   const context = replayContext(mesh);
   const paths = [...mesh.nodes.values()].flatMap((node) =>
-    sourcesOf(node).flatMap((source) => targetsOf(mesh, node, source).map((target) => replayPath(context, source, target))),
+    sourcesOf(mesh, node).flatMap((source) => targetsOf(mesh, node, source).map((target) => replayPath(context, source, target))),
   );
   return { ok: paths.every((p) => p.status !== "failed"), mode: mesh.options.eastWestWaypoint, paths, skippedNodes: mesh.skipped };
 }
@@ -38,10 +38,14 @@ export function replayContext(mesh: CompiledMesh): ReplayContext {
   return { mesh, tunnels: tunnelAddresses(mesh), pods: podsByAddress(mesh) };
 }
 
-/** Each hosted pod (by its netns) and the node itself (no netns: the node identity). */
-export function sourcesOf(node: CompiledNode): PathSource[] {
+/**
+ * Each hosted pod and the node itself. A pod is told apart by its netns only when the node plan
+ * gives it one of its own; otherwise its traffic, like the node's, carries the node identity.
+ */
+export function sourcesOf(mesh: CompiledMesh, node: CompiledNode): PathSource[] {
   const { local } = node;
   const nodeRef = `${local.clusterName}/${local.nodeName}`;
+  const identityByNetns = planNode(mesh.index, local, mesh.options).identityByNetns;
   const pods = [...local.pods]
     .sort((a, b) => compareText(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`))
     .map((pod): PathSource => ({
@@ -49,7 +53,7 @@ export function sourcesOf(node: CompiledNode): PathSource[] {
       cluster: local.clusterName,
       pod: { namespace: pod.namespace, name: pod.name, service: serviceKey({ namespace: pod.namespace, service: pod.serviceAccount }) },
       ...(pod.netns ? { netns: pod.netns } : {}),
-      identity: pod.netns ? podIdentity(local, pod) : local.spiffeId,
+      identity: identityByNetns.get(pod.netns) ?? local.spiffeId,
     }));
   return [...pods, { node: nodeRef, cluster: local.clusterName, identity: local.spiffeId }];
 }
@@ -75,7 +79,7 @@ export function explainPath(snapshot: Snapshot | SnapshotIndex, from: string, to
 function findSource(mesh: CompiledMesh, from: string): PathSource {
   const [cluster, namespace, pod] = from.split("/");
   for (const node of mesh.nodes.values()) {
-    const found = sourcesOf(node).find((s) => s.cluster === cluster && s.pod?.namespace === namespace && s.pod?.name === pod);
+    const found = sourcesOf(mesh, node).find((s) => s.cluster === cluster && s.pod?.namespace === namespace && s.pod?.name === pod);
     if (found) return found;
   }
   throw new InputError("options", [{ path: "from", message: `no hosted pod ${from} on a compiled node (expected <cluster>/<namespace>/<pod>)` }]);

@@ -82,6 +82,18 @@ describe("the transport-socket matcher", () => {
     expect(result.diagnostics.map((d) => d.code)).toContain("POD_WITHOUT_NETNS");
   });
 
+  test("a netns claimed by two pods is used for neither (fail closed): their traffic carries the node identity", () => {
+    const forged = [...pods, { name: "impostor", namespace: "batch", serviceAccount: "admin", ip: "10.244.0.66", netns: "/run/netns/web-1" }].map((pod) => ({ ...pod, ports: [80] }));
+    const result = compileNode(snapshot(), localNode("home", "h1", "10.1.0.1", forged), { eastWestWaypoint: "off" });
+    const outbound = result.clusters.find((c) => c.name === "svc.ns.mesh.test:8080");
+    const map = (renderResource("clusters", outbound) as any).transport_socket_matcher.matcher_tree.exact_match_map.map;
+    expect(Object.keys(map)).toEqual(["/run/netns/job-1", "/run/netns/web-2"]);
+    expect(result.listeners.map((l) => l.name)).toEqual(["inbound_job-1_batch", "inbound_web-2_ns"]);
+    expect(result.diagnostics.filter((d) => d.code === "NETNS_CONFLICT").map((d) => d.message)).toEqual([
+      "pods batch/impostor, ns/web-1 all claim network namespace /run/netns/web-1: none is told apart (their traffic uses the node identity) and none gets an inbound listener",
+    ]);
+  });
+
   test("a configured filter-state key is used for the per-source level", () => {
     const input = cluster({ eastWestWaypoint: "off", netnsFilterStateKey: "io.aether.source_netns" }).transport_socket_matcher.matcher_tree.input;
     expect(input).toEqual({ ...netnsInput, typed_config: { ...netnsInput.typed_config, key: "io.aether.source_netns" } });

@@ -1,0 +1,139 @@
+/**
+ * The output linter: run on every compile, fail closed. Each rule is something Envoy would reject
+ * (NACKing the node's whole update) or silently get wrong (a socket action naming no socket falls
+ * back to plaintext; duplicate endpoint addresses lose weights and metadata).
+ */
+import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
+import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
+import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
+import type { TransportSocketNameAction } from "../../gen/envoy/extensions/matching/common_inputs/transport_socket/v3/transport_socket_inputs.js";
+import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
+import { unpackAny } from "../emit/schema.js";
+import { hostPort } from "../envoy/core.js";
+import { EXTENSION } from "../envoy/types.js";
+import { CompileInvariantError } from "../errors.js";
+import { MAX_DNS_LABEL, MAX_SERVER_NAME_BYTES } from "../naming.js";
+import { MAX_UINT32 } from "./endpoints.js";
+
+export const LINT_RULES = [
+  "unique-resource-names",
+  "unique-socket-names",
+  "action-names-a-socket",
+  "nested-on-no-match",
+  "non-empty-match-map",
+  "unique-chain-match",
+  "no-partial-wildcard",
+  "name-lengths",
+  "contiguous-priorities",
+  "unique-endpoint-address",
+  "uint32-weights",
+] as const;
+
+export type LintRule = (typeof LINT_RULES)[number];
+
+export interface LintableResult {
+  readonly clusters: readonly Cluster[];
+  readonly endpoints: readonly ClusterLoadAssignment[];
+  readonly listeners: readonly Listener[];
+}
+
+/** Throws `CompileInvariantError` on the first broken rule; returns the result untouched otherwise. */
+export function lintCompileResult<T extends LintableResult>(result: T): T {
+  uniqueNames("clusters", result.clusters.map((c) => c.name ?? ""));
+  uniqueNames("endpoints", result.endpoints.map((e) => e.cluster_name ?? ""));
+  uniqueNames("listeners", result.listeners.map((l) => l.name ?? ""));
+  result.clusters.forEach(lintCluster);
+  result.endpoints.forEach(lintAssignment);
+  result.listeners.forEach(lintListener);
+  return result;
+}
+
+function fail(rule: LintRule, resource: string, detail: string): never {
+  throw new CompileInvariantError(rule, resource, detail);
+}
+
+function uniqueNames(kind: string, names: readonly string[]): void {
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (!name || seen.has(name)) fail("unique-resource-names", name || `(unnamed ${kind})`, `${kind} names must be unique and non-empty`);
+    seen.add(name);
+  }
+}
+
+function lintCluster(cluster: Cluster): void {
+  const name = cluster.name ?? "";
+  const sockets = new Set<string>();
+  for (const match of cluster.transport_socket_matches ?? []) {
+    if (!match.name || sockets.has(match.name)) fail("unique-socket-names", name, `socket "${match.name}" is empty or repeated`);
+    sockets.add(match.name);
+    checkSni(name, match.transport_socket?.typed_config);
+  }
+  checkSni(name, cluster.transport_socket?.typed_config);
+  if (cluster.transport_socket_matcher) lintMatcher(name, cluster.transport_socket_matcher, sockets);
+}
+
+function checkSni(resource: string, typedConfig: Parameters<typeof unpackAny>[0] | undefined): void {
+  if (!typedConfig) return;
+  const tls = unpackAny(typedConfig)?.message as UpstreamTlsContext | undefined;
+  if (tls?.sni) checkServerName(resource, tls.sni);
+}
+
+/** Every tree has a non-empty map and its own on_no_match; every action names a socket of the table. */
+function lintMatcher(resource: string, matcher: Matcher, sockets: ReadonlySet<string>): void {
+  if (!matcher.on_no_match) fail("nested-on-no-match", resource, "a matcher without on_no_match ends the whole evaluation with no match");
+  const map = matcher.matcher_tree?.exact_match_map?.map;
+  if (matcher.matcher_tree && (!map || Object.keys(map).length === 0)) fail("non-empty-match-map", resource, "Envoy rejects an empty exact_match_map");
+  for (const target of [...Object.values(map ?? {}), matcher.on_no_match!]) lintOnMatch(resource, target, sockets);
+}
+
+function lintOnMatch(resource: string, target: Matcher_OnMatch, sockets: ReadonlySet<string>): void {
+  if (target.matcher) return lintMatcher(resource, target.matcher, sockets);
+  const action = target.action;
+  const socket = action?.name === EXTENSION.socketNameAction && action.typed_config ? (unpackAny(action.typed_config)?.message as TransportSocketNameAction).name : undefined;
+  if (!socket || !sockets.has(socket)) fail("action-names-a-socket", resource, `action names "${socket ?? action?.name}", not a socket of this cluster`);
+}
+
+function lintAssignment(assignment: ClusterLoadAssignment): void {
+  const name = assignment.cluster_name ?? "";
+  const priorities = new Set<number>();
+  const addresses = new Set<string>();
+  const sums = new Map<number, number>();
+  for (const group of assignment.endpoints ?? []) {
+    const priority = group.priority ?? 0;
+    priorities.add(priority);
+    for (const lb of group.lb_endpoints ?? []) {
+      const socket = lb.endpoint?.address?.socket_address;
+      const address = hostPort(socket?.address ?? "", socket?.port_value ?? 0);
+      if (addresses.has(address)) fail("unique-endpoint-address", name, `${address} appears twice: Envoy keeps only the first`);
+      addresses.add(address);
+      const weight = lb.load_balancing_weight ?? 1;
+      if (weight < 1) fail("uint32-weights", name, `${address} has weight ${weight}`);
+      sums.set(priority, (sums.get(priority) ?? 0) + weight);
+    }
+  }
+  for (const [priority, sum] of sums) if (sum > MAX_UINT32) fail("uint32-weights", name, `priority ${priority} weights sum to ${sum}`);
+  const sorted = [...priorities].sort((a, b) => a - b);
+  if (sorted.some((priority, i) => priority !== i)) fail("contiguous-priorities", name, `priorities ${sorted.join(", ")} are not contiguous from 0`);
+}
+
+function lintListener(listener: Listener): void {
+  const name = listener.name ?? "";
+  const matches = new Set<string>();
+  for (const chain of listener.filter_chains ?? []) {
+    const match = chain.filter_chain_match ?? {};
+    const serverNames = match.server_names ?? [];
+    serverNames.forEach((serverName) => checkServerName(name, serverName));
+    const key = JSON.stringify([[...serverNames].sort(), match.transport_protocol ?? "", [...(match.application_protocols ?? [])].sort(), match.destination_port ?? null]);
+    if (matches.has(key)) fail("unique-chain-match", name, `two filter chains match ${key}`);
+    matches.add(key);
+  }
+}
+
+/** Exact names, or a leading `*.` wildcard: no partial wildcards, DNS label and SNI length limits. */
+function checkServerName(resource: string, serverName: string): void {
+  const bare = serverName.startsWith("*.") ? serverName.slice(2) : serverName;
+  if (bare.includes("*")) fail("no-partial-wildcard", resource, `"${serverName}": only a leading "*." is allowed`);
+  if (Buffer.byteLength(serverName, "utf8") > MAX_SERVER_NAME_BYTES) fail("name-lengths", resource, `"${serverName}" is over ${MAX_SERVER_NAME_BYTES} bytes`);
+  if (bare.split(".").some((label) => label.length > MAX_DNS_LABEL || label.length === 0)) fail("name-lengths", resource, `"${serverName}" has an empty label or one over ${MAX_DNS_LABEL} characters`);
+}

@@ -1,0 +1,84 @@
+import { describe, expect, test } from "vitest";
+import { compileNode, type CompileResult } from "../../src/compile/compile-node.js";
+import { LINT_RULES, lintCompileResult, type LintRule } from "../../src/compile/lint.js";
+import { unpackAny } from "../../src/emit/schema.js";
+import { pack } from "../../src/envoy/any.js";
+import { UPSTREAM_TLS_CONTEXT } from "../../src/envoy/types.js";
+import { isCompileInvariantError } from "../../src/errors.js";
+import { localNodeFrom } from "../../src/model/node.js";
+import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
+import { exampleSnapshot } from "../support/fixtures.js";
+
+/** A freshly compiled east/node-1 (cross-cluster), mutable. */
+function compiled(): { -readonly [K in keyof CompileResult]: CompileResult[K] extends readonly (infer T)[] ? T[] : CompileResult[K] } {
+  const snapshot = exampleSnapshot();
+  return compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), { eastWestWaypoint: "cross-cluster" }) as never;
+}
+
+function brokenRule(mutate: (result: ReturnType<typeof compiled>) => void): { rule: string; resource: string } | undefined {
+  const result = compiled();
+  mutate(result);
+  try {
+    lintCompileResult(result);
+    return undefined;
+  } catch (error) {
+    if (!isCompileInvariantError(error)) throw error;
+    return { rule: error.rule, resource: error.resource };
+  }
+}
+
+const CHECKOUT = "checkout.team-a.mesh.aether:8080";
+const cluster = (r: ReturnType<typeof compiled>, name = CHECKOUT) => r.clusters.find((c) => c.name === name)!;
+const assignment = (r: ReturnType<typeof compiled>, name = CHECKOUT) => r.endpoints.find((a) => a.cluster_name === name)!;
+const tunnel = (r: ReturnType<typeof compiled>) => r.listeners.find((l) => l.name === "ew_tunnel")!;
+
+const trips: [LintRule, (r: ReturnType<typeof compiled>) => void, string][] = [
+  ["unique-resource-names", (r) => r.clusters.push(cluster(r)), CHECKOUT],
+  ["unique-socket-names", (r) => cluster(r).transport_socket_matches!.push(cluster(r).transport_socket_matches![0]!), CHECKOUT],
+  ["action-names-a-socket", (r) => cluster(r).transport_socket_matches!.splice(0, 1), CHECKOUT],
+  ["nested-on-no-match", (r) => delete cluster(r).transport_socket_matcher!.on_no_match!.matcher!.on_no_match, CHECKOUT],
+  ["non-empty-match-map", (r) => (cluster(r).transport_socket_matcher!.matcher_tree!.exact_match_map!.map = {}), CHECKOUT],
+  ["unique-chain-match", (r) => tunnel(r).filter_chains!.push({ ...tunnel(r).filter_chains![0]!, name: "copy" }), "ew_tunnel"],
+  ["no-partial-wildcard", (r) => (tunnel(r).filter_chains![0]!.filter_chain_match!.server_names = ["*frontend.team-a.mesh.aether"]), "ew_tunnel"],
+  ["name-lengths", (r) => (tunnel(r).filter_chains![0]!.filter_chain_match!.server_names = [`*.${"x".repeat(64)}.team-a.mesh.aether`]), "ew_tunnel"],
+  [
+    "name-lengths",
+    (r) => {
+      const match = cluster(r).transport_socket_matches![0]!;
+      const tls = { ...(unpackAny(match.transport_socket!.typed_config!)!.message as UpstreamTlsContext), sni: `8080.${"s".repeat(40)}.${"n".repeat(60)}.${"d".repeat(60)}.${"e".repeat(60)}.${"f".repeat(30)}` };
+      match.transport_socket = { ...match.transport_socket, typed_config: pack(UPSTREAM_TLS_CONTEXT, tls) };
+    },
+    CHECKOUT,
+  ],
+  ["contiguous-priorities", (r) => (assignment(r).endpoints![1]!.priority = 5), CHECKOUT],
+  ["unique-endpoint-address", (r) => assignment(r).endpoints![0]!.lb_endpoints!.push(assignment(r).endpoints![0]!.lb_endpoints![0]!), CHECKOUT],
+  ["uint32-weights", (r) => (assignment(r).endpoints![0]!.lb_endpoints![0]!.load_balancing_weight = 0), CHECKOUT],
+  [
+    "uint32-weights",
+    (r) => {
+      const group = assignment(r).endpoints![0]!;
+      group.lb_endpoints!.push({ ...group.lb_endpoints![0]!, endpoint: { address: { socket_address: { address: "10.9.9.9", port_value: 15008 } } }, load_balancing_weight: 0xffffffff });
+    },
+    CHECKOUT,
+  ],
+];
+
+describe("the output linter fails closed", () => {
+  test("a real compile passes it", () => {
+    expect(brokenRule(() => {})).toBeUndefined();
+  });
+
+  test.each(trips)("%s", (rule, mutate, resource) => {
+    expect(brokenRule(mutate)).toEqual({ rule, resource });
+  });
+
+  test("every rule has a test that trips it", () => {
+    expect(new Set(trips.map(([rule]) => rule))).toEqual(new Set(LINT_RULES));
+  });
+
+  test("the error names the resource and the rule", () => {
+    const result = compiled();
+    result.clusters.push(cluster(result));
+    expect(() => lintCompileResult(result)).toThrow(`${CHECKOUT}: unique-resource-names: clusters names must be unique and non-empty`);
+  });
+});
