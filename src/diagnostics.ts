@@ -8,6 +8,7 @@ export const DIAGNOSTIC_CODES = {
   ENDPOINT_DIRECT: "info",
   ENDPOINT_VIA_WAYPOINT: "info",
   // Endpoints left out of an assignment.
+  UNKNOWN_NODE: "warning",
   NO_NODE_IP: "warning",
   NODE_NOT_READY: "warning",
   NODE_GONE: "warning",
@@ -31,6 +32,7 @@ export type DiagnosticCode = keyof typeof DIAGNOSTIC_CODES;
 
 /** Codes of endpoints that were visible to the node and not emitted. */
 export const LEFT_OUT_CODES: ReadonlySet<DiagnosticCode> = new Set([
+  "UNKNOWN_NODE",
   "NO_NODE_IP",
   "NODE_NOT_READY",
   "NODE_GONE",

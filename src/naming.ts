@@ -129,29 +129,34 @@ export function structuredSniProblem(meshDomain: string, ref: ServiceRef, port =
 
 export const TUNNEL_LISTENER_NAME = "ew_tunnel";
 
-/** The tunnel listener's filter chain for a hosted service: `ew_<svc>_<ns>`. */
-export function tunnelChainName(ref: ServiceRef): string {
-  return `ew_${ref.service}_${ref.namespace}`;
+/**
+ * The tunnel listener's filter chain for a hosted service, `ew_<svc>_<ns>`; `ew_<svc>_<ns>_<port>`
+ * for a port that only some of the service's pods serve.
+ */
+export function tunnelChainName(ref: ServiceRef, port?: number): string {
+  return `ew_${ref.service}_${ref.namespace}${port === undefined ? "" : `_${port}`}`;
 }
 
-/** The raw-passthrough cluster behind a tunnel chain: `ew_ingress_<svc>_<ns>`. */
-export function ingressClusterName(ref: ServiceRef): string {
-  return `ew_ingress_${ref.service}_${ref.namespace}`;
+/** The raw-passthrough cluster behind a tunnel chain: `ew_ingress_<svc>_<ns>[_<port>]`. */
+export function ingressClusterName(ref: ServiceRef, port?: number): string {
+  return `ew_ingress_${ref.service}_${ref.namespace}${port === undefined ? "" : `_${port}`}`;
 }
 
-export function parseTunnelChainName(name: string): ServiceRef | undefined {
-  return parseUnderscored(name, /^ew_([^_]+)_([^_]+)$/);
+export function parseTunnelChainName(name: string): (ServiceRef & { port?: number }) | undefined {
+  return parseUnderscored(name, /^ew_([^_]+)_([^_]+)(?:_(\d{1,5}))?$/);
 }
 
-export function parseIngressClusterName(name: string): ServiceRef | undefined {
-  return parseUnderscored(name, /^ew_ingress_([^_]+)_([^_]+)$/);
+export function parseIngressClusterName(name: string): (ServiceRef & { port?: number }) | undefined {
+  return parseUnderscored(name, /^ew_ingress_([^_]+)_([^_]+)(?:_(\d{1,5}))?$/);
 }
 
-function parseUnderscored(name: string, pattern: RegExp): ServiceRef | undefined {
+function parseUnderscored(name: string, pattern: RegExp): (ServiceRef & { port?: number }) | undefined {
   const match = pattern.exec(name);
   if (!match) return undefined;
-  const [, service, namespace] = match as unknown as [string, string, string];
-  return isDnsLabel(service) && isDnsLabel(namespace) ? { service, namespace } : undefined;
+  const [, service, namespace, port] = match as unknown as [string, string, string, string | undefined];
+  if (!isDnsLabel(service) || !isDnsLabel(namespace)) return undefined;
+  if (port === undefined) return { service, namespace };
+  return isValidPort(Number(port)) ? { service, namespace, port: Number(port) } : undefined;
 }
 
 export interface PodRef {

@@ -58,6 +58,9 @@ describe("parsers invert the builders", () => {
     expect(parseTunnelChainName("ew_pay_team-a")).toEqual(pay);
     expect(parseIngressClusterName("ew_ingress_pay_team-a")).toEqual(pay);
     expect(parseTunnelChainName("ew_ingress_pay_team-a")).toBeUndefined();
+    expect(parseTunnelChainName(tunnelChainName(pay, 9090))).toEqual({ ...pay, port: 9090 });
+    expect(parseIngressClusterName(ingressClusterName(pay, 9090))).toEqual({ ...pay, port: 9090 });
+    expect(ingressClusterName(pay, 9090)).toBe("ew_ingress_pay_team-a_9090");
     expect(parseInboundListenerName("inbound_pay-7d9f.x_team-a")).toEqual({ pod: "pay-7d9f.x", namespace: "team-a" });
     expect(parseAppClusterName("app_pay-1_team-a_9090")).toEqual({ pod: "pay-1", namespace: "team-a", port: 9090 });
   });

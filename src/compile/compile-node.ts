@@ -13,7 +13,7 @@ import { outboundClusters, sourceMatchers } from "./clusters.js";
 import { portAssignments } from "./endpoints.js";
 import { inboundSide } from "./inbound.js";
 import { lintCompileResult } from "./lint.js";
-import { ingressAssignments, ingressClusters, tunnelListener, tunneledServices } from "./waypoint.js";
+import { ingressAssignments, ingressClusters, tunnelListener, tunnelRoutes } from "./waypoint.js";
 
 export interface CompileResult {
   readonly node: { readonly cluster: string; readonly name: string; readonly ip: string; readonly locality: { readonly region: string; readonly zone: string } };
@@ -52,10 +52,10 @@ export function compileNode(
       diagnostics.push(...eds.diagnostics);
     }
   }
-  const tunneled = tunneledServices(plan);
-  const ingress = ingressAssignments(plan, tunneled);
+  const routes = tunnelRoutes(plan);
+  const ingress = ingressAssignments(plan, routes);
   const inbound = inboundSide(plan);
-  clusters.push(...ingressClusters(plan, tunneled), ...inbound.clusters);
+  clusters.push(...ingressClusters(plan, routes), ...inbound.clusters);
   endpoints.push(...ingress.assignments);
   diagnostics.push(...ingress.diagnostics, ...inbound.diagnostics);
   return lintCompileResult({
@@ -63,7 +63,7 @@ export function compileNode(
     options: plan.options,
     clusters: clusters.sort((a, b) => compareText(a.name!, b.name!)),
     endpoints: endpoints.sort((a, b) => compareText(a.cluster_name!, b.cluster_name!)),
-    listeners: [...tunnelListener(plan, tunneled), ...inbound.listeners].sort((a, b) => compareText(a.name!, b.name!)),
+    listeners: [...tunnelListener(plan, routes), ...inbound.listeners].sort((a, b) => compareText(a.name!, b.name!)),
     diagnostics,
   });
 }

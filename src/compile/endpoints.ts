@@ -85,28 +85,32 @@ export function compactPriorities(endpoints: readonly PlannedEndpoint[]): number
 }
 
 /**
- * Weights as emitted. Where a priority's sum would overflow uint32, every weight in it is scaled
+ * One priority's weights as emitted: when their sum would overflow uint32, every weight is scaled
  * down proportionally (never below 1), so relative shares survive and nothing wraps.
  */
+export function fitToUint32(weights: readonly number[]): { values: number[]; total: number; factor?: number } {
+  const total = weights.reduce((sum, weight) => sum + weight, 0);
+  if (total <= MAX_UINT32) return { values: [...weights], total };
+  const factor = (MAX_UINT32 - weights.length) / total;
+  return { values: weights.map((weight) => Math.max(1, Math.floor(weight * factor))), total, factor };
+}
+
+/** `fitToUint32` applied to each priority of an assignment; a message per scaled priority. */
 export function scaledWeights(endpoints: readonly PlannedEndpoint[], priorities: readonly number[]): { values: number[]; diagnostics: string[] } {
-  const sums = new Map<number, { total: number; count: number }>();
-  endpoints.forEach((e, i) => {
-    const entry = sums.get(priorities[i]!) ?? { total: 0, count: 0 };
-    entry.total += e.weight;
-    entry.count += 1;
-    sums.set(priorities[i]!, entry);
+  const byPriority = new Map<number, number[]>();
+  priorities.forEach((priority, i) => {
+    const members = byPriority.get(priority);
+    if (members) members.push(i);
+    else byPriority.set(priority, [i]);
   });
+  const values = endpoints.map((e) => e.weight);
   const diagnostics: string[] = [];
-  const factors = new Map<number, number>();
-  for (const [priority, { total, count }] of sums) {
-    if (total <= MAX_UINT32) continue;
-    factors.set(priority, (MAX_UINT32 - count) / total);
-    diagnostics.push(`priority ${priority} weights sum to ${total}, over uint32: scaled by ${((MAX_UINT32 - count) / total).toPrecision(6)}`);
+  for (const [priority, members] of byPriority) {
+    const fitted = fitToUint32(members.map((i) => endpoints[i]!.weight));
+    if (fitted.factor === undefined) continue;
+    members.forEach((i, j) => (values[i] = fitted.values[j]!));
+    diagnostics.push(`priority ${priority} weights sum to ${fitted.total}, over uint32: scaled by ${fitted.factor.toPrecision(6)}`);
   }
-  const values = endpoints.map((e, i) => {
-    const factor = factors.get(priorities[i]!);
-    return factor === undefined ? e.weight : Math.max(1, Math.floor(e.weight * factor));
-  });
   return { values, diagnostics };
 }
 

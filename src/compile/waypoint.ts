@@ -1,106 +1,149 @@
 /**
  * The waypoint side of a node: the host tunnel listener `ew_tunnel` on `node_ip:tunnelPort` and
- * one raw-passthrough `ew_ingress_<svc>_<ns>` cluster per hosted exported service. The node reads
- * the ClientHello's SNI and forwards the still-encrypted stream to a local pod: no transport
- * socket anywhere on this path, so TLS is never terminated or originated here.
+ * raw-passthrough `ew_ingress_*` clusters for the hosted exported services. The node reads the
+ * ClientHello's SNI and forwards the still-encrypted stream to a local pod: no transport socket
+ * anywhere on this path, so TLS is never terminated or originated here.
  */
 import { Cluster_DiscoveryType, type Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { TrafficDirection } from "../../gen/envoy/config/core/v3/base.js";
 import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
+import type { LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import { diagnostic, type Diagnostic } from "../diagnostics.js";
 import { socketAddress } from "../envoy/core.js";
 import { tcpProxy, tlsInspector } from "../envoy/listener.js";
-import { TUNNEL_LISTENER_NAME, ingressClusterName, parseServiceKey, tunnelChainName, tunnelServerName, type ServiceKey, type ServiceRef } from "../naming.js";
+import {
+  TUNNEL_LISTENER_NAME,
+  ingressClusterName,
+  parseServiceKey,
+  serviceKey,
+  tunnelChainName,
+  tunnelServerName,
+  waypointSni,
+  type ServiceRef,
+} from "../naming.js";
 import type { NodePlan } from "../plan/node-plan.js";
 import { compareText, ipSortKey } from "../util/order.js";
+import { fitToUint32 } from "./endpoints.js";
 
-/** Hosted services other nodes may reach through this one: exported, sorted by chain name. */
-export function tunneledServices(plan: NodePlan): ServiceRef[] {
-  if (!plan.waypointOn) return [];
-  const keys = new Set(plan.hostedPods.filter((hosted) => hosted.exported).map((hosted) => hosted.service));
-  return [...keys].map((key) => parseServiceKey(key)!).sort((a, b) => compareText(tunnelChainName(a), tunnelChainName(b)));
+/** A pod a waypoint may forward to: healthy, in the node's cluster, not terminating. */
+interface ServingPod {
+  readonly ip: string;
+  readonly weight: number;
+  readonly ports: readonly number[];
+  /** On this node (priority 0), or elsewhere in the cluster (priority 1). */
+  readonly local: boolean;
 }
 
-/** `ew_tunnel`, or nothing when the waypoint is off or no exported service is hosted here. */
-export function tunnelListener(plan: NodePlan, services: readonly ServiceRef[]): Listener[] {
-  if (services.length === 0) return [];
+/**
+ * One tunnel chain and its ingress cluster. The service-wide route matches every port
+ * (`*.<svc>.<ns>.<meshDomain>`); a port that only some serving pods serve gets its own exact
+ * route (`<port>.<svc>.<ns>.<meshDomain>`, exact beats wildcard) to just those pods, so a
+ * connection never lands on a pod without a chain for its port.
+ */
+export interface TunnelRoute {
+  readonly service: ServiceRef;
+  readonly port?: number;
+  readonly chain: string;
+  readonly cluster: string;
+  readonly pods: readonly ServingPod[];
+}
+
+/** The routes of every hosted exported service, sorted by chain name; none with the waypoint off. */
+export function tunnelRoutes(plan: NodePlan): TunnelRoute[] {
+  if (!plan.waypointOn) return [];
+  const keys = new Set(plan.hostedPods.filter((hosted) => hosted.exported).map((hosted) => hosted.service));
+  return [...keys]
+    .flatMap((key) => routesOf(plan, parseServiceKey(key)!))
+    .sort((a, b) => compareText(a.chain, b.chain));
+}
+
+function routesOf(plan: NodePlan, service: ServiceRef): TunnelRoute[] {
+  const pods = servingPods(plan, service);
+  const route = (port?: number, subset = pods): TunnelRoute => ({
+    service,
+    ...(port === undefined ? {} : { port }),
+    chain: tunnelChainName(service, port),
+    cluster: ingressClusterName(service, port),
+    pods: subset,
+  });
+  const ports = [...new Set(pods.flatMap((pod) => pod.ports))].sort((a, b) => a - b);
+  const partial = ports.filter((port) => pods.some((pod) => !pod.ports.includes(port)));
+  return [route(), ...partial.map((port) => route(port, pods.filter((pod) => pod.ports.includes(port))))];
+}
+
+function servingPods(plan: NodePlan, service: ServiceRef): ServingPod[] {
+  const key = serviceKey(service);
+  const { clusterName, nodeName } = plan.node;
+  const terminating = new Set(plan.hostedPods.filter((h) => h.service === key && h.pod.terminating).map((h) => h.pod.ip));
+  return (plan.index.services.get(key)?.endpoints ?? [])
+    .filter((e) => e.clusterName === clusterName && (e.health === "HEALTHY" || e.health === "UNSPECIFIED") && !terminating.has(e.ip))
+    .map((e) => ({ ip: e.ip, weight: e.weight, ports: e.ports, local: e.kubernetesMetadata.nodeName === nodeName }))
+    .sort((a, b) => compareText(ipSortKey(a.ip), ipSortKey(b.ip)));
+}
+
+/** `ew_tunnel`, or nothing when there is no route. No default chain: an unknown SNI is refused. */
+export function tunnelListener(plan: NodePlan, routes: readonly TunnelRoute[]): Listener[] {
+  if (routes.length === 0) return [];
   return [
     {
       name: TUNNEL_LISTENER_NAME,
       // Bound in the host netns (the node proxy's own), on the node's routable address.
       address: socketAddress(plan.node.nodeIp, plan.options.tunnelPort),
-      filter_chains: services.map((service) => tunnelChain(plan, service)),
+      filter_chains: routes.map((route) => tunnelChain(plan, route)),
       listener_filters: [tlsInspector()],
       traffic_direction: TrafficDirection.INBOUND,
     },
   ];
 }
 
-/**
- * `*.<svc>.<ns>.<meshDomain>` matches every port of the service (Envoy's leading `*` matches any
- * number of labels); no default chain, so an unknown SNI is refused.
- */
-function tunnelChain(plan: NodePlan, service: ServiceRef): FilterChain {
-  const name = tunnelChainName(service);
+/** A leading `*` matches any number of labels: the service-wide chain takes every port. */
+function tunnelChain(plan: NodePlan, route: TunnelRoute): FilterChain {
+  const meshDomain = plan.node.meshDomain;
+  const serverName = route.port === undefined ? tunnelServerName(meshDomain, route.service) : waypointSni(meshDomain, { ...route.service, port: route.port });
   return {
-    filter_chain_match: { server_names: [tunnelServerName(plan.node.meshDomain, service)], transport_protocol: "tls" },
-    filters: [tcpProxy(name, ingressClusterName(service))],
-    name,
+    filter_chain_match: { server_names: [serverName], transport_protocol: "tls" },
+    filters: [tcpProxy(route.chain, route.cluster)],
+    name: route.chain,
   };
 }
 
 /** The ingress clusters: EDS, so pod churn never touches CDS; no transport socket. */
-export function ingressClusters(plan: NodePlan, services: readonly ServiceRef[]): Cluster[] {
-  return services.map((service) => {
-    const name = ingressClusterName(service);
-    return { name, type: Cluster_DiscoveryType.EDS, eds_cluster_config: { eds_config: plan.eds, service_name: name } };
-  });
+export function ingressClusters(plan: NodePlan, routes: readonly TunnelRoute[]): Cluster[] {
+  return routes.map(({ cluster: name }) => ({ name, type: Cluster_DiscoveryType.EDS, eds_cluster_config: { eds_config: plan.eds, service_name: name } }));
 }
 
 /**
- * The service's pods in this cluster at `pod_ip:inboundPort`: this node's first (priority 0),
- * the rest of the cluster as fallback (priority 1). Draining, unhealthy and terminating pods are
- * left out; a waypoint never forwards to another waypoint.
+ * Each route's pods at `pod_ip:inboundPort`: this node's first (priority 0), the rest of the
+ * cluster as fallback (priority 1); a waypoint never forwards to another waypoint. Weights are
+ * kept within uint32 per priority, as in every assignment.
  */
-export function ingressAssignments(plan: NodePlan, services: readonly ServiceRef[]): { assignments: ClusterLoadAssignment[]; diagnostics: Diagnostic[] } {
+export function ingressAssignments(plan: NodePlan, routes: readonly TunnelRoute[]): { assignments: ClusterLoadAssignment[]; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
-  const assignments = services.map((service) => {
-    const name = ingressClusterName(service);
-    const key = `${service.namespace}/${service.service}` as ServiceKey;
-    const candidates = servingPods(plan, key);
-    const tiers = [candidates.filter((pod) => pod.local), candidates.filter((pod) => !pod.local)].filter((tier) => tier.length > 0);
-    if (tiers.length === 0) diagnostics.push(diagnostic("EMPTY_ASSIGNMENT", `${name} has no serving pod in cluster ${plan.node.clusterName}`, { resource: name, service: key }));
-    const assignment: ClusterLoadAssignment = { cluster_name: name };
-    if (tiers.length > 0) {
-      assignment.endpoints = tiers.map((pods, priority) => ({
-        lb_endpoints: pods.map((pod) => ({
-          endpoint: { address: socketAddress(pod.ip, plan.options.inboundPort) },
-          health_status: HealthStatus.HEALTHY,
-          load_balancing_weight: pod.weight,
-        })),
-        ...(priority > 0 ? { priority } : {}),
-      }));
-    }
+  const assignments = routes.map((route) => {
+    const tiers = [route.pods.filter((pod) => pod.local), route.pods.filter((pod) => !pod.local)].filter((tier) => tier.length > 0);
+    const fields = { resource: route.cluster, service: serviceKey(route.service) };
+    if (tiers.length === 0) diagnostics.push(diagnostic("EMPTY_ASSIGNMENT", `${route.cluster} has no serving pod in cluster ${plan.node.clusterName}`, fields));
+    const assignment: ClusterLoadAssignment = { cluster_name: route.cluster };
+    if (tiers.length > 0) assignment.endpoints = tiers.map((pods, priority) => ingressTier(plan, pods, priority, diagnostics, fields));
     return assignment;
   });
   return { assignments, diagnostics };
 }
 
-interface ServingPod {
-  readonly ip: string;
-  readonly weight: number;
-  readonly local: boolean;
-}
-
-function servingPods(plan: NodePlan, key: ServiceKey): ServingPod[] {
-  const { clusterName, nodeName } = plan.node;
-  const terminating = new Set(plan.hostedPods.filter((h) => h.service === key && h.pod.terminating).map((h) => h.pod.ip));
-  const endpoints = plan.index.services.get(key)?.endpoints ?? [];
-  return endpoints
-    .filter((e) => e.clusterName === clusterName && (e.health === "HEALTHY" || e.health === "UNSPECIFIED") && !terminating.has(e.ip))
-    .map((e) => ({ ip: e.ip, weight: e.weight, local: e.kubernetesMetadata.nodeName === nodeName }))
-    .sort((a, b) => compareText(ipSortKey(a.ip), ipSortKey(b.ip)));
+function ingressTier(plan: NodePlan, pods: readonly ServingPod[], priority: number, diagnostics: Diagnostic[], fields: { resource: string; service: string }): LocalityLbEndpoints {
+  const weights = fitToUint32(pods.map((pod) => pod.weight));
+  if (weights.factor !== undefined) {
+    diagnostics.push(diagnostic("WEIGHTS_SCALED", `priority ${priority} weights sum to ${weights.total}, over uint32: scaled by ${weights.factor.toPrecision(6)}`, fields));
+  }
+  return {
+    lb_endpoints: pods.map((pod, i) => ({
+      endpoint: { address: socketAddress(pod.ip, plan.options.inboundPort) },
+      health_status: HealthStatus.HEALTHY,
+      load_balancing_weight: weights.values[i]!,
+    })),
+    ...(priority > 0 ? { priority } : {}),
+  };
 }

@@ -4,6 +4,7 @@ import { InputError, type InputIssue } from "../errors.js";
 import { nodeSpiffeId, parseServiceKey, structuredSniProblem, type ServiceKey } from "../naming.js";
 import { clusterName, dnsLabel, dnsSubdomain, ipAddress, locality, netnsPath, orEmpty, port, spiffeId, trustDomain } from "./fields.js";
 import { collectIssues, unsafeInputIssues } from "./issues.js";
+import { pickNodeAddress } from "./node-address.js";
 import type { ServiceEndpoint } from "./registry.js";
 import type { NodeStatus, Snapshot, TrustConfig } from "./snapshot.js";
 
@@ -83,14 +84,14 @@ export function trustDomainOfCluster(trust: TrustConfig, cluster: string): strin
 
 /**
  * Derives the local node from a snapshot: its address and locality from the node list (or, for an
- * unlisted node, from its pods' records), its hosted pods and their netns from the registry
+ * unlisted node, from its pods' records — the address most of them report), its hosted pods and their netns from the registry
  * records that name it, and its dependency set as the union of its pods' services' dependencies.
  */
 export function localNodeFrom(snapshot: Snapshot, cluster: string, nodeName: string): LocalNode {
   const hosted = hostedRecords(snapshot, cluster, nodeName);
   const status = snapshot.nodes.find((node) => node.cluster === cluster && node.name === nodeName);
   const trustDomain = trustDomainOfCluster(snapshot.mesh.trust, cluster);
-  const nodeIp = status?.ip ?? hosted.find(({ endpoint }) => endpoint.kubernetesMetadata.nodeIp)?.endpoint.kubernetesMetadata.nodeIp;
+  const nodeIp = pickNodeAddress(status?.ip, hosted.map(({ endpoint }) => endpoint.kubernetesMetadata.nodeIp));
   const problems: InputIssue[] = [];
   if (!status && hosted.length === 0) problems.push({ path: "", message: `no node ${cluster}/${nodeName} in the snapshot` });
   else if (!nodeIp) problems.push({ path: "nodeIp", message: `node ${cluster}/${nodeName} has no known IP` });

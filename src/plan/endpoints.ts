@@ -145,33 +145,30 @@ interface WaypointNode {
   readonly mismatch?: string;
 }
 
-type WaypointProblem = { problem: "NO_NODE_IP" | "NODE_NOT_READY" | "NODE_GONE"; message: string };
+type WaypointProblem = { problem: "UNKNOWN_NODE" | "NO_NODE_IP" | "NODE_NOT_READY" | "NODE_GONE"; message: string };
 
 /**
- * The node whose waypoint fronts an endpoint. The node list, when it has the node, is the
- * authority for its address, locality and readiness; a cluster with a node list loses the
- * waypoints of nodes missing from it.
+ * The node whose waypoint fronts an endpoint. Its address is the one the whole index agrees on
+ * (the node list's, else what most of its records say), the address its own tunnel listener binds;
+ * a cluster with a node list loses the waypoints of nodes missing from it.
  */
 function waypointNode(index: SnapshotIndex, endpoint: ServiceEndpoint): WaypointNode | WaypointProblem {
   const cluster = endpoint.clusterName;
   const { nodeName, nodeIp } = endpoint.kubernetesMetadata;
-  const listed = nodeName ? index.nodes.get(nodeKey(cluster, nodeName)) : undefined;
-  const label = `${cluster}/${nodeName || "?"}`;
+  if (!nodeName) return { problem: "UNKNOWN_NODE", message: "the record names no node, so no waypoint fronts it" };
+  const key = nodeKey(cluster, nodeName);
+  const listed = index.nodes.get(key);
+  const label = `${cluster}/${nodeName}`;
   if (listed && !listed.ready) return { problem: "NODE_NOT_READY", message: `node ${label} is not ready, so its waypoint is down` };
-  const ip = listed?.ip || nodeIp;
+  const ip = index.nodeAddresses.get(key);
   if (!ip) return { problem: "NO_NODE_IP", message: `node ${label} has no known IP: a remote pod IP is not routable` };
   if (!listed && index.clustersWithNodeList.has(cluster)) {
     return { problem: "NODE_GONE", message: `node ${label} is not in the node list of cluster ${cluster}` };
   }
-  const node: WaypointNode = {
-    key: nodeKey(cluster, nodeName || ip),
-    cluster,
-    name: nodeName || ip,
-    ip,
-    locality: listed ? { region: listed.region, zone: listed.zone } : endpoint.locality,
-  };
-  if (!listed || !nodeIp || nodeIp === listed.ip) return node;
-  return { ...node, mismatch: `the registry says node ${label} is ${nodeIp}, the node list says ${listed.ip}; using ${listed.ip}` };
+  const node: WaypointNode = { key, cluster, name: nodeName, ip, locality: listed ? { region: listed.region, zone: listed.zone } : endpoint.locality };
+  if (!nodeIp || nodeIp === ip) return node;
+  const source = listed ? "the node list says" : "its other records say";
+  return { ...node, mismatch: `the registry says node ${label} is ${nodeIp}, ${source} ${ip}; using ${ip}` };
 }
 
 /**

@@ -4,6 +4,7 @@
  * the per-view EDS plans so nodes that see the mesh the same way share them.
  */
 import { parseServiceKey, type ServiceKey, type ServiceRef } from "../naming.js";
+import { pickNodeAddress } from "../model/node-address.js";
 import { trustDomainOfCluster } from "../model/node.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import type { NodeStatus, PortProtocol, Snapshot } from "../model/snapshot.js";
@@ -35,6 +36,8 @@ export interface SnapshotIndex {
   readonly serviceKeys: readonly ServiceKey[];
   /** Listed node status by `"<cluster>/<node>"`. */
   readonly nodes: ReadonlyMap<string, NodeStatus>;
+  /** Each node's one address by `"<cluster>/<node>"` (see `pickNodeAddress`). */
+  readonly nodeAddresses: ReadonlyMap<string, string>;
   /** Clusters the snapshot lists nodes for: there, an unlisted node is gone. */
   readonly clustersWithNodeList: ReadonlySet<string>;
   /** Registry endpoints by the node running them, `"<cluster>/<node>"`, sorted by pod. */
@@ -66,13 +69,15 @@ function buildIndex(snapshot: Snapshot): SnapshotIndex {
     if (!services.has(key)) services.set(key, indexService(snapshot, key, declared));
   }
   const nodes = new Map(snapshot.nodes.map((node) => [nodeKey(node.cluster, node.name), node]));
+  const hostedBy = hostedEndpoints(services);
   return {
     snapshot,
     services,
     serviceKeys: [...services.keys()].sort(compareText),
     nodes,
+    nodeAddresses: nodeAddresses(nodes, hostedBy),
     clustersWithNodeList: new Set(snapshot.nodes.map((node) => node.cluster)),
-    hostedBy: hostedEndpoints(services),
+    hostedBy,
     memo: new Map(),
   };
 }
@@ -121,6 +126,15 @@ function hostedEndpoints(services: ReadonlyMap<ServiceKey, IndexedService>): Map
     list.sort((a, b) => compareText(podSortKey(a), podSortKey(b)));
   }
   return hosted;
+}
+
+function nodeAddresses(nodes: ReadonlyMap<string, NodeStatus>, hostedBy: ReadonlyMap<string, readonly HostedEndpoint[]>): Map<string, string> {
+  const addresses = new Map<string, string>();
+  for (const key of new Set([...nodes.keys(), ...hostedBy.keys()])) {
+    const ip = pickNodeAddress(nodes.get(key)?.ip, (hostedBy.get(key) ?? []).map(({ endpoint }) => endpoint.kubernetesMetadata.nodeIp));
+    if (ip) addresses.set(key, ip);
+  }
+  return addresses;
 }
 
 function podSortKey({ service, endpoint }: HostedEndpoint): string {

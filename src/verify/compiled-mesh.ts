@@ -5,7 +5,7 @@
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import { compileNode, type CompileResult } from "../compile/compile-node.js";
 import { hostPort } from "../envoy/core.js";
-import { isInputError } from "../errors.js";
+import { isCompileInvariantError, isInputError } from "../errors.js";
 import { localNodeFrom, type LocalNode } from "../model/node.js";
 import { parseOptions, type Options, type OptionsInput } from "../model/options.js";
 import type { ServiceEndpoint } from "../model/registry.js";
@@ -30,8 +30,10 @@ export interface CompiledMesh {
   readonly options: Options;
   /** By `"<cluster>/<node>"`, sorted. */
   readonly nodes: ReadonlyMap<string, CompiledNode>;
-  /** Nodes that could not be compiled, with the reason (e.g. no known IP). */
+  /** Nodes that could not be compiled from the snapshot, with the reason (e.g. no known IP). */
   readonly skipped: ReadonlyMap<string, string>;
+  /** Nodes whose compile broke an output invariant (a bug): the mesh check fails. */
+  readonly failed: ReadonlyMap<string, string>;
 }
 
 /** Called after each node is compiled; for progress lines on big meshes. */
@@ -43,18 +45,21 @@ export function compileMesh(snapshot: Snapshot | SnapshotIndex, optionsInput: Op
   const options = parseOptions(optionsInput);
   const nodes = new Map<string, CompiledNode>();
   const skipped = new Map<string, string>();
+  const failed = new Map<string, string>();
   const all = meshNodes(index);
-  for (const [cluster, name] of all) {
-    onProgress?.(nodes.size + skipped.size, all.length);
+  all.forEach(([cluster, name], done) => {
+    onProgress?.(done, all.length);
+    const key = nodeKey(cluster, name);
     try {
       const local = localNodeFrom(index.snapshot, cluster, name);
-      nodes.set(nodeKey(cluster, name), { local, result: compileNode(index, local, options) });
+      nodes.set(key, { local, result: compileNode(index, local, options) });
     } catch (error) {
-      if (!isInputError(error)) throw error;
-      skipped.set(nodeKey(cluster, name), error.issues.map((issue) => issue.message).join("; "));
+      if (isInputError(error)) skipped.set(key, error.issues.map((issue) => issue.message).join("; "));
+      else if (isCompileInvariantError(error)) failed.set(key, error.message);
+      else throw error;
     }
-  }
-  return { index, options, nodes, skipped };
+  });
+  return { index, options, nodes, skipped, failed };
 }
 
 function meshNodes(index: SnapshotIndex): [string, string][] {

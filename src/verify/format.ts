@@ -12,10 +12,12 @@ export function formatMeshReport(report: MeshCheckReport): string {
     `mesh check (${report.mode}): ${report.paths.length} paths — ${counts.ok ?? 0} ok, ${counts.failed ?? 0} failed, ${counts.unreachable ?? 0} unreachable, ${counts.unverified ?? 0} not followed`,
   ];
   for (const [node, reason] of report.skippedNodes) lines.push(`  node ${node} not compiled: ${reason}`);
+  for (const [node, reason] of report.failedNodes) lines.push(`  node ${node} FAILED to compile: ${reason}`);
   lines.push("", ...matrix(report.paths));
   const failed = report.paths.filter((p) => p.status === "failed");
   if (failed.length > 0) lines.push("", "failures:", ...failed.map(formatPathReport));
-  lines.push("", report.ok ? "OK: every path lands on a pod of its service with end-to-end mTLS" : `FAILED: ${failed.length} path(s)`);
+  const verdict = report.ok ? "OK: every path lands on a pod of its service with end-to-end mTLS" : `FAILED: ${failed.length} path(s), ${report.failedNodes.size} node(s)`;
+  lines.push("", verdict);
   return lines.join("\n");
 }
 

@@ -17,8 +17,10 @@ export interface MeshCheckReport {
   readonly ok: boolean;
   readonly mode: Options["eastWestWaypoint"];
   readonly paths: readonly PathReport[];
-  /** Nodes that could not be compiled, so their pods were not checked as sources. */
+  /** Nodes that could not be compiled from the snapshot, so their pods were not checked as sources. */
   readonly skippedNodes: ReadonlyMap<string, string>;
+  /** Nodes whose compile failed closed (CompileInvariantError): the check fails. */
+  readonly failedNodes: ReadonlyMap<string, string>;
 }
 
 export function verifyMesh(snapshot: Snapshot | SnapshotIndex, options: Options | OptionsInput = {}, onProgress?: CompileProgress): MeshCheckReport {
@@ -31,7 +33,8 @@ export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
   const paths = [...mesh.nodes.values()].flatMap((node) =>
     sourcesOf(mesh, node).flatMap((source) => targetsOf(mesh, node, source).map((target) => replayPath(context, source, target))),
   );
-  return { ok: paths.every((p) => p.status !== "failed"), mode: mesh.options.eastWestWaypoint, paths, skippedNodes: mesh.skipped };
+  const ok = mesh.failed.size === 0 && paths.every((p) => p.status !== "failed");
+  return { ok, mode: mesh.options.eastWestWaypoint, paths, skippedNodes: mesh.skipped, failedNodes: mesh.failed };
 }
 
 export function replayContext(mesh: CompiledMesh): ReplayContext {

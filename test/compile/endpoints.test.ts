@@ -4,6 +4,7 @@ import { compileNode } from "../../src/compile/compile-node.js";
 import { MAX_UINT32, compactPriorities, scaledWeights } from "../../src/compile/endpoints.js";
 import { tierOf, type PlannedEndpoint } from "../../src/plan/endpoints.js";
 import type { EdsView } from "../../src/plan/eds-view.js";
+import { localNodeFrom } from "../../src/model/node.js";
 import { endpoint, localNode, mesh, node } from "../support/mesh-builder.js";
 
 const view: EdsView = { cluster: "home", region: "r1", zone: "z1", node: "", mode: "cross-cluster", socketSelection: "matcher", inboundPort: 15008, tunnelPort: 15009 };
@@ -162,7 +163,8 @@ describe("one endpoint per remote node", () => {
 describe("endpoints left out, with a reason", () => {
   test.each([
     ["no node IP anywhere", endpoint({ cluster: "away", ip: "10.9.0.1", node: "a9" }), "NO_NODE_IP"],
-    ["no node name and no node IP", endpoint({ cluster: "away", ip: "10.9.0.1" }), "NO_NODE_IP"],
+    ["no node name and no node IP", endpoint({ cluster: "away", ip: "10.9.0.1" }), "UNKNOWN_NODE"],
+    ["a node IP but no node name: no node hosts its tunnel chain", endpoint({ cluster: "away", ip: "10.9.0.1", nodeIp: "10.2.0.1" }), "UNKNOWN_NODE"],
     ["a node missing from its cluster's node list", endpoint({ cluster: "away", ip: "10.9.0.1", node: "a9", nodeIp: "10.2.0.9" }), "NODE_GONE"],
   ])("%s", (_name, pod, code) => {
     const result = assignmentFor({ "ns/svc": [pod] });
@@ -183,6 +185,21 @@ describe("endpoints left out, with a reason", () => {
     const snapshot = mesh({ services: { "ns/svc": [endpoint({ cluster: "away", ip: "10.9.0.1", node: "a1", nodeIp: "10.2.0.7" })] } });
     const result = compileNode(snapshot, localNode("home", "h1", "10.1.0.1"), { eastWestWaypoint: "cross-cluster" });
     expect(lbEndpoints(result).map((e) => e.address)).toEqual(["10.2.0.7:15009"]);
+  });
+
+  test("without a node list, a node's records that disagree on its IP resolve to one address everywhere", () => {
+    const snapshot = mesh({
+      services: {
+        "ns/svc": [endpoint({ cluster: "away", ip: "10.9.0.1", node: "a1", nodeIp: "10.2.0.7" }), endpoint({ cluster: "away", ip: "10.9.0.2", node: "a1", nodeIp: "10.2.0.7" })],
+        "ns/other": [endpoint({ cluster: "away", ip: "10.9.0.3", node: "a1", nodeIp: "10.2.0.9" })],
+      },
+    });
+    const result = compileNode(snapshot, localNode("home", "h1", "10.1.0.1"), { eastWestWaypoint: "cross-cluster" });
+    expect(lbEndpoints(result, "other.ns.mesh.test:8080").map((e) => e.address)).toEqual(["10.2.0.7:15009"]);
+    expect(result.diagnostics.find((d) => d.code === "NODE_IP_MISMATCH")?.message).toBe(
+      "the registry says node away/a1 is 10.2.0.9, its other records say 10.2.0.7; using 10.2.0.7",
+    );
+    expect(localNodeFrom(snapshot, "away", "a1").nodeIp).toBe("10.2.0.7");
   });
 
   test("the node list wins over a stale registry node IP", () => {

@@ -8,7 +8,9 @@ import { isInputError } from "../../src/errors.js";
 import { localNodeFrom, parseNode } from "../../src/model/node.js";
 import { tunnelChainName, tunnelServerName, waypointSni } from "../../src/naming.js";
 import { chosenPriority, evaluateSocketMatcher, selectFilterChain } from "../../src/verify/envoy-match.js";
+import { formatPathReport, verifyMesh } from "../../src/verify/mesh-check.js";
 import { loadCase } from "../support/cases.js";
+import { endpoint, mesh, node } from "../support/mesh-builder.js";
 import { exampleSnapshot } from "../support/fixtures.js";
 
 const rendered = (result: CompileResult, kind: "clusters" | "listeners" | "endpoints", name: string): any => {
@@ -211,5 +213,55 @@ describe("structured SNI safety", () => {
       }),
       { seed: 4242, numRuns: 300 },
     );
+  });
+});
+
+describe("ports that only some pods serve", () => {
+  const snapshot = () =>
+    mesh({
+      nodes: [node({ cluster: "east", name: "e1", ip: "10.10.0.1" }), node({ cluster: "west", name: "w1", ip: "10.20.0.1" })],
+      services: {
+        "team-a/api": [
+          endpoint({ cluster: "east", ip: "10.244.0.1", node: "e1", ports: [80, 9090], netns: "/run/netns/api-0", pod: "api-0" }),
+          endpoint({ cluster: "east", ip: "10.244.0.2", node: "e1", ports: [9090], netns: "/run/netns/api-1", pod: "api-1" }),
+        ],
+      },
+    });
+
+  test("get their own exact chain and ingress, listing only the pods that serve them", () => {
+    const east = compileNode(snapshot(), localNodeFrom(snapshot(), "east", "e1"), { eastWestWaypoint: "cross-cluster" });
+    const chains = rendered(east, "listeners", "ew_tunnel").filter_chains.map((c: any) => [c.name, c.filter_chain_match.server_names[0], c.filters[0].typed_config.cluster]);
+    expect(chains).toEqual([
+      ["ew_api_team-a", "*.api.team-a.mesh.test", "ew_ingress_api_team-a"],
+      ["ew_api_team-a_80", "80.api.team-a.mesh.test", "ew_ingress_api_team-a_80"],
+    ]);
+    const pods = (name: string) => rendered(east, "endpoints", name).endpoints[0].lb_endpoints.map((lb: any) => lb.endpoint.address.socket_address.address);
+    expect(pods("ew_ingress_api_team-a_80")).toEqual(["10.244.0.1"]);
+    expect(pods("ew_ingress_api_team-a")).toEqual(["10.244.0.1", "10.244.0.2"]);
+  });
+
+  test("so every path through the waypoint lands on a pod serving its port", () => {
+    const report = verifyMesh(snapshot(), { eastWestWaypoint: "cross-cluster" });
+    expect(report.paths.filter((p) => p.status === "failed").map(formatPathReport)).toEqual([]);
+    const toPort80 = report.paths.filter((p) => p.source.cluster === "west" && p.target.port === 80);
+    expect(toPort80.flatMap((p) => p.landings.map((l) => l.pod.name))).toEqual(["api-0"]);
+  });
+});
+
+describe("ingress weights", () => {
+  test("are scaled to fit uint32, like every assignment", () => {
+    const snapshot = mesh({
+      nodes: [node({ cluster: "east", name: "e1", ip: "10.10.0.1" })],
+      services: {
+        "team-a/api": [
+          endpoint({ cluster: "east", ip: "10.244.0.1", node: "e1", weight: 4294966295, netns: "/run/netns/a" }),
+          endpoint({ cluster: "east", ip: "10.244.0.2", node: "e1", netns: "/run/netns/b" }),
+        ],
+      },
+    });
+    const result = compileNode(snapshot, localNodeFrom(snapshot, "east", "e1"), { eastWestWaypoint: "cross-cluster" });
+    const weights = rendered(result, "endpoints", "ew_ingress_api_team-a").endpoints[0].lb_endpoints.map((lb: any) => lb.load_balancing_weight);
+    expect(weights[0] + weights[1]).toBeLessThanOrEqual(0xffffffff);
+    expect(result.diagnostics.find((d) => d.resource === "ew_ingress_api_team-a")?.code).toBe("WEIGHTS_SCALED");
   });
 });
