@@ -10,12 +10,12 @@ import type { Matcher } from "../../gen/xds/type/matcher/v3/matcher.js";
 import { pack } from "../envoy/any.js";
 import { LB_METADATA_NAMESPACE } from "../envoy/core.js";
 import { descend, endpointMetadataInput, exactMatchTree, filterStateInput, useSocket } from "../envoy/matcher.js";
-import { upstreamTlsSocket } from "../envoy/tls.js";
+import { upstreamSockets } from "../envoy/tls.js";
 import { http2ProtocolOptions } from "../envoy/listener.js";
 import { AGGREGATE_CLUSTER_CONFIG, EXTENSION } from "../envoy/types.js";
 import { directSni, serviceSpiffeId, socketName, subClusterName, waypointSni, type SocketVariant } from "../naming.js";
 import { WAYPOINT_KEY } from "../plan/endpoints.js";
-import type { NodePlan } from "../plan/node-plan.js";
+import { cached, type NodePlan } from "../plan/node-plan.js";
 import type { IndexedService } from "../plan/snapshot-index.js";
 import { compareText } from "../util/order.js";
 
@@ -79,29 +79,35 @@ function edsCluster(plan: NodePlan, target: OutboundTarget, name: string, varian
     cluster.transport_socket_matcher = matcher;
   } else {
     // No pods to tell apart and a single variant: one socket, the node's own.
-    cluster.transport_socket = socketFor(plan, target, variants[0]!, plan.nodeIdentity);
+    cluster.transport_socket = socketsFor(plan, target)(variants[0]!, plan.nodeIdentity);
   }
   return cluster;
 }
 
 function socketTable(plan: NodePlan, target: OutboundTarget, variants: readonly SocketVariant[]): Cluster_TransportSocketMatch[] {
-  const identities = plan.identityByNetns.size > 0 ? plan.identities : [plan.nodeIdentity];
-  return variants
-    .flatMap((variant) => identities.map((identity) => ({ name: socketName(variant, identity), identity, variant })))
-    .sort((a, b) => compareText(a.name, b.name))
-    .map(({ name, identity, variant }) => ({ name, transport_socket: socketFor(plan, target, variant, identity) }));
+  const socketOf = socketsFor(plan, target);
+  return socketNames(plan, variants).map(({ name, identity, variant }) => ({ name, transport_socket: socketOf(variant, identity) }));
 }
 
-function socketFor(plan: NodePlan, target: OutboundTarget, variant: SocketVariant, identity: string): TransportSocket {
-  const meshDomain = plan.node.meshDomain;
-  const { service, port } = target;
-  return upstreamTlsSocket({
-    sni: variant === "local" ? directSni(port) : waypointSni(meshDomain, { ...service.ref, port }),
-    alpn: protocolOf(target) === "http2" ? ["h2"] : [],
-    source: { spiffeId: identity, sds: plan.sds },
-    pinnedSans: destinationIdentities(plan, service),
-    validation: plan.validation,
+/** The table's entries, sorted by name: the same for every cluster of the node, so built once. */
+function socketNames(plan: NodePlan, variants: readonly SocketVariant[]) {
+  return cached(plan.cache, `socket-names\u0000${variants.join(",")}`, () => {
+    const identities = plan.identityByNetns.size > 0 ? plan.identities : [plan.nodeIdentity];
+    return variants
+      .flatMap((variant) => identities.map((identity) => ({ name: socketName(variant, identity), identity, variant })))
+      .sort((a, b) => compareText(a.name, b.name));
   });
+}
+
+/** The target's sockets, by variant (which SNI) and source identity (which certificate). */
+function socketsFor(plan: NodePlan, target: OutboundTarget): (variant: SocketVariant, identity: string) => TransportSocket {
+  const { service, port } = target;
+  const sockets = upstreamSockets(
+    { alpn: protocolOf(target) === "http2" ? ["h2"] : [], pinnedSans: destinationIdentities(plan, service), validation: plan.validation },
+    plan.certificates,
+  );
+  const sni = { local: directSni(port), waypoint: waypointSni(plan.node.meshDomain, { ...service.ref, port }) };
+  return (variant, identity) => sockets(sni[variant], identity);
 }
 
 /** The service's identity in each trust domain it runs in (the node's own when it runs nowhere yet). */

@@ -6,7 +6,7 @@ import type { Diagnostic } from "../diagnostics.js";
 import { parseNode, type LocalNode, type LocalNodeInput } from "../model/node.js";
 import { parseOptions, type Options, type OptionsInput } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
-import { planNode } from "../plan/node-plan.js";
+import { cached, planNode, type NodePlan } from "../plan/node-plan.js";
 import { indexSnapshot, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { compareText } from "../util/order.js";
 import { outboundClusters, sourceMatchers } from "./clusters.js";
@@ -40,30 +40,42 @@ export function compileNode(
 ): CompileResult {
   const index = "serviceKeys" in snapshot ? snapshot : indexSnapshot(snapshot);
   const plan = planNode(index, parseNode(node), parseOptions(options));
-  const matchers = sourceMatchers(plan);
+  const matchers = cached(plan.cache, "matchers", () => sourceMatchers(plan));
   const clusters: Cluster[] = [];
   const endpoints: ClusterLoadAssignment[] = [];
   const diagnostics: Diagnostic[] = [...plan.diagnostics];
   for (const service of plan.dependencies) {
     for (const port of service.ports) {
       const eds = portAssignments(index, plan.view, service, port);
-      clusters.push(...outboundClusters(plan, matchers, { service, port, clusterName: eds.plan.clusterName }));
+      const target = { service, port, clusterName: eds.plan.clusterName };
+      clusters.push(...cached(plan.cache, `cds\u0000${service.clusterSignature}\u0000${port}`, () => outboundClusters(plan, matchers, target)));
       endpoints.push(...eds.assignments);
       diagnostics.push(...eds.diagnostics);
     }
   }
-  const routes = tunnelRoutes(plan);
-  const ingress = ingressAssignments(plan, routes);
-  const inbound = inboundSide(plan);
-  clusters.push(...ingressClusters(plan, routes), ...inbound.clusters);
-  endpoints.push(...ingress.assignments);
-  diagnostics.push(...ingress.diagnostics, ...inbound.diagnostics);
+  const side = cached(plan.cache, `waypoint\u0000${plan.waypointSignature}`, () => waypointSide(plan));
+  clusters.push(...side.clusters);
+  endpoints.push(...side.endpoints);
+  diagnostics.push(...side.diagnostics);
   return lintCompileResult({
     node: { cluster: plan.node.clusterName, name: plan.node.nodeName, ip: plan.node.nodeIp, locality: plan.node.locality },
     options: plan.options,
     clusters: clusters.sort((a, b) => compareText(a.name!, b.name!)),
     endpoints: endpoints.sort((a, b) => compareText(a.cluster_name!, b.cluster_name!)),
-    listeners: [...tunnelListener(plan, routes), ...inbound.listeners].sort((a, b) => compareText(a.name!, b.name!)),
+    listeners: side.listeners,
     diagnostics,
   });
+}
+
+/** What the node serves: its tunnel listener and ingress clusters, its pods' inbound listeners. */
+function waypointSide(plan: NodePlan) {
+  const routes = tunnelRoutes(plan);
+  const ingress = ingressAssignments(plan, routes);
+  const inbound = inboundSide(plan);
+  return {
+    clusters: [...ingressClusters(plan, routes), ...inbound.clusters],
+    endpoints: ingress.assignments,
+    listeners: [...tunnelListener(plan, routes), ...inbound.listeners].sort((a, b) => compareText(a.name!, b.name!)),
+    diagnostics: [...ingress.diagnostics, ...inbound.diagnostics],
+  };
 }

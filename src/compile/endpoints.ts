@@ -8,10 +8,9 @@ import type { LbEndpoint, LocalityLbEndpoints } from "../../gen/envoy/config/end
 import { diagnostic, type Diagnostic } from "../diagnostics.js";
 import { lbMetadata, locality, socketAddress } from "../envoy/core.js";
 import { subClusterName } from "../naming.js";
-import type { EdsView } from "../plan/eds-view.js";
-import { viewKey } from "../plan/eds-view.js";
+import { serviceViewKey, type EdsView } from "../plan/eds-view.js";
 import { planPort, type PlannedEndpoint, type PortPlan } from "../plan/endpoints.js";
-import { memoTable, type IndexedService, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { memoized, type IndexedService, type SnapshotIndex } from "../plan/snapshot-index.js";
 
 export const MAX_UINT32 = 0xffffffff;
 
@@ -22,16 +21,12 @@ export interface PortAssignments {
   readonly diagnostics: readonly Diagnostic[];
 }
 
-/** The assignments of one service port as a view sees them; shared by every node of the view. */
+/**
+ * The assignments of one service port as a view sees them, memoized on the service: shared by
+ * every node of the view, and by later indexes while the service is unchanged.
+ */
 export function portAssignments(index: SnapshotIndex, view: EdsView, service: IndexedService, port: number): PortAssignments {
-  const memo = memoTable<PortAssignments>(index, `eds\u0000${viewKey(view)}`);
-  const key = `${service.key}:${port}`;
-  let result = memo.get(key);
-  if (!result) {
-    result = buildAssignments(planPort(index, view, service, port), view);
-    memo.set(key, result);
-  }
-  return result;
+  return memoized(service, `eds\u0000${serviceViewKey(view, service)}\u0000${port}`, () => buildAssignments(planPort(index, view, service, port), view));
 }
 
 function buildAssignments(plan: PortPlan, view: EdsView): PortAssignments {

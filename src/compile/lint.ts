@@ -9,7 +9,9 @@ import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import type { TransportSocketNameAction } from "../../gen/envoy/extensions/matching/common_inputs/transport_socket/v3/transport_socket_inputs.js";
 import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
+import type { Any } from "../../gen/google/protobuf/any.js";
 import { unpackAny } from "../emit/schema.js";
+import { packedMessage } from "../envoy/any.js";
 import { hostPort } from "../envoy/core.js";
 import { EXTENSION } from "../envoy/types.js";
 import { CompileInvariantError } from "../errors.js";
@@ -38,15 +40,40 @@ export interface LintableResult {
   readonly listeners: readonly Listener[];
 }
 
+/**
+ * Resources that passed. Compiled resources are shared between compiles (and never mutated), so a
+ * cached cluster or assignment is linted once, when it is built.
+ */
+const passed = new WeakSet<object>();
+
 /** Throws `CompileInvariantError` on the first broken rule; returns the result untouched otherwise. */
 export function lintCompileResult<T extends LintableResult>(result: T): T {
   uniqueNames("clusters", result.clusters.map((c) => c.name ?? ""));
   uniqueNames("endpoints", result.endpoints.map((e) => e.cluster_name ?? ""));
   uniqueNames("listeners", result.listeners.map((l) => l.name ?? ""));
-  result.clusters.forEach(lintCluster);
-  result.endpoints.forEach(lintAssignment);
-  result.listeners.forEach(lintListener);
+  const serverNames = new ServerNames();
+  lintEach(result.clusters, (cluster) => lintCluster(cluster, serverNames));
+  lintEach(result.endpoints, lintAssignment);
+  lintEach(result.listeners, (listener) => lintListener(listener, serverNames));
   return result;
+}
+
+/** Checks each distinct server name once per lint: every socket of a cluster shares one of two SNIs. */
+class ServerNames {
+  private readonly valid = new Set<string>();
+  check(resource: string, serverName: string): void {
+    if (this.valid.has(serverName)) return;
+    checkServerName(resource, serverName);
+    this.valid.add(serverName);
+  }
+}
+
+function lintEach<T extends object>(resources: readonly T[], lint: (resource: T) => void): void {
+  for (const resource of resources) {
+    if (passed.has(resource)) continue;
+    lint(resource);
+    passed.add(resource);
+  }
 }
 
 function fail(rule: LintRule, resource: string, detail: string): never {
@@ -61,22 +88,22 @@ function uniqueNames(kind: string, names: readonly string[]): void {
   }
 }
 
-function lintCluster(cluster: Cluster): void {
+function lintCluster(cluster: Cluster, serverNames: ServerNames): void {
   const name = cluster.name ?? "";
   const sockets = new Set<string>();
   for (const match of cluster.transport_socket_matches ?? []) {
     if (!match.name || sockets.has(match.name)) fail("unique-socket-names", name, `socket "${match.name}" is empty or repeated`);
     sockets.add(match.name);
-    checkSni(name, match.transport_socket?.typed_config);
+    checkSni(name, match.transport_socket?.typed_config, serverNames);
   }
-  checkSni(name, cluster.transport_socket?.typed_config);
+  checkSni(name, cluster.transport_socket?.typed_config, serverNames);
   if (cluster.transport_socket_matcher) lintMatcher(name, cluster.transport_socket_matcher, sockets);
 }
 
-function checkSni(resource: string, typedConfig: Parameters<typeof unpackAny>[0] | undefined): void {
+function checkSni(resource: string, typedConfig: Any | undefined, serverNames: ServerNames): void {
   if (!typedConfig) return;
-  const tls = unpackAny(typedConfig)?.message as UpstreamTlsContext | undefined;
-  if (tls?.sni) checkServerName(resource, tls.sni);
+  const tls = (packedMessage(typedConfig) ?? unpackAny(typedConfig)?.message) as UpstreamTlsContext | undefined;
+  if (tls?.sni) serverNames.check(resource, tls.sni);
 }
 
 /** Every tree has a non-empty map and its own on_no_match; every action names a socket of the table. */
@@ -117,13 +144,13 @@ function lintAssignment(assignment: ClusterLoadAssignment): void {
   if (sorted.some((priority, i) => priority !== i)) fail("contiguous-priorities", name, `priorities ${sorted.join(", ")} are not contiguous from 0`);
 }
 
-function lintListener(listener: Listener): void {
+function lintListener(listener: Listener, checked: ServerNames): void {
   const name = listener.name ?? "";
   const matches = new Set<string>();
   for (const chain of listener.filter_chains ?? []) {
     const match = chain.filter_chain_match ?? {};
     const serverNames = match.server_names ?? [];
-    serverNames.forEach((serverName) => checkServerName(name, serverName));
+    serverNames.forEach((serverName) => checked.check(name, serverName));
     const key = JSON.stringify([[...serverNames].sort(), match.transport_protocol ?? "", [...(match.application_protocols ?? [])].sort(), match.destination_port ?? null]);
     if (matches.has(key)) fail("unique-chain-match", name, `two filter chains match ${key}`);
     matches.add(key);

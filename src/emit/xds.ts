@@ -4,14 +4,14 @@
  * DiscoveryResponse carries.
  */
 import { createHash } from "node:crypto";
-import type { BinaryWriter } from "@bufbuild/protobuf/wire";
-import { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { Any } from "../../gen/google/protobuf/any.js";
 import type { CompileResult } from "../compile/compile-node.js";
 import { TYPE_URL_PREFIX, typeUrl } from "../envoy/any.js";
 import { compareText } from "../util/order.js";
+import { encodeCluster } from "./cluster-encoding.js";
 import { RESOURCE_TYPES, type ResourceKind } from "./text.js";
 
 type TypeUrlOf<K extends ResourceKind> = `${typeof TYPE_URL_PREFIX}${(typeof RESOURCE_TYPES)[K]}`;
@@ -51,23 +51,23 @@ export type XdsDiff = Readonly<Record<XdsTypeUrl, ResourceDiff>>;
 
 interface ResourceType<T> {
   readonly typeUrl: XdsTypeUrl;
-  encode(message: T): BinaryWriter;
+  encode(message: T): Uint8Array;
   name(message: T): string;
 }
 
 const CLUSTER: ResourceType<Cluster> = {
   typeUrl: XDS_TYPE_URLS.clusters,
-  encode: (cluster) => Cluster.encode(cluster),
+  encode: encodeCluster,
   name: (cluster) => cluster.name ?? "",
 };
 const CLUSTER_LOAD_ASSIGNMENT: ResourceType<ClusterLoadAssignment> = {
   typeUrl: XDS_TYPE_URLS.endpoints,
-  encode: (assignment) => ClusterLoadAssignment.encode(assignment),
+  encode: (assignment) => ClusterLoadAssignment.encode(assignment).finish(),
   name: (assignment) => assignment.cluster_name ?? "",
 };
 const LISTENER: ResourceType<Listener> = {
   typeUrl: XDS_TYPE_URLS.listeners,
-  encode: (listener) => Listener.encode(listener),
+  encode: (listener) => Listener.encode(listener).finish(),
   name: (listener) => listener.name ?? "",
 };
 
@@ -102,7 +102,7 @@ const encodings = new WeakMap<object, { readonly bytes: Uint8Array; readonly ver
 function encoded<T extends object>(type: ResourceType<T>, message: T): { readonly bytes: Uint8Array; readonly version: string } {
   const cached = encodings.get(message);
   if (cached) return cached;
-  const bytes = type.encode(message).finish();
+  const bytes = type.encode(message);
   const entry = { bytes, version: shortHash(bytes) };
   encodings.set(message, entry);
   return entry;

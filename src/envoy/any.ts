@@ -1,5 +1,5 @@
 /** Packing messages into `google.protobuf.Any`. */
-import type { BinaryWriter } from "@bufbuild/protobuf/wire";
+import { BinaryWriter } from "@bufbuild/protobuf/wire";
 import type { Any } from "../../gen/google/protobuf/any.js";
 
 /** The encode half of a ts-proto message type, plus its fully-qualified name. */
@@ -25,8 +25,20 @@ export function typeNameOfUrl(url: string): string {
  */
 const packedMessages = new WeakMap<Any, unknown>();
 
+/**
+ * One writer reused for every pack: its buffer keeps its size between messages, so packing
+ * thousands of small messages does not regrow a fresh buffer each time (`finish` copies the
+ * bytes out and resets it).
+ */
+const scratch = new BinaryWriter();
+
 export function pack<T>(type: MessageType<T>, message: T): Any {
-  const any: Any = { type_url: typeUrl(type.typeName), value: type.encode(message).finish() };
+  return packEncoded(type.typeName, type.encode(message, scratch).finish(), message);
+}
+
+/** An Any from bytes encoded elsewhere; `message` must be what they decode to. */
+export function packEncoded(typeName: string, value: Uint8Array, message: unknown): Any {
+  const any: Any = { type_url: typeUrl(typeName), value };
   packedMessages.set(any, message);
   return any;
 }

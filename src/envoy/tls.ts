@@ -6,8 +6,9 @@
 import type { DataSource, TransportSocket } from "../../gen/envoy/config/core/v3/base.js";
 import type { ConfigSource } from "../../gen/envoy/config/core/v3/config_source.js";
 import { SubjectAltNameMatcher_SanType, type SubjectAltNameMatcher } from "../../gen/envoy/extensions/transport_sockets/tls/v3/common.js";
-import type { CommonTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
-import { pack } from "./any.js";
+import { BinaryWriter } from "@bufbuild/protobuf/wire";
+import { CommonTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
+import { pack, packEncoded } from "./any.js";
 import { DOWNSTREAM_TLS_CONTEXT, EXTENSION, SPIFFE_VALIDATOR_CONFIG, UPSTREAM_TLS_CONTEXT } from "./types.js";
 
 /** How peers' certificates are validated; derived once per compile from the mesh's trust. */
@@ -30,15 +31,42 @@ export interface UpstreamSocketSpec {
   readonly validation: TrustValidation;
 }
 
-export function upstreamTlsSocket(spec: UpstreamSocketSpec): TransportSocket {
-  return {
-    name: EXTENSION.tlsTransportSocket,
-    typed_config: pack(UPSTREAM_TLS_CONTEXT, {
-      common_tls_context: commonTlsContext(spec.source, spec.alpn, spec.validation, spec.pinnedSans),
-      sni: spec.sni,
-    }),
+/** Encodes (once per identity) the client-certificate part of a CommonTlsContext. */
+export type CertificateEncoder = (spiffeId: string) => { readonly bytes: Uint8Array; readonly configs: CommonTlsContext["tls_certificate_sds_secret_configs"] };
+
+export function certificateEncoder(sds: ConfigSource): CertificateEncoder {
+  const cache = new Map<string, ReturnType<CertificateEncoder>>();
+  return (spiffeId) => {
+    let entry = cache.get(spiffeId);
+    if (!entry) {
+      const configs = [{ name: spiffeId, sds_config: sds }];
+      entry = { bytes: CommonTlsContext.encode({ tls_certificate_sds_secret_configs: configs }).finish(), configs };
+      cache.set(spiffeId, entry);
+    }
+    return entry;
   };
 }
+
+/**
+ * Sockets to one destination that differ only in SNI and client identity: everything else (SAN
+ * pins, validation, ALPN) is encoded once, and each socket's UpstreamTlsContext is spliced from
+ * pre-encoded parts. Protobuf fields are independent on the wire and the parts come in the order
+ * the generated encoder writes them (certificates, validation, ALPN), so the bytes are exactly
+ * those of encoding the whole message.
+ */
+export function upstreamSockets(shared: Omit<UpstreamSocketSpec, "sni" | "source">, certificates: CertificateEncoder): (sni: string, spiffeId: string) => TransportSocket {
+  const rest = commonTlsContext(undefined, shared.alpn, shared.validation, shared.pinnedSans);
+  const restBytes = CommonTlsContext.encode(rest).finish();
+  return (sni, spiffeId) => {
+    const certificate = certificates(spiffeId);
+    const message = { common_tls_context: { tls_certificate_sds_secret_configs: certificate.configs, ...rest }, sni };
+    const bytes = splice.uint32(10).uint32(certificate.bytes.length + restBytes.length).raw(certificate.bytes).raw(restBytes).uint32(18).string(sni).finish();
+    return { name: EXTENSION.tlsTransportSocket, typed_config: packEncoded(UPSTREAM_TLS_CONTEXT.typeName, bytes, message) };
+  };
+}
+
+/** Reused for every splice; `finish` copies the bytes out. */
+const splice = new BinaryWriter();
 
 export interface DownstreamSocketSpec {
   readonly alpn: readonly string[];
@@ -57,14 +85,15 @@ export function downstreamTlsSocket(spec: DownstreamSocketSpec): TransportSocket
   };
 }
 
+/** The context; without `identity`, everything but the certificate (see `upstreamSockets`). */
 function commonTlsContext(
-  identity: TlsIdentity,
+  identity: TlsIdentity | undefined,
   alpn: readonly string[],
   validation: TrustValidation,
   pinnedSans: readonly string[],
 ): CommonTlsContext {
   const context: CommonTlsContext = {
-    tls_certificate_sds_secret_configs: [{ name: identity.spiffeId, sds_config: identity.sds }],
+    ...(identity ? { tls_certificate_sds_secret_configs: [{ name: identity.spiffeId, sds_config: identity.sds }] } : {}),
     ...validationOf(validation, pinnedSans.map(uriSan)),
   };
   if (alpn.length > 0) context.alpn_protocols = [...alpn];

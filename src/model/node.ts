@@ -47,7 +47,19 @@ export interface LocalNode extends Omit<z.output<typeof localNode>, "dependencie
   readonly dependencies?: readonly ServiceKey[] | undefined;
 }
 
+/** Nodes already validated, by the object passed in: compiling a node again skips the work. */
+const parsedNodes = new WeakMap<object, LocalNode>();
+
 export function parseNode(input: unknown): LocalNode {
+  const known = typeof input === "object" && input !== null ? parsedNodes.get(input) : undefined;
+  if (known) return known;
+  const node = validateNode(input);
+  parsedNodes.set(input as object, node);
+  parsedNodes.set(node, node);
+  return node;
+}
+
+function validateNode(input: unknown): LocalNode {
   const forbidden = unsafeInputIssues(input);
   if (forbidden.length > 0) throw new InputError("node", forbidden);
   const parsed = localNode.safeParse(input);

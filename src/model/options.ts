@@ -33,7 +33,19 @@ const options = z.strictObject({
 export type OptionsInput = z.input<typeof options>;
 export type Options = z.output<typeof options>;
 
+/** Options already validated, by the object passed in. */
+const parsedOptions = new WeakMap<object, Options>();
+
 export function parseOptions(input: unknown = {}): Options {
+  const known = typeof input === "object" && input !== null ? parsedOptions.get(input) : undefined;
+  if (known) return known;
+  const options = validateOptions(input);
+  if (typeof input === "object" && input !== null) parsedOptions.set(input, options);
+  parsedOptions.set(options, options);
+  return options;
+}
+
+function validateOptions(input: unknown = {}): Options {
   const forbidden = unsafeInputIssues(input);
   if (forbidden.length > 0) throw new InputError("options", forbidden);
   const parsed = options.safeParse(input ?? {});

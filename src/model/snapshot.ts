@@ -187,6 +187,7 @@ function sizeIssues(input: unknown): InputIssue[] {
   return issues;
 }
 
+/** Validates one service's records; the issues' paths are `services["<key>"][<i>]...`. */
 function parseRecords(key: ServiceKey, records: readonly unknown[], issues: InputIssue[]): ServiceEndpoint[] {
   const endpoints: ServiceEndpoint[] = [];
   const seen = new Map<string, number>();
@@ -306,4 +307,54 @@ function sniIssues(meshDomain: string, uses: readonly { key: string; path: Prope
     const problem = structuredSniProblem(meshDomain, parseServiceKey(key)!);
     return problem ? [{ path: formatPath(path), message: problem }] : [];
   });
+}
+
+/** Which services a snapshot made by `withServiceRecords` changed, relative to which base. */
+interface Lineage {
+  readonly base: Snapshot;
+  readonly changed: ReadonlySet<ServiceKey>;
+}
+
+const lineages = new WeakMap<Snapshot, Lineage>();
+
+/**
+ * A new snapshot with one service's records replaced (an empty list keeps the service with no
+ * endpoints), validated like `parseSnapshot` validates them; everything else is shared. Index it
+ * with `indexSnapshot(next, previousIndex)`: only the changed services are redone, which is what
+ * makes recompiling after an endpoint change cheap.
+ */
+export function withServiceRecords(snapshot: Snapshot, key: string, records: readonly unknown[]): Snapshot {
+  const issues: InputIssue[] = [];
+  if (!parseServiceKey(key)) issues.push({ path: formatPath(["services", key]), message: 'not a service key "<namespace>/<service>" of two DNS-1123 labels' });
+  else if (records.length > SNAPSHOT_LIMITS.endpointsPerService) {
+    issues.push({ path: formatPath(["services", key]), message: `${records.length} endpoints, over the limit of ${SNAPSHOT_LIMITS.endpointsPerService}` });
+  }
+  if (issues.length === 0) issues.push(...unsafeInputIssues(records).map((issue) => ({ ...issue, path: formatPath(["services", key]) + issue.path })));
+  const endpoints = issues.length === 0 ? parseRecords(key as ServiceKey, records, issues) : [];
+  if (issues.length === 0) issues.push(...recordCrossIssues(snapshot, key as ServiceKey, endpoints));
+  if (issues.length > 0) throw new InputError("snapshot", issues);
+  const services = new Map(snapshot.services);
+  services.set(key as ServiceKey, endpoints);
+  const next: Snapshot = { ...snapshot, services };
+  const lineage = lineages.get(snapshot);
+  lineages.set(next, { base: lineage?.base ?? snapshot, changed: new Set([...(lineage?.changed ?? []), key as ServiceKey]) });
+  return next;
+}
+
+/** The services changed since `base`, when `snapshot` was derived from it by `withServiceRecords`. */
+export function changesSince(snapshot: Snapshot, base: Snapshot): ReadonlySet<ServiceKey> | undefined {
+  const lineage = lineages.get(snapshot);
+  return lineage?.base === base ? lineage.changed : undefined;
+}
+
+/** The mesh-wide checks `parseSnapshot` makes on records, for one replaced service. */
+function recordCrossIssues(snapshot: Snapshot, key: ServiceKey, endpoints: readonly ServiceEndpoint[]): InputIssue[] {
+  const sni = structuredSniProblem(snapshot.mesh.meshDomain, parseServiceKey(key)!);
+  if (sni) return [{ path: formatPath(["services", key]), message: sni }];
+  const trust = snapshot.mesh.trust;
+  if (trust.mode !== "federated") return [];
+  const mapped = new Set(trust.trustDomains.flatMap((domain) => domain.clusters));
+  return endpoints.flatMap((endpoint, index) =>
+    mapped.has(endpoint.clusterName) ? [] : [{ path: formatPath(["services", key, index, "clusterName"]), message: `cluster ${endpoint.clusterName} belongs to no trust domain` }],
+  );
 }

@@ -30,6 +30,12 @@ export function edsView(node: LocalNode, options: Options): EdsView {
   };
 }
 
-export function viewKey(view: EdsView): string {
-  return [view.cluster, view.region, view.zone, view.node, view.mode, view.socketSelection, view.inboundPort, view.tunnelPort].join("\u0000");
+/**
+ * The view as one service's EDS depends on it. The viewer's node matters only in `always` mode and
+ * only for a service with a pod on that node (the one endpoint kept direct), so every other node
+ * of the cluster and zone shares the assignment.
+ */
+export function serviceViewKey(view: EdsView, service: { readonly nodes: ReadonlySet<string> }): string {
+  const node = view.node && service.nodes.has(`${view.cluster}/${view.node}`) ? view.node : "";
+  return [view.cluster, view.region, view.zone, node, view.mode, view.socketSelection, view.inboundPort, view.tunnelPort].join("\u0000");
 }

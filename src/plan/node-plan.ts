@@ -6,7 +6,7 @@
 import type { ConfigSource } from "../../gen/envoy/config/core/v3/config_source.js";
 import { diagnostic, type Diagnostic } from "../diagnostics.js";
 import { configSource } from "../envoy/core.js";
-import type { TrustValidation } from "../envoy/tls.js";
+import { certificateEncoder, type CertificateEncoder, type TrustValidation } from "../envoy/tls.js";
 import { InputError } from "../errors.js";
 import { bundleSecretName, serviceKey, serviceSpiffeId, type ServiceKey, type ServiceRef } from "../naming.js";
 import type { HostedPod, LocalNode } from "../model/node.js";
@@ -15,7 +15,7 @@ import type { Options } from "../model/options.js";
 import type { PortProtocol, TrustConfig } from "../model/snapshot.js";
 import { compareText } from "../util/order.js";
 import { edsView, type EdsView } from "./eds-view.js";
-import { nodeKey, type IndexedService, type SnapshotIndex } from "./snapshot-index.js";
+import { contextCache, nodeKey, type IndexedService, type SnapshotIndex } from "./snapshot-index.js";
 
 export interface NodePlan {
   readonly index: SnapshotIndex;
@@ -31,9 +31,18 @@ export interface NodePlan {
   readonly identityByNetns: ReadonlyMap<string, string>;
   /** The pods the node hosts, sorted by namespace and name, with what the waypoint side needs. */
   readonly hostedPods: readonly HostedPodPlan[];
+  /** Everything the waypoint side (tunnel, ingress, inbound) depends on beyond the context. */
+  readonly waypointSignature: string;
   /** Services the node's pods may call, sorted, each with at least one port. */
   readonly dependencies: readonly IndexedService[];
   readonly sds: ConfigSource;
+  /** The source identities' certificate configs, encoded once per compile context. */
+  readonly certificates: CertificateEncoder;
+  /**
+   * Work that depends only on this compile context — the node's identities and netns, its trust
+   * domain and the options — cached across compiles (see `SnapshotIndex.contexts`).
+   */
+  readonly cache: Map<string, unknown>;
   readonly eds: ConfigSource;
   readonly validation: TrustValidation;
   readonly diagnostics: readonly Diagnostic[];
@@ -58,6 +67,8 @@ export function planNode(index: SnapshotIndex, node: LocalNode, options: Options
   const diagnostics: Diagnostic[] = [];
   const identityByNetns = sourcesByNetns(node, diagnostics);
   const sds = configSource(options.sds);
+  const cache = contextCache(index, contextKey(node, options, identityByNetns));
+  const hosted = hostedPods(index, node, identityByNetns);
   return {
     index,
     node,
@@ -67,13 +78,36 @@ export function planNode(index: SnapshotIndex, node: LocalNode, options: Options
     nodeIdentity: node.spiffeId,
     identities: [...new Set([node.spiffeId, ...identityByNetns.values()])].sort(compareText),
     identityByNetns,
-    hostedPods: hostedPods(index, node, identityByNetns),
+    hostedPods: hosted,
+    waypointSignature: waypointSignature(index, node, hosted),
     dependencies: dependencyScope(index, node, diagnostics),
     sds,
+    certificates: cached(cache, "certificates", () => certificateEncoder(sds)),
+    cache,
     eds: configSource(options.eds),
     validation: trustValidation(index.snapshot.mesh.trust, sds),
     diagnostics,
   };
+}
+
+/** What a node's outbound clusters depend on besides the services themselves. */
+function contextKey(node: LocalNode, options: Options, identityByNetns: ReadonlyMap<string, string>): string {
+  return JSON.stringify([node.spiffeId, node.trustDomain, node.meshDomain, [...identityByNetns], options]);
+}
+
+/** The node's address and pods, and the version of every service it hosts. */
+function waypointSignature(index: SnapshotIndex, node: LocalNode, hosted: readonly HostedPodPlan[]): string {
+  return JSON.stringify([node.nodeIp, node.clusterName, node.nodeName, hosted.map((h) => [h.pod, h.netns, h.ports, index.services.get(h.service)?.serial ?? 0])]);
+}
+
+/** A cache entry, computed on first use. */
+export function cached<T>(cache: Map<string, unknown>, key: string, compute: () => T): T {
+  let value = cache.get(key) as T | undefined;
+  if (value === undefined) {
+    value = compute();
+    cache.set(key, value);
+  }
+  return value;
 }
 
 /** A pod's SVID identity: its override, or its service account in the node's trust domain. */

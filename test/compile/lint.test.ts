@@ -9,10 +9,14 @@ import { localNodeFrom } from "../../src/model/node.js";
 import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import { exampleSnapshot } from "../support/fixtures.js";
 
-/** A freshly compiled east/node-1 (cross-cluster), mutable. */
+/**
+ * A deep copy of east/node-1's compile (cross-cluster), to break. Compiled resources are shared
+ * with later compiles and never mutated, so the linter checks each one once: a test that breaks
+ * one works on a copy.
+ */
 function compiled(): { -readonly [K in keyof CompileResult]: CompileResult[K] extends readonly (infer T)[] ? T[] : CompileResult[K] } {
   const snapshot = exampleSnapshot();
-  return compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), { eastWestWaypoint: "cross-cluster" }) as never;
+  return structuredClone(compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), { eastWestWaypoint: "cross-cluster" })) as never;
 }
 
 function brokenRule(mutate: (result: ReturnType<typeof compiled>) => void): { rule: string; resource: string } | undefined {
