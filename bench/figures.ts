@@ -1,0 +1,506 @@
+/**
+ * The benchmark figures. Each returns table rows; every target is a ratio of two medians taken in
+ * this process (mostly against E, the time to binary-encode the very resources a compile
+ * produced), so the ±30 % drift of absolute times on a shared machine cancels out.
+ */
+import { fork } from "node:child_process";
+import { rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { serialize } from "node:v8";
+import type { ClusterLoadAssignment } from "../gen/envoy/config/endpoint/v3/endpoint.js";
+import { compileNode, type CompileResult } from "../src/compile/compile-node.js";
+import { portAssignments } from "../src/compile/endpoints.js";
+import { renderJson } from "../src/emit/text.js";
+import { toXdsResources, type XdsResources } from "../src/emit/xds.js";
+import { localNodeFrom, type LocalNode } from "../src/model/node.js";
+import { parseOptions } from "../src/model/options.js";
+import type { Snapshot } from "../src/model/snapshot.js";
+import { edsView, type EdsView } from "../src/plan/eds-view.js";
+import { indexSnapshot, type SnapshotIndex } from "../src/plan/snapshot-index.js";
+import { formatBytes, formatMs, timeIt, type LappedTiming, type Timing, type TimingOptions } from "./measure.js";
+import type { MemoryFigures } from "./memory-child.js";
+import { addService, healthFlip, nodeDrain, rollout, type Scenario } from "./scenarios.js";
+import { buildWorkload, clusterName, endpointCount, type Workload, type WorkloadParams, WORKLOADS } from "./workloads.js";
+import { assignmentsOnly, bytesByKind, encodeAll, lbEndpointCount, outboundSocketFootprint, summarizeChanges, type ResourceSet } from "./xds-cost.js";
+
+export type WorkloadId = keyof typeof WORKLOADS;
+export type Verdict = "PASS" | "FAIL" | "info";
+
+export interface Row {
+  readonly figure: string;
+  readonly what: string;
+  readonly measured: string;
+  readonly target: string;
+  readonly verdict: Verdict;
+}
+
+export interface BenchConfig {
+  readonly smoke: boolean;
+  readonly workloads: Readonly<Record<WorkloadId, WorkloadParams>>;
+  /** Rounds that rebuild an index first. */
+  readonly heavy: TimingOptions;
+  /** Cheap rounds: encoding, rendering, single services. */
+  readonly light: TimingOptions;
+  readonly log: (line: string) => void;
+}
+
+export const FIGURES = ["1", "2", "3", "4", "5", "6", "7", "8"] as const;
+export type Figure = (typeof FIGURES)[number];
+
+/** Every compile runs with the waypoint on for cross-cluster traffic, as the issue asks. */
+const OPTIONS = parseOptions({ eastWestWaypoint: "cross-cluster" });
+/** The node whose compile is measured ("N"), and its EDS view. */
+const SUBJECT = { cluster: clusterName(0), node: "node-0" };
+
+// ---- rows -----------------------------------------------------------------------------------
+
+function checked(figure: string, what: string, value: number, limit: number, measured: string, target: string): Row {
+  const verdict: Verdict = Number.isFinite(value) && value <= limit ? "PASS" : "FAIL";
+  return { figure, what, measured, target, verdict };
+}
+
+function exact(figure: string, what: string, ok: boolean, measured: string, target: string): Row {
+  return { figure, what, measured, target, verdict: ok ? "PASS" : "FAIL" };
+}
+
+function info(figure: string, what: string, measured: string): Row {
+  return { figure, what, measured, target: "—", verdict: "info" };
+}
+
+const times = (ratio: number) => `${ratio.toFixed(2)} × E`;
+const percent = (ratio: number) => `${(ratio * 100).toFixed(ratio < 0.1 ? 2 : 1)} %`;
+
+/** `1.2 s [1.1 s–1.4 s]`: the median and the range of the counted rounds. */
+function spread(timing: Timing): string {
+  return `${formatMs(timing.median)} [${formatMs(timing.min)}–${formatMs(timing.max)}]`;
+}
+
+function lapText(timing: LappedTiming): string {
+  return Object.entries(timing.laps)
+    .map(([name, lap]) => `${name} ${formatMs(lap.median)}`)
+    .join(", ");
+}
+
+// ---- shared measurements --------------------------------------------------------------------
+
+/** A new Snapshot object with the same contents: `indexSnapshot` builds a cold index for it. */
+function fresh(snapshot: Snapshot): Snapshot {
+  return { ...snapshot };
+}
+
+/** The assignments of every service port as `view` sees them (filling the view's memo). */
+function allAssignments(index: SnapshotIndex, view: EdsView): ClusterLoadAssignment[] {
+  const assignments: ClusterLoadAssignment[] = [];
+  for (const key of index.serviceKeys) {
+    const service = index.services.get(key)!;
+    for (const port of service.ports) assignments.push(...portAssignments(index, view, service, port).assignments);
+  }
+  return assignments;
+}
+
+interface Subject {
+  readonly workload: Workload;
+  readonly node: LocalNode;
+  readonly view: EdsView;
+}
+
+interface Compiled {
+  readonly result: CompileResult;
+  readonly xds: XdsResources;
+}
+
+/**
+ * `indexSnapshot(next, previous)`: src reuses the previous index's unchanged services and caches
+ * where it can (a src without that parameter ignores it and rebuilds).
+ */
+const indexFrom = indexSnapshot as (snapshot: Snapshot, previous?: SnapshotIndex) => SnapshotIndex;
+
+interface Encoded<T> {
+  readonly timing: LappedTiming;
+  readonly last: T;
+  /** E: encoding exactly the resources of `last`. */
+  readonly e: Timing;
+}
+
+/** What figures 2 and 7 keep of an all-services EDS measurement: numbers only. */
+interface ViewEds {
+  readonly timing: LappedTiming;
+  readonly e: Timing;
+  readonly assignments: number;
+  readonly endpoints: number;
+  /** Registry records in the workload. */
+  readonly registry: number;
+}
+
+export function createBench(config: BenchConfig) {
+  const { heavy, light, log } = config;
+
+  /** Everything built from a workload, under `<id>:<what>`; `forget(id)` frees it all. */
+  const cache = new Map<string, unknown>();
+  function cached<T>(key: string, make: () => T): T {
+    if (!cache.has(key)) cache.set(key, make());
+    return cache.get(key) as T;
+  }
+  function forget(id: WorkloadId): void {
+    for (const key of [...cache.keys()]) if (key.startsWith(`${id}:`)) cache.delete(key);
+  }
+  /** One setup row per workload generated, kept after the workload is freed. */
+  const generated: Row[] = [];
+
+  function workload(id: WorkloadId): Workload {
+    return cached(`${id}:workload`, () => {
+      log(`generating ${config.workloads[id].name} ...`);
+      const w = buildWorkload(config.workloads[id]);
+      log(`  generated in ${formatMs(w.timings.generateMs)}, parsed in ${formatMs(w.timings.parseMs)}`);
+      generated.push(setupRow(w));
+      return w;
+    });
+  }
+
+  function subject(id: WorkloadId): Subject {
+    return cached(`${id}:subject`, () => {
+      const w = workload(id);
+      const node = localNodeFrom(w.snapshot, SUBJECT.cluster, SUBJECT.node);
+      return { workload: w, node, view: edsView(node, OPTIONS) };
+    });
+  }
+
+  /** E is idempotent and cheap: more warm-up (re-optimizing after the GC timeIt starts with) and more rounds. */
+  function encodingTime(resources: ResourceSet, label: string): Timing {
+    return timeIt({ warmup: light.warmup + 1, repeats: light.repeats + 2, label }, () => resources, (set) => encodeAll(set));
+  }
+
+  /** Figure 1's measurement: the first node of a cold view, compiled, encoded and versioned. */
+  function fullCompile(): Encoded<Compiled> {
+    return cached("W1:full", () => {
+      const { workload: w, node } = subject("W1");
+      log("figure 1: full compile of one W1 node ...");
+      let last: Compiled | undefined;
+      const timing = timeIt(
+        { ...heavy, label: "1 full compile" },
+        () => indexSnapshot(fresh(w.snapshot)),
+        (index, lap) => {
+          const result = compileNode(index, node, OPTIONS);
+          lap("compile");
+          const xds = toXdsResources(result);
+          lap("encode + versions");
+          return { result, xds };
+        },
+        (compiled) => (last = compiled),
+      );
+      return { timing, last: last!, e: encodingTime(last!.result, "E full compile") };
+    });
+  }
+
+  /** All-services EDS of the subject's view: build, encode and version every assignment. */
+  function viewEds(id: WorkloadId): ViewEds {
+    return cached(`eds:${id}`, () => {
+      const { workload: w, node, view } = subject(id);
+      log(`all-services EDS of one view, ${w.params.name} ...`);
+      let last: readonly ClusterLoadAssignment[] = [];
+      const timing = timeIt(
+        { ...heavy, label: `eds ${id}` },
+        () => indexSnapshot(fresh(w.snapshot)),
+        (index, lap) => {
+          const assignments = allAssignments(index, view);
+          lap("build");
+          toXdsResources(assignmentsOnly(node, OPTIONS, assignments));
+          lap("encode + versions");
+          return assignments;
+        },
+        (assignments) => (last = assignments),
+      );
+      const e = encodingTime({ clusters: [], endpoints: last, listeners: [] }, `E eds ${id}`);
+      return { timing, e, assignments: last.length, endpoints: lbEndpointCount(last), registry: endpointCount(w.snapshot) };
+    });
+  }
+
+  // ---- figures ------------------------------------------------------------------------------
+
+  function figure1(): Row[] {
+    const { timing, last, e } = fullCompile();
+    const { node } = subject("W1");
+    const ratio = timing.median / e.median;
+    const footprint = outboundSocketFootprint(last.result, last.xds);
+    return [
+      checked("1", "full compile of one W1 node (compile + encode + versions)", ratio, 4, `${times(ratio)} — ${spread(timing)} vs E ${spread(e)}`, "≤ 4 × E"),
+      info("1", "  split", lapText(timing)),
+      info(
+        "1",
+        "  node N",
+        `${SUBJECT.cluster}/${SUBJECT.node}: ${node.pods.length} pods of ${new Set(node.pods.map((p) => p.serviceAccount)).size} services, ` +
+          `${node.dependencies?.length ?? "all"} dependencies, ${footprint.socketsPerCluster} sockets per outbound cluster; ` +
+          `${last.result.clusters.length} clusters, ${last.result.endpoints.length} assignments (${lbEndpointCount(last.result.endpoints)} endpoints), ` +
+          `${last.result.listeners.length} listeners, ${last.result.diagnostics.length} diagnostics`,
+      ),
+    ];
+  }
+
+  function figure2(): Row[] {
+    const { timing, e, assignments, endpoints } = viewEds("W1");
+    const ratio = timing.median / e.median;
+    return [
+      checked("2", "EDS of every service for one view (build + encode + versions)", ratio, 4, `${times(ratio)} — ${spread(timing)} vs E ${spread(e)}`, "≤ 4 × E"),
+      info("2", "  split", lapText(timing)),
+      info("2", "  output", `${assignments} assignments, ${endpoints} endpoints`),
+    ];
+  }
+
+  function figure3(): Row[] {
+    const first = fullCompile();
+    const { workload: w, node, view } = subject("W1");
+    const peers = w.snapshot.nodes
+      .filter((n) => n.cluster === node.clusterName && n.zone === node.locality.zone && n.name !== node.nodeName)
+      .map((n) => n.name);
+    log(`figure 3: further nodes of view ${node.clusterName}/${node.locality.zone} (${peers.length + 1} nodes) ...`);
+    // Warm: every assignment of the view built, encoded and versioned, as after the view's other nodes.
+    const warm = indexSnapshot(fresh(w.snapshot));
+    toXdsResources(assignmentsOnly(node, OPTIONS, allAssignments(warm, view)));
+    let next = 0;
+    // Each round is another node of the view; nodes are cheap and plentiful, so take more rounds.
+    const further = timeIt(
+      { warmup: heavy.warmup, repeats: heavy.repeats * 2 + 1, label: "3 further node" },
+      () => localNodeFrom(w.snapshot, node.clusterName, peers[next++ % peers.length]!),
+      (peer, lap) => {
+        const result = compileNode(warm, peer, OPTIONS);
+        lap("compile");
+        toXdsResources(result);
+        lap("encode + versions");
+      },
+    );
+    const second = localNodeFrom(w.snapshot, node.clusterName, peers[0]!);
+    const afterOne = timeIt(
+      { warmup: 0, repeats: Math.max(1, heavy.repeats - 2) },
+      () => {
+        const index = indexSnapshot(fresh(w.snapshot));
+        toXdsResources(compileNode(index, node, OPTIONS));
+        return index;
+      },
+      (index) => toXdsResources(compileNode(index, second, OPTIONS)),
+    );
+    const ratio = further.median / first.timing.median;
+    const sizes = bytesByKind(first.last.xds);
+    const footprint = outboundSocketFootprint(first.last.result, first.last.xds);
+    const identities = footprint.socketsPerCluster / 2;
+    const perPair = footprint.bytes / (footprint.clusters * identities);
+    return [
+      checked("3", "further node of the same view (view's EDS shared) / first node", ratio, 0.35, `${percent(ratio)} — ${spread(further)} vs ${formatMs(first.timing.median)}`, "≤ 35 %"),
+      info("3", "  split (further node)", lapText(further)),
+      info("3", "  2nd node right after the 1st (rest of view cold)", `${percent(afterOne.median / first.timing.median)} — ${formatMs(afterOne.median)}`),
+      info("3", "  bytes per node by kind", `CDS ${formatBytes(sizes.clusters)}, EDS ${formatBytes(sizes.endpoints)}, LDS ${formatBytes(sizes.listeners)}`),
+      info(
+        "3",
+        "  CDS per (dependency × hosted identity)",
+        `${perPair.toFixed(0)} B: ${formatBytes(footprint.bytes)} of outbound clusters / (${footprint.clusters} dependencies × ${identities} identities); ` +
+          `size CDS ≈ ${perPair.toFixed(0)} B × dependencies × identities per node`,
+      ),
+    ];
+  }
+
+  /** S → S' by `scenario`, then index S' from S's index and recompile N, as a control plane would. */
+  function incremental(scenario: Scenario, base: Compiled & { index: SnapshotIndex }, full: number): { timing: LappedTiming; ratio: number; changes: ReturnType<typeof summarizeChanges> } {
+    const { node } = subject("W1");
+    let changes = summarizeChanges(base.xds, base.xds);
+    const timing = timeIt(
+      { ...heavy, label: `4 ${scenario.name}` },
+      () => scenario.apply(),
+      (next, lap) => {
+        let target = node;
+        if (scenario.nodeChanges) {
+          target = localNodeFrom(next, node.clusterName, node.nodeName);
+          lap("node");
+        }
+        const index = indexFrom(next, base.index);
+        lap("index");
+        const result = compileNode(index, target, OPTIONS);
+        lap("compile");
+        const xds = toXdsResources(result);
+        lap("encode + versions");
+        return xds;
+      },
+      (xds) => (changes = summarizeChanges(base.xds, xds)),
+    );
+    return { timing, ratio: timing.median / full, changes };
+  }
+
+  function figure4(): Row[] {
+    const full = fullCompile().timing.median;
+    const { workload: w, node } = subject("W1");
+    log("figure 4: incremental recompiles ...");
+    const base = (() => {
+      const index = indexSnapshot(fresh(w.snapshot));
+      const result = compileNode(index, node, OPTIONS);
+      return { index, result, xds: toXdsResources(result) };
+    })();
+    const flip = healthFlip(w.snapshot, node);
+    const flipped = incremental(flip, base, full);
+    const rows: Row[] = [
+      checked("4", "one health flip, recompile N / full compile", flipped.ratio, 0.01, `${percent(flipped.ratio)} — ${spread(flipped.timing)} vs ${formatMs(full)}`, "≤ 1 %"),
+      info("4", "  split", lapText(flipped.timing)),
+      exact("4", "  resources with a new version", flipped.changes.changedAssignments === 1 && flipped.changes.other === 0, flipped.changes.text, "EDS ~1, nothing else"),
+      info("4", "  event", flip.event),
+    ];
+    for (const make of [nodeDrain, rollout, addService]) {
+      const scenario = make(w.snapshot, node);
+      const measured = incremental(scenario, base, full);
+      rows.push(
+        info("4", `${scenario.name}, recompile N / full compile`, `${percent(measured.ratio)} — ${formatMs(measured.timing.median)} (${lapText(measured.timing)})`),
+        info("4", "  changes", `${measured.changes.text} (expected: ${scenario.expected}); ${scenario.event}`),
+      );
+    }
+    return rows;
+  }
+
+  function figure5(): Row[] {
+    const { last, e } = fullCompile();
+    log("figure 5: JSON rendering ...");
+    let size = 0;
+    const timing = timeIt({ ...light, label: "5 renderJson" }, () => last.result, (result) => renderJson(result), (json) => (size = json.length));
+    const ratio = timing.median / e.median;
+    return [
+      checked("5", "renderJson of the full node / E", ratio, 1.5, `${times(ratio)} — ${spread(timing)} vs E ${spread(e)}`, "≤ 1.5 × E"),
+      info("5", "  output", `${formatBytes(size)} of JSON (binary: ${formatBytes(encodeAll(last.result))})`),
+    ];
+  }
+
+  async function figure6(): Promise<Row[]> {
+    log("figure 6: memory, in a fresh process ...");
+    const m = await memoryInChild(workload("W1").snapshot);
+    const retained = m.retained / m.outputEndpoints;
+    const peak = m.peakRssGrowth / m.outputEndpoints;
+    const rows = [
+      checked("6", "retained after a compile (binary + versions + filled index), per output endpoint", retained, 250, `${retained.toFixed(0)} B — ${formatBytes(m.retained)} / ${m.outputEndpoints} endpoints`, "≤ 250 B"),
+      info("6", "  floor: encoded bytes alone, per output endpoint", `${(m.xdsBytes / m.outputEndpoints).toFixed(0)} B — ${formatBytes(m.xdsBytes)}`),
+      info(
+        "6",
+        "  floor by kind, per output endpoint",
+        (["clusters", "endpoints", "listeners"] as const).map((kind) => `${kind} ${(m.xdsBytesByKind[kind] / m.outputEndpoints).toFixed(0)} B`).join(", "),
+      ),
+      info("6", "  retained while the CompileResult is held too", `${(m.retainedWithResult / m.outputEndpoints).toFixed(0)} B — ${formatBytes(m.retainedWithResult)}`),
+      checked("6", "peak RSS growth during a full compile, per output endpoint", peak, 1536, `${formatBytes(peak)} — ${formatBytes(m.peakRssGrowth)}`, "≤ 1.5 KiB"),
+      info("6", "  peak heap + external growth (GC profiler), per output endpoint", `${formatBytes(m.peakHeapGrowth / m.outputEndpoints)} — ${formatBytes(m.peakHeapGrowth)}`),
+    ];
+    return m.gc ? rows : [...rows, info("6", "  warning", "no --expose-gc in the child: retained figures are unreliable")];
+  }
+
+  /** Runs last: each workload is measured, then freed, so no figure pays for another's heap. */
+  function figure7(): Row[] {
+    const w1 = viewEds("W1");
+    forget("W1");
+    const small = viewEds("W4_50K");
+    forget("W4_50K");
+    const large = viewEds("W4_200K");
+    forget("W4_200K");
+    const w2 = viewEds("W2");
+    const direct = marginalCost(true);
+    const folded = marginalCost(false);
+    forget("W2");
+    const n = (m: ViewEds) => m.registry.toLocaleString("en-US");
+    const scaling = large.timing.median / w1.timing.median;
+    const skew = w2.timing.median / w1.timing.median;
+    return [
+      checked("7", `all-services EDS of one view, T(${n(large)}) / T(${n(w1)})`, scaling, 2.2, `${scaling.toFixed(2)} — ${spread(large.timing)} vs ${spread(w1.timing)}`, "≤ 2.2"),
+      info("7", `  T(${n(w1)}) / T(${n(small)})`, `${(w1.timing.median / small.timing.median).toFixed(2)} — vs ${spread(small.timing)}`),
+      info("7", "  per output endpoint", [small, w1, large].map((m) => `${n(m)}: ${((m.timing.median * 1000) / m.endpoints).toFixed(1)} µs`).join(", ")),
+      checked("7", "all-services EDS of one view, W2 (Zipf 0.9) / W1", skew, 1.3, `${skew.toFixed(2)} — ${spread(w2.timing)} vs ${formatMs(w1.timing.median)}`, "≤ 1.3"),
+      info("7", "  W2 split", `${lapText(w2.timing)}; ${w2.assignments} assignments, ${w2.endpoints} endpoints (W1: ${w1.endpoints})`),
+      checked("7", "cost of one more endpoint: marginal µs/endpoint, largest service vs its first 1/8 (same-cluster, direct)", direct.ratio, 1.5, `${direct.ratio.toFixed(2)} — ${direct.text}`, "≤ 1.5 (flat)"),
+      info("7", "  same, every cluster (remote pods fold into waypoint endpoints)", `${folded.ratio.toFixed(2)} — ${folded.text}`),
+    ];
+  }
+
+  /**
+   * The largest W2 service cut to n/8, n/4, n/2 and n endpoints: the time to build, encode and
+   * version its assignment for one view, and the slope between sizes (µs per extra endpoint).
+   * `sameCluster` keeps only the view's own cluster's endpoints: all direct, so no waypoint
+   * folding (which makes remote pods cheaper as a service grows) hides how the cost grows.
+   * Each size takes the fastest of its rounds: at 10–100 ms a single GC pause is as large as the
+   * differences being measured.
+   */
+  function marginalCost(sameCluster: boolean): { ratio: number; text: string } {
+    const { workload: w, node, view } = subject("W2");
+    const [key, all] = [...w.snapshot.services].sort(([a, x], [b, y]) => y.length - x.length || (a < b ? -1 : 1))[0]!;
+    const endpoints = sameCluster ? all.filter((e) => e.clusterName === node.clusterName) : all;
+    log(`figure 7: marginal cost of an endpoint in ${key} (${endpoints.length} endpoints${sameCluster ? " in the view's cluster" : ""}) ...`);
+    const sizes = [8, 4, 2, 1].map((d) => Math.max(1, Math.round(endpoints.length / d)));
+    const rounds = { warmup: light.warmup, repeats: light.repeats * 2 + 1 };
+    const fastest = sizes.map((size) => {
+      const single: Snapshot = { ...w.snapshot, services: new Map([[key, endpoints.slice(0, size)]]) };
+      return timeIt(
+        { ...rounds, label: `7 marginal n=${size}` },
+        () => indexSnapshot(fresh(single)),
+        (index) => {
+          const service = index.services.get(key)!;
+          const assignments = service.ports.flatMap((port) => portAssignments(index, view, service, port).assignments);
+          return toXdsResources(assignmentsOnly(node, OPTIONS, assignments));
+        },
+      ).min;
+    });
+    const slopes = sizes.slice(1).map((size, i) => ((fastest[i + 1]! - fastest[i]!) * 1000) / (size - sizes[i]!));
+    const text = sizes.map((size, i) => `${size}: ${formatMs(fastest[i]!)}`).join(", ") + `; slopes ${slopes.map((s) => `${s.toFixed(2)} µs`).join(", ")}`;
+    return { ratio: slopes[slopes.length - 1]! / slopes[0]!, text };
+  }
+
+  function figure8(): Row[] {
+    const w = workload("W1");
+    log("figure 8: index build ...");
+    const timing = timeIt({ ...heavy, label: "8 index" }, () => fresh(w.snapshot), (snapshot) => indexSnapshot(snapshot));
+    const perEndpoint = (timing.median * 1000) / endpointCount(w.snapshot);
+    return [info("8", "indexSnapshot of W1", `${formatMs(timing.median)} (${perEndpoint.toFixed(2)} µs per endpoint; ${formatMs(timing.min)}–${formatMs(timing.max)})`)];
+  }
+
+  function setupRows(): Row[] {
+    return generated;
+  }
+
+  const figures: Record<Figure, () => Row[] | Promise<Row[]>> = {
+    "1": figure1,
+    "2": figure2,
+    "3": figure3,
+    "4": figure4,
+    "5": figure5,
+    "6": figure6,
+    "7": figure7,
+    "8": figure8,
+  };
+  return { figures, setupRows };
+}
+
+function setupRow(w: Workload): Row {
+  return info(
+    "setup",
+    `workload ${w.params.name}`,
+    `${endpointCount(w.snapshot).toLocaleString("en-US")} endpoints, ${w.snapshot.services.size} services, ${w.snapshot.nodes.length} nodes: ` +
+      `generated ${formatMs(w.timings.generateMs)}, parseSnapshot ${formatMs(w.timings.parseMs)}`,
+  );
+}
+
+/** Runs memory-child.ts in a fresh Node process with --expose-gc, handing it `snapshot` serialized. */
+async function memoryInChild(snapshot: Snapshot): Promise<MemoryFigures> {
+  const file = join(tmpdir(), `aether-bench-${process.pid}.v8`);
+  writeFileSync(file, serialize(snapshot));
+  try {
+    return await forkJson<MemoryFigures>(fileURLToPath(new URL("./memory-child.ts", import.meta.url)), [file]);
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
+/** Forks a TypeScript script with this process's loader (and --expose-gc); resolves its last stdout line as JSON. */
+function forkJson<T>(script: string, args: readonly string[]): Promise<T> {
+  const inherited = process.execArgv.filter((arg) => !arg.startsWith("--cpu-prof"));
+  const execArgv = inherited.includes("--expose-gc") ? inherited : [...inherited, "--expose-gc"];
+  const child = fork(script, [...args], { execArgv, stdio: ["ignore", "pipe", "inherit", "ipc"] });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      const line = output.trim().split("\n").pop() ?? "";
+      if (code !== 0 || !line.startsWith("{")) return reject(new Error(`${script} exited with ${code}: ${output}`));
+      resolve(JSON.parse(line) as T);
+    });
+  });
+}
