@@ -68,3 +68,18 @@ export interface Diagnostic {
 export function diagnostic(code: DiagnosticCode, message: string, fields: Omit<Diagnostic, "code" | "severity" | "message"> = {}): Diagnostic {
   return { code, severity: DIAGNOSTIC_CODES[code], message, ...fields };
 }
+
+/**
+ * A diagnostic whose message is formatted only when read: compiles emit one per endpoint, and
+ * most are never looked at. JSON and YAML renderings read it like any property.
+ */
+export function lazyDiagnostic(code: DiagnosticCode, describe: () => string, fields: Omit<Diagnostic, "code" | "severity" | "message"> = {}): Diagnostic {
+  return {
+    code,
+    severity: DIAGNOSTIC_CODES[code],
+    get message() {
+      return describe();
+    },
+    ...fields,
+  };
+}

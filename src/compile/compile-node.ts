@@ -10,7 +10,7 @@ import { cached, planNode, type NodePlan } from "../plan/node-plan.js";
 import { indexSnapshot, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { compareText } from "../util/order.js";
 import { outboundClusters, sourceMatchers } from "./clusters.js";
-import { portAssignments } from "./endpoints.js";
+import { portAssignments, type PortAssignments } from "./endpoints.js";
 import { inboundSide } from "./inbound.js";
 import { lintCompileResult } from "./lint.js";
 import { ingressAssignments, ingressClusters, tunnelListener, tunnelRoutes } from "./waypoint.js";
@@ -43,27 +43,30 @@ export function compileNode(
   const matchers = cached(plan.cache, "matchers", () => sourceMatchers(plan));
   const clusters: Cluster[] = [];
   const endpoints: ClusterLoadAssignment[] = [];
-  const diagnostics: Diagnostic[] = [...plan.diagnostics];
+  const eds: PortAssignments[] = [];
   for (const service of plan.dependencies) {
     for (const port of service.ports) {
-      const eds = portAssignments(index, plan.view, service, port);
-      const target = { service, port, clusterName: eds.plan.clusterName };
+      const assignments = portAssignments(index, plan.view, service, port);
+      const target = { service, port, clusterName: assignments.plan.clusterName };
       clusters.push(...cached(plan.cache, `cds\u0000${service.clusterSignature}\u0000${port}`, () => outboundClusters(plan, matchers, target)));
-      endpoints.push(...eds.assignments);
-      diagnostics.push(...eds.diagnostics);
+      endpoints.push(...assignments.assignments);
+      eds.push(assignments);
     }
   }
   const side = cached(plan.cache, `waypoint\u0000${plan.waypointSignature}`, () => waypointSide(plan));
   clusters.push(...side.clusters);
   endpoints.push(...side.endpoints);
-  diagnostics.push(...side.diagnostics);
+  let diagnostics: Diagnostic[] | undefined;
   return lintCompileResult({
     node: { cluster: plan.node.clusterName, name: plan.node.nodeName, ip: plan.node.nodeIp, locality: plan.node.locality },
     options: plan.options,
     clusters: clusters.sort((a, b) => compareText(a.name!, b.name!)),
     endpoints: endpoints.sort((a, b) => compareText(a.cluster_name!, b.cluster_name!)),
     listeners: side.listeners,
-    diagnostics,
+    // Gathered when first read: most of them (one per emitted endpoint) are never looked at.
+    get diagnostics() {
+      return (diagnostics ??= [...plan.diagnostics, ...eds.flatMap((a) => a.diagnostics), ...side.diagnostics]);
+    },
   });
 }
 

@@ -5,8 +5,8 @@
  */
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { LbEndpoint, LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
-import { diagnostic, type Diagnostic } from "../diagnostics.js";
-import { lbMetadata, locality, socketAddress } from "../envoy/core.js";
+import { diagnostic, lazyDiagnostic, type Diagnostic } from "../diagnostics.js";
+import { locality } from "../envoy/core.js";
 import { subClusterName } from "../naming.js";
 import { serviceViewKey, type EdsView } from "../plan/eds-view.js";
 import { planPort, type PlannedEndpoint, type PortPlan } from "../plan/endpoints.js";
@@ -34,12 +34,28 @@ function buildAssignments(plan: PortPlan, view: EdsView): PortAssignments {
     view.socketSelection === "matcher"
       ? [{ name: plan.clusterName, endpoints: plan.endpoints }]
       : aggregateParts(plan, view);
-  const built = parts.map(({ name, endpoints }) => assignment(name, endpoints, plan));
-  const diagnostics = [...plan.diagnostics, ...built.flatMap((b) => b.diagnostics)];
+  const built = parts.map(({ name, endpoints }) => assignment(name, endpoints));
+  let diagnostics: Diagnostic[] | undefined;
+  return {
+    plan,
+    assignments: built.map((b) => b.assignment),
+    // One per emitted endpoint: built when first read, since control planes often never read them.
+    get diagnostics() {
+      return (diagnostics ??= assignmentDiagnostics(plan, built));
+    },
+  };
+}
+
+function assignmentDiagnostics(plan: PortPlan, built: readonly ReturnType<typeof assignment>[]): Diagnostic[] {
+  const diagnostics = [...plan.diagnostics];
+  for (const { name, endpoints, priorities, weightDiagnostics } of built) {
+    diagnostics.push(...weightDiagnostics.map((message) => diagnostic("WEIGHTS_SCALED", message, { resource: name, service: plan.service.key })));
+    endpoints.forEach((endpoint, i) => diagnostics.push(...emittedDiagnostics(name, plan, endpoint, priorities[i]!)));
+  }
   if (plan.endpoints.length === 0) {
     diagnostics.push(diagnostic("EMPTY_ASSIGNMENT", `${plan.clusterName} has no endpoints this node can reach`, { resource: plan.clusterName, service: plan.service.key }));
   }
-  return { plan, assignments: built.map((b) => b.assignment), diagnostics };
+  return diagnostics;
 }
 
 /** The aggregate cluster lists `|local` before `|waypoint`; each half has its own priorities. */
@@ -49,10 +65,9 @@ function aggregateParts(plan: PortPlan, view: EdsView) {
   return [local, { name: subClusterName(plan.clusterName, "waypoint"), endpoints: plan.endpoints.filter((e) => e.route === "waypoint") }];
 }
 
-function assignment(name: string, endpoints: readonly PlannedEndpoint[], plan: PortPlan) {
+function assignment(name: string, endpoints: readonly PlannedEndpoint[]) {
   const priorities = compactPriorities(endpoints);
   const weights = scaledWeights(endpoints, priorities);
-  const diagnostics: Diagnostic[] = [...weights.diagnostics.map((message) => diagnostic("WEIGHTS_SCALED", message, { resource: name, service: plan.service.key }))];
   const groups: LocalityLbEndpoints[] = [];
   let current: LocalityLbEndpoints | undefined;
   let currentKey = "";
@@ -65,11 +80,10 @@ function assignment(name: string, endpoints: readonly PlannedEndpoint[], plan: P
       groups.push(current);
     }
     current.lb_endpoints!.push(lbEndpoint(endpoint, weights.values[i]!));
-    diagnostics.push(...emittedDiagnostics(name, plan, endpoint, priority));
   });
   const result: ClusterLoadAssignment = { cluster_name: name };
   if (groups.length > 0) result.endpoints = groups;
-  return { assignment: result, diagnostics };
+  return { name, endpoints, priorities, weightDiagnostics: weights.diagnostics, assignment: result };
 }
 
 /** Tiers present, in order, renumbered 0, 1, 2, ...: empty tiers leave no gaps. */
@@ -118,24 +132,18 @@ function localityGroup(priority: number, endpoint: PlannedEndpoint): LocalityLbE
   return group;
 }
 
+/** The shared LbEndpoint, unless its priority's weights had to be scaled. */
 function lbEndpoint(endpoint: PlannedEndpoint, weight: number): LbEndpoint {
-  const result: LbEndpoint = {
-    endpoint: { address: socketAddress(endpoint.ip, endpoint.port) },
-    health_status: endpoint.health,
-  };
-  const metadata = lbMetadata(endpoint.metadata);
-  if (metadata) result.metadata = metadata;
-  result.load_balancing_weight = weight;
-  return result;
+  return weight === endpoint.weight ? endpoint.lbEndpoint : { ...endpoint.lbEndpoint, load_balancing_weight: weight };
 }
 
 function emittedDiagnostics(resource: string, plan: PortPlan, endpoint: PlannedEndpoint, priority: number): Diagnostic[] {
   const via = `${endpoint.originCluster}/${endpoint.originNode}`;
   return endpoint.pods.map((pod) => {
-    const who = `${plan.service.key} pod ${pod.pod ?? pod.ip} (${pod.cluster}, ${pod.ip})`;
+    const who = () => `${plan.service.key} pod ${pod.pod ?? pod.ip} (${pod.cluster}, ${pod.ip})`;
     const fields = { resource, service: plan.service.key, endpoint: pod, priority, address: endpoint.address };
     return endpoint.route === "direct"
-      ? diagnostic("ENDPOINT_DIRECT", `${who} → ${endpoint.address} direct, priority ${priority}`, fields)
-      : diagnostic("ENDPOINT_VIA_WAYPOINT", `${who} → ${endpoint.address} via the waypoint of ${via}, priority ${priority}`, { ...fields, via });
+      ? lazyDiagnostic("ENDPOINT_DIRECT", () => `${who()} → ${endpoint.address} direct, priority ${priority}`, fields)
+      : lazyDiagnostic("ENDPOINT_VIA_WAYPOINT", () => `${who()} → ${endpoint.address} via the waypoint of ${via}, priority ${priority}`, { ...fields, via });
   });
 }

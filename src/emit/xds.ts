@@ -5,12 +5,13 @@
  */
 import { createHash } from "node:crypto";
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
-import { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
+import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { Any } from "../../gen/google/protobuf/any.js";
 import type { CompileResult } from "../compile/compile-node.js";
 import { TYPE_URL_PREFIX, typeUrl } from "../envoy/any.js";
 import { compareText } from "../util/order.js";
+import { encodeAssignment } from "./assignment-encoding.js";
 import { encodeCluster } from "./cluster-encoding.js";
 import { RESOURCE_TYPES, type ResourceKind } from "./text.js";
 
@@ -62,7 +63,7 @@ const CLUSTER: ResourceType<Cluster> = {
 };
 const CLUSTER_LOAD_ASSIGNMENT: ResourceType<ClusterLoadAssignment> = {
   typeUrl: XDS_TYPE_URLS.endpoints,
-  encode: (assignment) => ClusterLoadAssignment.encode(assignment).finish(),
+  encode: encodeAssignment,
   name: (assignment) => assignment.cluster_name ?? "",
 };
 const LISTENER: ResourceType<Listener> = {

@@ -6,12 +6,14 @@
  */
 import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
 import { diagnostic, type Diagnostic, type EndpointRef } from "../diagnostics.js";
-import { hostPort } from "../envoy/core.js";
+import type { Metadata } from "../../gen/envoy/config/core/v3/base.js";
+import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
+import { hostPort, lbMetadata, socketAddress } from "../envoy/core.js";
 import { outboundClusterName } from "../naming.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import { compareText, ipSortKey } from "../util/order.js";
 import type { EdsView } from "./eds-view.js";
-import { nodeKey, type IndexedService, type SnapshotIndex } from "./snapshot-index.js";
+import { memoized, nodeKey, type IndexedService, type SnapshotIndex } from "./snapshot-index.js";
 
 export type Route = "direct" | "waypoint";
 
@@ -41,7 +43,13 @@ export interface PlannedEndpoint {
   readonly health: HealthStatus;
   /** Unscaled; may exceed uint32 before the assignment is built. */
   readonly weight: number;
-  readonly metadata: ReadonlyMap<string, string>;
+  /** Orders endpoints of one locality by address. */
+  readonly sortKey: string;
+  /**
+   * The LbEndpoint as emitted (unscaled weight). It does not depend on the view, so it is built
+   * once per registry record (direct) or per service, port and node (waypoint) and shared.
+   */
+  readonly lbEndpoint: LbEndpoint;
   /** The registry endpoints behind it: one pod when direct, every pod of the node via a waypoint. */
   readonly pods: readonly EndpointRef[];
 }
@@ -88,7 +96,7 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
     group.pods.push(endpoint);
     viaNode.set(node.key, group);
   }
-  const waypoints = [...viaNode.values()].map(({ node, pods }) => waypointEndpoint(view, node, pods));
+  const waypoints = [...viaNode.values()].map(({ node, pods }) => waypointEndpoint(view, service, port, node, pods));
   const endpoints = uniqueAddresses([...direct, ...waypoints].sort(compareEndpoints), (pod, kept, address) =>
     report("ADDRESS_CONFLICT", leftOut(service, pod, `address ${address} is already used by ${describeOrigin(kept)}`), pod),
   );
@@ -130,9 +138,28 @@ function directEndpoint(view: EdsView, endpoint: ServiceEndpoint): PlannedEndpoi
     locality: endpoint.locality,
     health: envoyHealth(endpoint),
     weight: endpoint.weight,
-    metadata: userMetadata([endpoint]),
+    sortKey: ipSortKey(endpoint.ip),
+    lbEndpoint: directLbEndpoint(endpoint, view.inboundPort),
     pods: [endpointRef(endpoint)],
   };
+}
+
+/** A direct endpoint's LbEndpoint is the same in every view: built once per registry record. */
+const directLbEndpoints = new WeakMap<ServiceEndpoint, { readonly port: number; readonly lbEndpoint: LbEndpoint }>();
+
+function directLbEndpoint(endpoint: ServiceEndpoint, port: number): LbEndpoint {
+  const known = directLbEndpoints.get(endpoint);
+  if (known?.port === port) return known.lbEndpoint;
+  const lbEndpoint = buildLbEndpoint(endpoint.ip, port, envoyHealth(endpoint), lbMetadata(userMetadata([endpoint])), endpoint.weight);
+  directLbEndpoints.set(endpoint, { port, lbEndpoint });
+  return lbEndpoint;
+}
+
+function buildLbEndpoint(ip: string, port: number, health: HealthStatus, metadata: Metadata | undefined, weight: number): LbEndpoint {
+  const lbEndpoint: LbEndpoint = { endpoint: { address: socketAddress(ip, port) }, health_status: health };
+  if (metadata) lbEndpoint.metadata = metadata;
+  lbEndpoint.load_balancing_weight = weight;
+  return lbEndpoint;
 }
 
 interface WaypointNode {
@@ -174,29 +201,33 @@ function waypointNode(index: SnapshotIndex, endpoint: ServiceEndpoint): Waypoint
 /**
  * Envoy keeps one host per address, so every pod of the service behind one node becomes one
  * endpoint: healthy if any pod is, else draining if any is, else unhealthy; its weight is the sum
- * over the pods in that state.
+ * over the pods in that state. Which pods those are does not depend on the view, so the result is
+ * memoized on the service.
  */
-function waypointEndpoint(view: EdsView, node: WaypointNode, pods: readonly ServiceEndpoint[]): PlannedEndpoint {
-  const health = pods.map(envoyHealth).reduce(rollUpHealth);
-  const weight = pods.filter((pod) => envoyHealth(pod) === health).reduce((sum, pod) => sum + pod.weight, 0);
-  const metadata = userMetadata(pods);
-  metadata.set(WAYPOINT_KEY, "true");
-  metadata.set(ORIGIN_CLUSTER_KEY, node.cluster);
-  metadata.set(ORIGIN_NODE_KEY, node.name);
-  return {
-    route: "waypoint",
-    ip: node.ip,
-    port: view.tunnelPort,
-    address: hostPort(node.ip, view.tunnelPort),
-    originCluster: node.cluster,
-    originNode: node.name,
-    tier: tierOf(view, node.cluster, node.locality),
-    locality: node.locality,
-    health,
-    weight,
-    metadata,
-    pods: pods.map(endpointRef),
-  };
+function waypointEndpoint(view: EdsView, service: IndexedService, port: number, node: WaypointNode, pods: readonly ServiceEndpoint[]): PlannedEndpoint {
+  const shared = memoized(service, `waypoint\u0000${port}\u0000${node.key}\u0000${node.ip}\u0000${view.tunnelPort}`, () => {
+    const health = pods.map(envoyHealth).reduce(rollUpHealth);
+    const weight = pods.filter((pod) => envoyHealth(pod) === health).reduce((sum, pod) => sum + pod.weight, 0);
+    const values = userMetadata(pods);
+    values.set(WAYPOINT_KEY, "true");
+    values.set(ORIGIN_CLUSTER_KEY, node.cluster);
+    values.set(ORIGIN_NODE_KEY, node.name);
+    return {
+      route: "waypoint" as const,
+      ip: node.ip,
+      port: view.tunnelPort,
+      address: hostPort(node.ip, view.tunnelPort),
+      originCluster: node.cluster,
+      originNode: node.name,
+      locality: node.locality,
+      health,
+      weight,
+      sortKey: ipSortKey(node.ip),
+      lbEndpoint: buildLbEndpoint(node.ip, view.tunnelPort, health, lbMetadata(values), weight),
+      pods: pods.map(endpointRef),
+    };
+  });
+  return { ...shared, tier: tierOf(view, node.cluster, node.locality) };
 }
 
 const HEALTH_RANK: Partial<Record<HealthStatus, number>> = {
@@ -231,7 +262,7 @@ function compareEndpoints(a: PlannedEndpoint, b: PlannedEndpoint): number {
     a.tier - b.tier ||
     compareText(a.locality.region, b.locality.region) ||
     compareText(a.locality.zone, b.locality.zone) ||
-    compareText(ipSortKey(a.ip), ipSortKey(b.ip)) ||
+    compareText(a.sortKey, b.sortKey) ||
     a.port - b.port
   );
 }
