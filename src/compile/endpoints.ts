@@ -11,6 +11,7 @@ import { subClusterName } from "../naming.js";
 import { serviceViewKey, type EdsView } from "../plan/eds-view.js";
 import { planPort, type PlannedEndpoint, type PortPlan } from "../plan/endpoints.js";
 import { memoized, type IndexedService, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { compareNumbers } from "../util/order.js";
 
 export const MAX_UINT32 = 0xffffffff;
 
@@ -70,13 +71,10 @@ function assignment(name: string, endpoints: readonly PlannedEndpoint[]) {
   const weights = scaledWeights(endpoints, priorities);
   const groups: LocalityLbEndpoints[] = [];
   let current: LocalityLbEndpoints | undefined;
-  let currentKey = "";
   endpoints.forEach((endpoint, i) => {
-    const priority = priorities[i]!;
-    const key = `${priority}\u0000${endpoint.locality.region}\u0000${endpoint.locality.zone}`;
-    if (!current || key !== currentKey) {
-      current = localityGroup(priority, endpoint);
-      currentKey = key;
+    const previous = endpoints[i - 1];
+    if (!current || !previous || priorities[i] !== priorities[i - 1] || !sameLocality(endpoint.locality, previous.locality)) {
+      current = localityGroup(priorities[i]!, endpoint);
       groups.push(current);
     }
     current.lb_endpoints!.push(lbEndpoint(endpoint, weights.values[i]!));
@@ -86,9 +84,14 @@ function assignment(name: string, endpoints: readonly PlannedEndpoint[]) {
   return { name, endpoints, priorities, weightDiagnostics: weights.diagnostics, assignment: result };
 }
 
+function sameLocality(a: PlannedEndpoint["locality"], b: PlannedEndpoint["locality"]): boolean {
+  return a === b || (a.region === b.region && a.zone === b.zone);
+}
+
 /** Tiers present, in order, renumbered 0, 1, 2, ...: empty tiers leave no gaps. */
 export function compactPriorities(endpoints: readonly PlannedEndpoint[]): number[] {
-  const tiers = [...new Set(endpoints.map((e) => e.tier))].sort((a, b) => a - b);
+  const tiers = [...new Set(endpoints.map((e) => e.tier))].sort(compareNumbers);
+  if (tiers.every((tier, i) => tier === i)) return endpoints.map((e) => e.tier);
   const priorityOf = new Map(tiers.map((tier, priority) => [tier, priority]));
   return endpoints.map((e) => priorityOf.get(e.tier)!);
 }
@@ -106,20 +109,17 @@ export function fitToUint32(weights: readonly number[]): { values: number[]; tot
 
 /** `fitToUint32` applied to each priority of an assignment; a message per scaled priority. */
 export function scaledWeights(endpoints: readonly PlannedEndpoint[], priorities: readonly number[]): { values: number[]; diagnostics: string[] } {
-  const byPriority = new Map<number, number[]>();
-  priorities.forEach((priority, i) => {
-    const members = byPriority.get(priority);
-    if (members) members.push(i);
-    else byPriority.set(priority, [i]);
-  });
   const values = endpoints.map((e) => e.weight);
+  const sums: number[] = [];
+  priorities.forEach((priority, i) => (sums[priority] = (sums[priority] ?? 0) + values[i]!));
   const diagnostics: string[] = [];
-  for (const [priority, members] of byPriority) {
-    const fitted = fitToUint32(members.map((i) => endpoints[i]!.weight));
-    if (fitted.factor === undefined) continue;
+  sums.forEach((sum, priority) => {
+    if (sum <= MAX_UINT32) return;
+    const members = priorities.flatMap((p, i) => (p === priority ? [i] : []));
+    const fitted = fitToUint32(members.map((i) => values[i]!));
     members.forEach((i, j) => (values[i] = fitted.values[j]!));
-    diagnostics.push(`priority ${priority} weights sum to ${fitted.total}, over uint32: scaled by ${fitted.factor.toPrecision(6)}`);
-  }
+    diagnostics.push(`priority ${priority} weights sum to ${fitted.total}, over uint32: scaled by ${fitted.factor!.toPrecision(6)}`);
+  });
   return { values, diagnostics };
 }
 

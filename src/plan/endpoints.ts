@@ -79,8 +79,10 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
       report("NOT_EXPORTED", leftOut(service, endpoint, `${service.key} is not exported, so other clusters cannot reach it through a waypoint`), endpoint);
       continue;
     }
-    for (const key of Object.keys(endpoint.metadata).filter((k) => RESERVED_METADATA_KEYS.has(k))) {
-      report("RESERVED_METADATA_KEY", `user metadata key "${key}" of ${describePod(endpoint)} is reserved by aether-xds and was dropped`, endpoint);
+    if (hasReservedKey(endpoint)) {
+      for (const key of Object.keys(endpoint.metadata).filter((k) => RESERVED_METADATA_KEYS.has(k))) {
+        report("RESERVED_METADATA_KEY", `user metadata key "${key}" of ${describePod(endpoint)} is reserved by aether-xds and was dropped`, endpoint);
+      }
     }
     if (route === "direct") {
       direct.push(directEndpoint(view, endpoint));
@@ -126,33 +128,58 @@ function envoyHealth(endpoint: ServiceEndpoint): HealthStatus {
   }
 }
 
+function hasReservedKey(endpoint: ServiceEndpoint): boolean {
+  const { metadata } = endpoint;
+  return Object.hasOwn(metadata, WAYPOINT_KEY) || Object.hasOwn(metadata, ORIGIN_CLUSTER_KEY) || Object.hasOwn(metadata, ORIGIN_NODE_KEY);
+}
+
 function directEndpoint(view: EdsView, endpoint: ServiceEndpoint): PlannedEndpoint {
+  const target = directTarget(endpoint, view.inboundPort);
+  return withTier(target, tierOf(view, target.originCluster, target.locality));
+}
+
+/** A view's endpoint from its shared part; spelled out so every PlannedEndpoint has one shape. */
+function withTier(target: Omit<PlannedEndpoint, "tier">, tier: number): PlannedEndpoint {
   return {
-    route: "direct",
-    ip: endpoint.ip,
-    port: view.inboundPort,
-    address: hostPort(endpoint.ip, view.inboundPort),
-    originCluster: endpoint.clusterName,
-    originNode: endpoint.kubernetesMetadata.nodeName,
-    tier: tierOf(view, endpoint.clusterName, endpoint.locality),
-    locality: endpoint.locality,
-    health: envoyHealth(endpoint),
-    weight: endpoint.weight,
-    sortKey: ipSortKey(endpoint.ip),
-    lbEndpoint: directLbEndpoint(endpoint, view.inboundPort),
-    pods: [endpointRef(endpoint)],
+    route: target.route,
+    ip: target.ip,
+    port: target.port,
+    address: target.address,
+    originCluster: target.originCluster,
+    originNode: target.originNode,
+    tier,
+    locality: target.locality,
+    health: target.health,
+    weight: target.weight,
+    sortKey: target.sortKey,
+    lbEndpoint: target.lbEndpoint,
+    pods: target.pods,
   };
 }
 
-/** A direct endpoint's LbEndpoint is the same in every view: built once per registry record. */
-const directLbEndpoints = new WeakMap<ServiceEndpoint, { readonly port: number; readonly lbEndpoint: LbEndpoint }>();
+/** Everything of a direct endpoint but its tier: the same in every view, so built once per registry record. */
+const directTargets = new WeakMap<ServiceEndpoint, Omit<PlannedEndpoint, "tier">>();
 
-function directLbEndpoint(endpoint: ServiceEndpoint, port: number): LbEndpoint {
-  const known = directLbEndpoints.get(endpoint);
-  if (known?.port === port) return known.lbEndpoint;
-  const lbEndpoint = buildLbEndpoint(endpoint.ip, port, envoyHealth(endpoint), lbMetadata(userMetadata([endpoint])), endpoint.weight);
-  directLbEndpoints.set(endpoint, { port, lbEndpoint });
-  return lbEndpoint;
+function directTarget(endpoint: ServiceEndpoint, port: number): Omit<PlannedEndpoint, "tier"> {
+  const known = directTargets.get(endpoint);
+  if (known?.port === port) return known;
+  const health = envoyHealth(endpoint);
+  const target = {
+    route: "direct" as const,
+    ip: endpoint.ip,
+    port,
+    address: hostPort(endpoint.ip, port),
+    originCluster: endpoint.clusterName,
+    originNode: endpoint.kubernetesMetadata.nodeName,
+    locality: internedLocality(endpoint.locality),
+    health,
+    weight: endpoint.weight,
+    sortKey: ipSortKey(endpoint.ip),
+    lbEndpoint: buildLbEndpoint(endpoint.ip, port, health, lbMetadata(userMetadata([endpoint])), endpoint.weight),
+    pods: [endpointRef(endpoint)],
+  };
+  directTargets.set(endpoint, target);
+  return target;
 }
 
 function buildLbEndpoint(ip: string, port: number, health: HealthStatus, metadata: Metadata | undefined, weight: number): LbEndpoint {
@@ -180,22 +207,43 @@ type WaypointProblem = { problem: "UNKNOWN_NODE" | "NO_NODE_IP" | "NODE_NOT_READ
  * a cluster with a node list loses the waypoints of nodes missing from it.
  */
 function waypointNode(index: SnapshotIndex, endpoint: ServiceEndpoint): WaypointNode | WaypointProblem {
-  const cluster = endpoint.clusterName;
   const { nodeName, nodeIp } = endpoint.kubernetesMetadata;
   if (!nodeName) return { problem: "UNKNOWN_NODE", message: "the record names no node, so no waypoint fronts it" };
-  const key = nodeKey(cluster, nodeName);
+  const resolved = resolvedNode(index, endpoint.clusterName, nodeName);
+  if ("problem" in resolved) return resolved;
+  // A node missing from the node list is placed where its record says.
+  const node = resolved.listed ? resolved.node : { ...resolved.node, locality: endpoint.locality };
+  if (!nodeIp || nodeIp === node.ip) return node;
+  const source = resolved.listed ? "the node list says" : "its other records say";
+  return { ...node, mismatch: `the registry says node ${node.key} is ${nodeIp}, ${source} ${node.ip}; using ${node.ip}` };
+}
+
+type ResolvedNode = { readonly node: WaypointNode; readonly listed: boolean } | WaypointProblem;
+
+/** Waypoint nodes by cluster and node name, resolved once per index. */
+const resolvedNodes = new WeakMap<SnapshotIndex, Map<string, Map<string, ResolvedNode>>>();
+
+function resolvedNode(index: SnapshotIndex, cluster: string, name: string): ResolvedNode {
+  let byCluster = resolvedNodes.get(index);
+  if (!byCluster) resolvedNodes.set(index, (byCluster = new Map()));
+  let byName = byCluster.get(cluster);
+  if (!byName) byCluster.set(cluster, (byName = new Map()));
+  let resolved = byName.get(name);
+  if (!resolved) byName.set(name, (resolved = resolveNode(index, cluster, name)));
+  return resolved;
+}
+
+function resolveNode(index: SnapshotIndex, cluster: string, name: string): ResolvedNode {
+  const key = nodeKey(cluster, name);
   const listed = index.nodes.get(key);
-  const label = `${cluster}/${nodeName}`;
-  if (listed && !listed.ready) return { problem: "NODE_NOT_READY", message: `node ${label} is not ready, so its waypoint is down` };
+  if (listed && !listed.ready) return { problem: "NODE_NOT_READY", message: `node ${key} is not ready, so its waypoint is down` };
   const ip = index.nodeAddresses.get(key);
-  if (!ip) return { problem: "NO_NODE_IP", message: `node ${label} has no known IP: a remote pod IP is not routable` };
+  if (!ip) return { problem: "NO_NODE_IP", message: `node ${key} has no known IP: a remote pod IP is not routable` };
   if (!listed && index.clustersWithNodeList.has(cluster)) {
-    return { problem: "NODE_GONE", message: `node ${label} is not in the node list of cluster ${cluster}` };
+    return { problem: "NODE_GONE", message: `node ${key} is not in the node list of cluster ${cluster}` };
   }
-  const node: WaypointNode = { key, cluster, name: nodeName, ip, locality: listed ? { region: listed.region, zone: listed.zone } : endpoint.locality };
-  if (!nodeIp || nodeIp === ip) return node;
-  const source = listed ? "the node list says" : "its other records say";
-  return { ...node, mismatch: `the registry says node ${label} is ${nodeIp}, ${source} ${ip}; using ${ip}` };
+  const locality = listed ? { region: listed.region, zone: listed.zone } : { region: "", zone: "" };
+  return { node: { key, cluster, name, ip, locality }, listed: listed !== undefined };
 }
 
 /**
@@ -219,7 +267,7 @@ function waypointEndpoint(view: EdsView, service: IndexedService, port: number, 
       address: hostPort(node.ip, view.tunnelPort),
       originCluster: node.cluster,
       originNode: node.name,
-      locality: node.locality,
+      locality: internedLocality(node.locality),
       health,
       weight,
       sortKey: ipSortKey(node.ip),
@@ -227,7 +275,7 @@ function waypointEndpoint(view: EdsView, service: IndexedService, port: number, 
       pods: pods.map(endpointRef),
     };
   });
-  return { ...shared, tier: tierOf(view, node.cluster, node.locality) };
+  return withTier(shared, tierOf(view, node.cluster, shared.locality));
 }
 
 const HEALTH_RANK: Partial<Record<HealthStatus, number>> = {
@@ -257,11 +305,28 @@ export function tierOf(view: EdsView, cluster: string, locality: Locality): numb
   return clusterTier + (locality.zone && locality.zone === view.zone ? 0 : 1);
 }
 
+/**
+ * One object per (region, zone), so that endpoints of one locality compare and group by identity
+ * (a fast path only: comparisons fall back to the strings). Process-wide, so capped.
+ */
+const localities = new Map<string, Map<string, Locality>>();
+const MAX_INTERNED_LOCALITIES = 4096;
+let internedCount = 0;
+
+function internedLocality(locality: Locality): Locality {
+  let byZone = localities.get(locality.region);
+  let interned = byZone?.get(locality.zone);
+  if (interned || internedCount >= MAX_INTERNED_LOCALITIES) return interned ?? locality;
+  if (!byZone) localities.set(locality.region, (byZone = new Map()));
+  byZone.set(locality.zone, (interned = { region: locality.region, zone: locality.zone }));
+  internedCount++;
+  return interned;
+}
+
 function compareEndpoints(a: PlannedEndpoint, b: PlannedEndpoint): number {
   return (
     a.tier - b.tier ||
-    compareText(a.locality.region, b.locality.region) ||
-    compareText(a.locality.zone, b.locality.zone) ||
+    (a.locality !== b.locality && (compareText(a.locality.region, b.locality.region) || compareText(a.locality.zone, b.locality.zone))) ||
     compareText(a.sortKey, b.sortKey) ||
     a.port - b.port
   );
