@@ -41,6 +41,8 @@ export function compileNode(
   const index = "serviceKeys" in snapshot ? snapshot : indexSnapshot(snapshot);
   const plan = planNode(index, parseNode(node), parseOptions(options));
   const matchers = cached(plan.cache, "matchers", () => sourceMatchers(plan));
+  // Outbound clusters by the service's cluster signature, then port.
+  const outbound = cached(plan.cache, "outbound", () => new Map<string, Map<number, Cluster[]>>());
   const clusters: Cluster[] = [];
   const endpoints: ClusterLoadAssignment[] = [];
   const eds: PortAssignments[] = [];
@@ -48,7 +50,11 @@ export function compileNode(
     for (const port of service.ports) {
       const assignments = portAssignments(index, plan.view, service, port);
       const target = { service, port, clusterName: assignments.plan.clusterName };
-      clusters.push(...cached(plan.cache, `cds\u0000${service.clusterSignature}\u0000${port}`, () => outboundClusters(plan, matchers, target)));
+      let byPort = outbound.get(service.clusterSignature);
+      if (!byPort) outbound.set(service.clusterSignature, (byPort = new Map()));
+      let built = byPort.get(port);
+      if (!built) byPort.set(port, (built = outboundClusters(plan, matchers, target)));
+      clusters.push(...built);
       endpoints.push(...assignments.assignments);
       eds.push(assignments);
     }

@@ -27,7 +27,11 @@ export interface PortAssignments {
  * every node of the view, and by later indexes while the service is unchanged.
  */
 export function portAssignments(index: SnapshotIndex, view: EdsView, service: IndexedService, port: number): PortAssignments {
-  return memoized(service, `eds\u0000${serviceViewKey(view, service)}\u0000${port}`, () => buildAssignments(planPort(index, view, service, port), view));
+  // Keyed by the view's key string (built once per view, so its hash is computed once), then port.
+  const byPort = memoized(service, serviceViewKey(view, service), () => new Map<number, PortAssignments>());
+  let assignments = byPort.get(port);
+  if (!assignments) byPort.set(port, (assignments = buildAssignments(planPort(index, view, service, port), view)));
+  return assignments;
 }
 
 function buildAssignments(plan: PortPlan, view: EdsView): PortAssignments {

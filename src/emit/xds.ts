@@ -34,7 +34,7 @@ export interface XdsResource {
   readonly name: string;
   /** The first 16 hex digits of the SHA-256 of the encoded resource. */
   readonly version: string;
-  /** The encoded resource; its bytes are shared between calls, so treat them as read-only. */
+  /** The encoded resource. This object and its bytes are shared between calls: treat them as read-only. */
   readonly resource: Any;
 }
 
@@ -85,28 +85,29 @@ export function toXdsResources(result: CompileResult): XdsResources {
 }
 
 function xdsResources<T extends object>(type: ResourceType<T>, messages: readonly T[]): XdsResource[] {
-  return messages.map((message) => xdsResource(type, message)).sort((a, b) => compareText(a.name, b.name));
-}
-
-function xdsResource<T extends object>(type: ResourceType<T>, message: T): XdsResource {
-  const { bytes, version } = encoded(type, message);
-  return { name: type.name(message), version, resource: { type_url: type.typeUrl, value: bytes } };
+  const resources = messages.map((message) => xdsResource(type, message));
+  // Compile results come sorted by name; anything else is sorted here.
+  return resources.every((resource, i) => i === 0 || compareText(resources[i - 1]!.name, resource.name) <= 0)
+    ? resources
+    : resources.sort((a, b) => compareText(a.name, b.name));
 }
 
 /**
- * Encodings by resource object. The compiler shares one ClusterLoadAssignment between every node
- * of an EDS view, so it is encoded and hashed once however many nodes carry it. Compiled
- * resources are never mutated, so an entry cannot go stale.
+ * Each message's xDS resource, by message object. The compiler shares one ClusterLoadAssignment
+ * between every node of an EDS view (and clusters between compiles of one context), so each is
+ * encoded and hashed once however many nodes carry it. Compiled resources are never mutated, so
+ * an entry cannot go stale.
  */
-const encodings = new WeakMap<object, { readonly bytes: Uint8Array; readonly version: string }>();
+const resourcesByMessage = new WeakMap<object, XdsResource>();
 
-function encoded<T extends object>(type: ResourceType<T>, message: T): { readonly bytes: Uint8Array; readonly version: string } {
-  const cached = encodings.get(message);
-  if (cached) return cached;
-  const bytes = type.encode(message);
-  const entry = { bytes, version: shortHash(bytes) };
-  encodings.set(message, entry);
-  return entry;
+function xdsResource<T extends object>(type: ResourceType<T>, message: T): XdsResource {
+  let resource = resourcesByMessage.get(message);
+  if (!resource) {
+    const bytes = type.encode(message);
+    resource = { name: type.name(message), version: shortHash(bytes), resource: { type_url: type.typeUrl, value: bytes } };
+    resourcesByMessage.set(message, resource);
+  }
+  return resource;
 }
 
 function shortHash(data: Uint8Array | string): string {

@@ -36,6 +36,19 @@ export function edsView(node: LocalNode, options: Options): EdsView {
  * of the cluster and zone shares the assignment.
  */
 export function serviceViewKey(view: EdsView, service: { readonly nodes: ReadonlySet<string> }): string {
-  const node = view.node && service.nodes.has(`${view.cluster}/${view.node}`) ? view.node : "";
-  return [view.cluster, view.region, view.zone, node, view.mode, view.socketSelection, view.inboundPort, view.tunnelPort].join("\u0000");
+  const keys = viewKeys(view);
+  return keys.node && service.nodes.has(keys.node) ? keys.withNode : keys.withoutNode;
+}
+
+/** The two keys a view can have, built once per view object. */
+const keysByView = new WeakMap<EdsView, { readonly node: string; readonly withNode: string; readonly withoutNode: string }>();
+
+function viewKeys(view: EdsView) {
+  let keys = keysByView.get(view);
+  if (!keys) {
+    const key = (node: string) => ["eds", view.cluster, view.region, view.zone, node, view.mode, view.socketSelection, view.inboundPort, view.tunnelPort].join("\u0000");
+    keys = { node: view.node && `${view.cluster}/${view.node}`, withNode: key(view.node), withoutNode: key("") };
+    keysByView.set(view, keys);
+  }
+  return keys;
 }

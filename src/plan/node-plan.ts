@@ -15,7 +15,7 @@ import type { Options } from "../model/options.js";
 import type { PortProtocol, TrustConfig } from "../model/snapshot.js";
 import { compareText } from "../util/order.js";
 import { edsView, type EdsView } from "./eds-view.js";
-import { contextCache, nodeKey, type IndexedService, type SnapshotIndex } from "./snapshot-index.js";
+import { contextCache, nodeKey, type HostedEndpoint, type IndexedService, type SnapshotIndex } from "./snapshot-index.js";
 
 export interface NodePlan {
   readonly index: SnapshotIndex;
@@ -64,35 +64,98 @@ export interface HostedPodPlan {
 
 export function planNode(index: SnapshotIndex, node: LocalNode, options: Options): NodePlan {
   checkNodeAgainstMesh(index, node);
-  const diagnostics: Diagnostic[] = [];
-  const identityByNetns = sourcesByNetns(node, diagnostics);
-  const sds = configSource(options.sds);
-  const cache = contextCache(index, contextKey(node, options, identityByNetns));
-  const hosted = hostedPods(index, node, identityByNetns);
+  const basics = nodeBasics(node, options);
+  const diagnostics: Diagnostic[] = [...basics.diagnostics];
+  const cache = contextCache(index, basics.contextKey);
+  const { hosted, waypointSignature } = hostedSide(index, node, basics);
   return {
     index,
     node,
     options,
-    view: edsView(node, options),
+    view: basics.view,
     waypointOn: options.eastWestWaypoint !== "off",
     nodeIdentity: node.spiffeId,
-    identities: [...new Set([node.spiffeId, ...identityByNetns.values()])].sort(compareText),
-    identityByNetns,
+    identities: basics.identities,
+    identityByNetns: basics.identityByNetns,
     hostedPods: hosted,
-    waypointSignature: waypointSignature(index, node, hosted),
+    waypointSignature,
     dependencies: dependencyScope(index, node, diagnostics),
-    sds,
-    certificates: cached(cache, "certificates", () => certificateEncoder(sds)),
+    sds: basics.sds,
+    certificates: cached(cache, "certificates", () => certificateEncoder(basics.sds)),
     cache,
-    eds: configSource(options.eds),
-    validation: trustValidation(index.snapshot.mesh.trust, sds),
+    eds: basics.eds,
+    validation: trustValidation(index.snapshot.mesh.trust, basics.sds),
     diagnostics,
   };
+}
+
+/** What a plan takes from the node and options alone. */
+interface NodeBasics {
+  /** The last hosted side computed, with what it was computed from. */
+  lastHosted?: HostedSide;
+  readonly sortedPods: readonly HostedPod[];
+  readonly identityByNetns: ReadonlyMap<string, string>;
+  readonly identities: readonly string[];
+  readonly contextKey: string;
+  readonly view: EdsView;
+  readonly sds: ConfigSource;
+  readonly eds: ConfigSource;
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+/** By node, then options: parsed nodes and options are immutable, so this is derived once per pair. */
+const basicsByNode = new WeakMap<LocalNode, WeakMap<Options, NodeBasics>>();
+
+function nodeBasics(node: LocalNode, options: Options): NodeBasics {
+  let byOptions = basicsByNode.get(node);
+  if (!byOptions) basicsByNode.set(node, (byOptions = new WeakMap()));
+  let basics = byOptions.get(options);
+  if (!basics) {
+    const diagnostics: Diagnostic[] = [];
+    const pods = sortedPods(node);
+    const identityByNetns = sourcesByNetns(node, pods, diagnostics);
+    basics = {
+      sortedPods: pods,
+      identityByNetns,
+      identities: [...new Set([node.spiffeId, ...identityByNetns.values()])].sort(compareText),
+      contextKey: contextKey(node, options, identityByNetns),
+      view: edsView(node, options),
+      sds: configSource(options.sds),
+      eds: configSource(options.eds),
+      diagnostics,
+    };
+    byOptions.set(options, basics);
+  }
+  return basics;
 }
 
 /** What a node's outbound clusters depend on besides the services themselves. */
 function contextKey(node: LocalNode, options: Options, identityByNetns: ReadonlyMap<string, string>): string {
   return JSON.stringify([node.spiffeId, node.trustDomain, node.meshDomain, [...identityByNetns], options]);
+}
+
+interface HostedSide {
+  readonly hosted: readonly HostedPodPlan[];
+  readonly waypointSignature: string;
+  /** Inputs: the node's registry records, its pods' services, and the mesh's protocols and exports. */
+  readonly records: readonly HostedEndpoint[] | undefined;
+  readonly services: readonly (IndexedService | undefined)[];
+  readonly protocols: unknown;
+  readonly exports: unknown;
+}
+
+/** The hosted pods and waypoint signature, reused while none of their inputs changed (a recompile). */
+function hostedSide(index: SnapshotIndex, node: LocalNode, basics: NodeBasics): HostedSide {
+  const records = index.hostedBy.get(nodeKey(node.clusterName, node.nodeName));
+  const services = basics.sortedPods.map((pod) => index.services.get(serviceKey({ namespace: pod.namespace, service: pod.serviceAccount })));
+  const last = basics.lastHosted;
+  const { protocols, exports } = index.snapshot;
+  if (last && last.records === records && last.protocols === protocols && last.exports === exports && last.services.every((service, i) => service === services[i])) {
+    return last;
+  }
+  const hosted = hostedPods(index, node, basics);
+  basics.lastHosted = { hosted, waypointSignature: waypointSignature(index, node, hosted), records, services, protocols, exports };
+  return basics.lastHosted;
 }
 
 /** The node's address and pods, and the version of every service it hosts. */
@@ -133,9 +196,9 @@ function checkNodeAgainstMesh(index: SnapshotIndex, node: LocalNode): void {
  * claimed by two pods (a stale or forged record) is used for neither — failing closed, rather than
  * letting one record decide which identity another pod's traffic presents.
  */
-function sourcesByNetns(node: LocalNode, diagnostics: Diagnostic[]): Map<string, string> {
+function sourcesByNetns(node: LocalNode, pods: readonly HostedPod[], diagnostics: Diagnostic[]): Map<string, string> {
   const claims = new Map<string, HostedPod[]>();
-  for (const pod of sortedPods(node)) {
+  for (const pod of pods) {
     const service = `${pod.namespace}/${pod.serviceAccount}`;
     if (!pod.netns) {
       diagnostics.push(diagnostic("POD_WITHOUT_NETNS", `pod ${pod.namespace}/${pod.name} has no network namespace: its outbound traffic uses the node identity and it gets no inbound listener`, { service }));
@@ -155,35 +218,45 @@ function sourcesByNetns(node: LocalNode, diagnostics: Diagnostic[]): Map<string,
   return byNetns;
 }
 
+/** By "<namespace>/<name>" as one string (not as a pair: "a-b/x" sorts before "a/y"). */
 function sortedPods(node: LocalNode): HostedPod[] {
-  return [...node.pods].sort((a, b) => compareText(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`));
+  return node.pods
+    .map((pod) => ({ pod, key: `${pod.namespace}/${pod.name}` }))
+    .sort((a, b) => compareText(a.key, b.key))
+    .map(({ pod }) => pod);
 }
 
-function hostedPods(index: SnapshotIndex, node: LocalNode, identityByNetns: ReadonlyMap<string, string>): HostedPodPlan[] {
+function hostedPods(index: SnapshotIndex, node: LocalNode, basics: NodeBasics): HostedPodPlan[] {
   const records = index.hostedBy.get(nodeKey(node.clusterName, node.nodeName)) ?? [];
-  return sortedPods(node).map((pod) => {
-      const ref = { namespace: pod.namespace, service: pod.serviceAccount };
-      const key = serviceKey(ref);
-      const service = index.services.get(key);
-      const record = records.find((r) => r.service === key && r.endpoint.ip === pod.ip);
-      const ports = pod.ports.length > 0 ? [...new Set(pod.ports)].sort((a, b) => a - b) : (record?.endpoint.ports ?? []);
-      return {
-        pod,
-        service: key,
-        ref,
-        identity: podIdentity(node, pod),
-        netns: identityByNetns.has(pod.netns) ? pod.netns : "",
-        ports,
-        protocols: service?.protocols ?? index.snapshot.protocols.get(key) ?? new Map(),
-        exported: service?.exported ?? index.snapshot.exports?.has(key) ?? true,
-      };
-    });
+  const recordOf = new Map<string, HostedEndpoint>();
+  for (const record of records) {
+    const key = `${record.service}\u0000${record.endpoint.ip}`;
+    if (!recordOf.has(key)) recordOf.set(key, record);
+  }
+  return basics.sortedPods.map((pod) => {
+    const ref = { namespace: pod.namespace, service: pod.serviceAccount };
+    const key = serviceKey(ref);
+    const service = index.services.get(key);
+    const record = recordOf.get(`${key}\u0000${pod.ip}`);
+    const ports = pod.ports.length > 0 ? [...new Set(pod.ports)].sort((a, b) => a - b) : (record?.endpoint.ports ?? []);
+    return {
+      pod,
+      service: key,
+      ref,
+      identity: podIdentity(node, pod),
+      netns: basics.identityByNetns.has(pod.netns) ? pod.netns : "",
+      ports,
+      protocols: service?.protocols ?? index.snapshot.protocols.get(key) ?? new Map(),
+      exported: service?.exported ?? index.snapshot.exports?.has(key) ?? true,
+    };
+  });
 }
 
 function dependencyScope(index: SnapshotIndex, node: LocalNode, diagnostics: Diagnostic[]): IndexedService[] {
+  // Both lists are sorted: parseNode sorts the dependencies, the index its service keys.
   const keys: readonly ServiceKey[] = node.dependencies ?? index.serviceKeys;
   const scope: IndexedService[] = [];
-  for (const key of [...keys].sort(compareText)) {
+  for (const key of keys) {
     const service = index.services.get(key);
     if (service && service.ports.length > 0) scope.push(service);
     else diagnostics.push(diagnostic("DEPENDENCY_WITHOUT_PORTS", `dependency ${key} has no endpoints and no declared ports, so it gets no cluster`, { service: key }));

@@ -16,6 +16,7 @@ import { pickNodeAddress } from "../model/node-address.js";
 import { trustDomainOfCluster } from "../model/node.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import { changesSince, type NodeStatus, type PortProtocol, type Snapshot } from "../model/snapshot.js";
+import { LayeredMap } from "../util/layered-map.js";
 import { compareNumbers, compareText, ipSortKey } from "../util/order.js";
 
 export interface IndexedService {
@@ -72,8 +73,8 @@ let serials = 0;
 
 /**
  * The index of a snapshot; built on first use and then reused for the same snapshot object. With
- * `previous` (the index of an earlier snapshot with the same mesh settings, node list, exports,
- * protocols and dependencies objects), every service whose records array is the same object
+ * `previous` (the index of an earlier snapshot with the same mesh settings, node list, exports
+ * and protocols objects), every service whose records array is the same object
  * keeps its entry and caches: see `withServiceRecords`.
  */
 export function indexSnapshot(snapshot: Snapshot, previous?: SnapshotIndex): SnapshotIndex {
@@ -90,7 +91,7 @@ export function nodeKey(cluster: string, node: string): string {
 }
 
 function sameMeshInputs(a: Snapshot, b: Snapshot): boolean {
-  return a.mesh === b.mesh && a.nodes === b.nodes && a.exports === b.exports && a.protocols === b.protocols && a.dependencies === b.dependencies;
+  return a.mesh === b.mesh && a.nodes === b.nodes && a.exports === b.exports && a.protocols === b.protocols;
 }
 
 function buildIndex(snapshot: Snapshot): SnapshotIndex {
@@ -103,7 +104,7 @@ function buildIndex(snapshot: Snapshot): SnapshotIndex {
     services,
     serviceKeys: [...services.keys()],
     nodes,
-    nodeAddresses: nodeAddresses(nodes, hostedBy, new Set([...nodes.keys(), ...hostedBy.keys()]), new Map()),
+    nodeAddresses: withoutUnknown(nodeAddresses(nodes, hostedBy, new Set([...nodes.keys(), ...hostedBy.keys()]))),
     clustersWithNodeList: new Set(snapshot.nodes.map((node) => node.cluster)),
     hostedBy,
     contexts: new Map(),
@@ -116,44 +117,56 @@ function serviceKeysOf(snapshot: Snapshot): ServiceKey[] {
 }
 
 /**
- * The previous index, with only the changed services (and the nodes they run on) redone. The
- * changed services are known when the snapshot came from `withServiceRecords`; otherwise each
- * service's records array is compared with the previous one.
+ * The previous index, with only the changed services (and the nodes they run on) redone; the
+ * maps are layered on the previous ones, so the update costs what changed. The changed services
+ * are known when the snapshot came from `withServiceRecords`; otherwise each service's records
+ * array is compared with the previous one.
  */
 function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex {
-  const known = changesSince(snapshot, previous.snapshot);
-  const sameKeys = known ? [...known].every((key) => previous.services.has(key)) : sameServiceKeys(previous.snapshot, snapshot);
+  const { changed: changedKeys, sameKeys } = changedServices(previous, snapshot);
   const keys = sameKeys ? previous.serviceKeys : serviceKeysOf(snapshot);
-  const services = new Map(previous.services);
-  const candidates = known ?? keys.filter((key) => snapshot.services.get(key) !== previous.snapshot.services.get(key) || !previous.services.has(key));
-  const changed = [...candidates].map((key) => indexService(snapshot, key));
-  changed.forEach((service) => services.set(service.key, service));
-  const removed = sameKeys ? [] : previous.serviceKeys.filter((key) => !snapshot.services.has(key) && !snapshot.protocols.has(key)).map((key) => previous.services.get(key)!);
-  removed.forEach((service) => services.delete(service.key));
-  const sorted = sameKeys ? services : new Map(keys.map((key) => [key, services.get(key)!]));
-  const oldVersions = changed.map((service) => previous.services.get(service.key)).filter((service) => service !== undefined);
-  const touchedNodes = new Set([...changed, ...removed, ...oldVersions].flatMap((service) => [...service.nodes]));
-  const changedKeys = new Set([...changed, ...removed].map((service) => service.key));
-  const hostedBy = new Map(previous.hostedBy);
+  const changed = [...changedKeys].filter((key) => snapshot.services.has(key) || snapshot.protocols.has(key)).map((key) => indexService(snapshot, key));
+  const serviceChanges = new Map<ServiceKey, IndexedService | undefined>([...changedKeys].map((key) => [key, undefined]));
+  changed.forEach((service) => serviceChanges.set(service.key, service));
+  const layered = LayeredMap.of(previous.services, serviceChanges);
+  const services = sameKeys ? layered : new Map(keys.map((key) => [key, layered.get(key)!]));
+  const replaced = [...changedKeys].flatMap((key) => previous.services.get(key) ?? []);
+  const touchedNodes = new Set([...changed, ...replaced].flatMap((service) => [...service.nodes]));
   const hostedByChanged = hostedEndpoints(changed);
+  const hostedByChanges = new Map<string, readonly HostedEndpoint[] | undefined>();
   for (const node of touchedNodes) {
     const kept = (previous.hostedBy.get(node) ?? []).filter((hosted) => !changedKeys.has(hosted.service));
-    const added = hostedByChanged.get(node) ?? [];
-    if (kept.length + added.length === 0) hostedBy.delete(node);
-    else hostedBy.set(node, sortHosted([...kept, ...added]));
+    const merged = mergeSorted(kept, hostedByChanged.get(node) ?? []);
+    hostedByChanges.set(node, merged.length === 0 ? undefined : merged);
   }
+  const hostedBy = LayeredMap.of(previous.hostedBy, hostedByChanges);
   return {
     ...previous,
     snapshot,
-    services: sorted,
+    services,
     serviceKeys: keys,
-    nodeAddresses: nodeAddresses(previous.nodes, hostedBy, touchedNodes, previous.nodeAddresses),
+    nodeAddresses: LayeredMap.of(previous.nodeAddresses, nodeAddresses(previous.nodes, hostedBy, touchedNodes)),
     hostedBy,
   };
 }
 
-function sameServiceKeys(a: Snapshot, b: Snapshot): boolean {
-  return a.services.size === b.services.size && [...b.services.keys()].every((key) => a.services.has(key));
+/** Services whose records changed, were added or removed; and whether the set of keys is the same. */
+function changedServices(previous: SnapshotIndex, snapshot: Snapshot): { changed: ReadonlySet<ServiceKey>; sameKeys: boolean } {
+  const known = changesSince(snapshot, previous.snapshot);
+  if (known) return { changed: known, sameKeys: [...known].every((key) => previous.services.has(key)) };
+  const before = previous.snapshot.services;
+  const changed = new Set<ServiceKey>();
+  let added = false;
+  for (const [key, records] of snapshot.services) {
+    const old = before.get(key);
+    if (old === records) continue;
+    changed.add(key);
+    added ||= old === undefined && !previous.services.has(key);
+  }
+  // Same number of record keys and none added: none removed either.
+  if (!added && before.size === snapshot.services.size) return { changed, sameKeys: true };
+  for (const key of previous.serviceKeys) if (!snapshot.services.has(key) && before.has(key)) changed.add(key);
+  return { changed, sameKeys: false };
 }
 
 function indexService(snapshot: Snapshot, key: ServiceKey): IndexedService {
@@ -211,18 +224,32 @@ function sortHosted(list: HostedEndpoint[]): HostedEndpoint[] {
   return list.sort((a, b) => compareText(a.sortKey, b.sortKey));
 }
 
-/** `previous` with the addresses of `touched` nodes recomputed. */
+/** Two lists sorted by `sortKey` as one, `a`'s entries first among equals (what a stable sort of a + b gives). */
+function mergeSorted(a: readonly HostedEndpoint[], b: readonly HostedEndpoint[]): HostedEndpoint[] {
+  const merged: HostedEndpoint[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) merged.push(compareText(a[i]!.sortKey, b[j]!.sortKey) <= 0 ? a[i++]! : b[j++]!);
+  while (i < a.length) merged.push(a[i++]!);
+  while (j < b.length) merged.push(b[j++]!);
+  return merged;
+}
+
+/** The known addresses only. */
+function withoutUnknown(addresses: ReadonlyMap<string, string | undefined>): Map<string, string> {
+  return new Map([...addresses].filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
+
+/** Each node's address (`undefined`: none known), for the given node keys. */
 function nodeAddresses(
   nodes: ReadonlyMap<string, NodeStatus>,
   hostedBy: ReadonlyMap<string, readonly HostedEndpoint[]>,
-  touched: Iterable<string>,
-  previous: ReadonlyMap<string, string>,
-): Map<string, string> {
-  const addresses = new Map(previous);
-  for (const key of touched) {
-    const ip = pickNodeAddress(nodes.get(key)?.ip, (hostedBy.get(key) ?? []).map(({ endpoint }) => endpoint.kubernetesMetadata.nodeIp));
-    if (ip) addresses.set(key, ip);
-    else addresses.delete(key);
+  keys: Iterable<string>,
+): Map<string, string | undefined> {
+  const addresses = new Map<string, string | undefined>();
+  for (const key of keys) {
+    const listed = nodes.get(key)?.ip;
+    addresses.set(key, listed || pickNodeAddress(undefined, (hostedBy.get(key) ?? []).map(({ endpoint }) => endpoint.kubernetesMetadata.nodeIp)));
   }
   return addresses;
 }

@@ -81,3 +81,37 @@ describe("incremental recompiles", () => {
     expect(() => withServiceRecords(base, "team-b/payments", [{ ip: "10.0.0.1", clusterName: "east", port: 1, metadata: JSON.parse('{"__proto__": {}}') }])).toThrow(/forbidden key/);
   });
 });
+
+describe("a chain of incremental indexes", () => {
+  /** What an index says, in plain data: equal for equal snapshots however the index was built. */
+  function contents(index: ReturnType<typeof indexSnapshot>) {
+    return {
+      serviceKeys: index.serviceKeys,
+      services: [...index.services].map(([key, service]) => [key, service.endpoints, service.ports, [...service.nodes].sort()]),
+      hostedBy: [...index.hostedBy].sort(([a], [b]) => (a < b ? -1 : 1)).map(([node, hosted]) => [node, hosted.map((h) => `${h.service} ${h.endpoint.ip}`)]),
+      nodeAddresses: [...index.nodeAddresses].sort(([a], [b]) => (a < b ? -1 : 1)),
+    };
+  }
+
+  test("after many updates — records changed, pods moved, services added and removed — equals a fresh index", () => {
+    const base = parseSnapshot(meshDocument());
+    let snapshot = base;
+    let index = indexSnapshot(base);
+    const keys = [...base.services.keys()];
+    for (let round = 0; round < 24; round++) {
+      const key = keys[round % keys.length]!;
+      const services = new Map(snapshot.services);
+      if (round % 6 === 5) services.delete(key);
+      else if (round % 6 === 4) services.set(`team-z/added-${round}` as never, [{ ...base.services.get(key)![0]!, ip: `10.99.0.${round}` }]);
+      else {
+        const records = base.services.get(key)!;
+        services.set(key, records.map((record, i) => (i === round % records.length ? { ...record, weight: record.weight + round, kubernetesMetadata: { ...record.kubernetesMetadata, nodeName: `node-${round % 3}` } } : record)));
+      }
+      snapshot = { ...snapshot, services };
+      index = indexSnapshot(snapshot, index);
+      expect(contents(index), `round ${round}`).toEqual(contents(indexSnapshot({ ...snapshot })));
+    }
+    const node = localNodeFrom(base, "east", "node-1");
+    expect(versions(toXdsResources(compileNode(index, node, options)))).toEqual(versions(toXdsResources(compileNode({ ...snapshot }, node, options))));
+  });
+});

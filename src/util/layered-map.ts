@@ -1,0 +1,66 @@
+/**
+ * A read-only map made of a base map and a few changes on top, so that deriving the next
+ * snapshot's index costs what changed instead of a copy of every entry. Iteration follows the
+ * base's order (changed values in place, removed keys skipped), then keys new to the base in the
+ * order they were set. Layers are flattened into a plain Map once they get deep or large, which
+ * keeps lookups O(1) and the cost of a flatten amortized over the updates it absorbs.
+ */
+const MAX_DEPTH = 8;
+
+export class LayeredMap<K, V> implements ReadonlyMap<K, V> {
+  readonly size: number;
+
+  private constructor(
+    private readonly base: ReadonlyMap<K, V>,
+    /** Value per changed key; `undefined` removes the key. */
+    private readonly changes: ReadonlyMap<K, V | undefined>,
+    private readonly depth: number,
+  ) {
+    let size = base.size;
+    for (const [key, value] of changes) {
+      if (base.has(key)) size -= value === undefined ? 1 : 0;
+      else size += value === undefined ? 0 : 1;
+    }
+    this.size = size;
+  }
+
+  /** `base` with `changes` applied (`undefined` removes a key); `base` itself is left as it is. */
+  static of<K, V>(base: ReadonlyMap<K, V>, changes: ReadonlyMap<K, V | undefined>): ReadonlyMap<K, V> {
+    if (changes.size === 0) return base;
+    const depth = base instanceof LayeredMap ? base.depth + 1 : 1;
+    const layered = new LayeredMap(base, changes, depth);
+    return depth > MAX_DEPTH || changes.size * 8 > base.size ? new Map(layered) : layered;
+  }
+
+  get(key: K): V | undefined {
+    return this.changes.has(key) ? this.changes.get(key) : this.base.get(key);
+  }
+
+  has(key: K): boolean {
+    return this.changes.has(key) ? this.changes.get(key) !== undefined : this.base.has(key);
+  }
+
+  *entries(): MapIterator<[K, V]> {
+    for (const [key, value] of this.base) {
+      const current = this.changes.has(key) ? this.changes.get(key) : value;
+      if (current !== undefined) yield [key, current];
+    }
+    for (const [key, value] of this.changes) if (value !== undefined && !this.base.has(key)) yield [key, value];
+  }
+
+  *keys(): MapIterator<K> {
+    for (const [key] of this.entries()) yield key;
+  }
+
+  *values(): MapIterator<V> {
+    for (const [, value] of this.entries()) yield value;
+  }
+
+  [Symbol.iterator](): MapIterator<[K, V]> {
+    return this.entries();
+  }
+
+  forEach(callback: (value: V, key: K, map: ReadonlyMap<K, V>) => void, thisArg?: unknown): void {
+    for (const [key, value] of this.entries()) callback.call(thisArg, value, key, this);
+  }
+}

@@ -1,0 +1,47 @@
+import { describe, expect, test } from "vitest";
+import { LayeredMap } from "../../src/util/layered-map.js";
+
+const base = new Map(Array.from({ length: 100 }, (_, i) => [`k${i}`, i]));
+
+describe("LayeredMap", () => {
+  test("reads through its changes to the base, and leaves the base as it was", () => {
+    const map = LayeredMap.of(base, new Map<string, number | undefined>([["k1", -1], ["k2", undefined], ["new", 7]]));
+    expect(map).toBeInstanceOf(LayeredMap);
+    expect([map.get("k1"), map.get("k2"), map.get("k3"), map.get("new"), map.get("absent")]).toEqual([-1, undefined, 3, 7, undefined]);
+    expect([map.has("k1"), map.has("k2"), map.has("new"), map.has("absent")]).toEqual([true, false, true, false]);
+    expect(map.size).toBe(100);
+    expect(base.get("k1")).toBe(1);
+    expect(base.has("k2")).toBe(true);
+  });
+
+  test("iterates in the base's order, changed values in place, then new keys", () => {
+    const small = new Map([["a", 1], ["b", 2], ["c", 3], ["d", 4], ["e", 5], ["f", 6], ["g", 7], ["h", 8], ["i", 9]]);
+    const map = LayeredMap.of(small, new Map<string, number | undefined>([["z", 26], ["b", 20], ["c", undefined]]));
+    expect([...map]).toEqual([["a", 1], ["b", 20], ["d", 4], ["e", 5], ["f", 6], ["g", 7], ["h", 8], ["i", 9], ["z", 26]]);
+    expect([...map.keys()]).toEqual(["a", "b", "d", "e", "f", "g", "h", "i", "z"]);
+    expect([...map.values()]).toEqual([1, 20, 4, 5, 6, 7, 8, 9, 26]);
+    const seen: string[] = [];
+    map.forEach((value, key, self) => seen.push(`${key}=${value}:${self === map}`));
+    expect(seen[1]).toBe("b=20:true");
+    expect(map.size).toBe(9);
+  });
+
+  test("removing an absent key or setting nothing changes nothing", () => {
+    expect(LayeredMap.of(base, new Map())).toBe(base);
+    expect(LayeredMap.of(base, new Map([["absent", undefined]])).size).toBe(100);
+  });
+
+  test("flattens into a plain Map when the changes are large or the layers deep, with the same contents", () => {
+    const large = LayeredMap.of(base, new Map(Array.from({ length: 20 }, (_, i) => [`k${i}`, i * 10] as [string, number])));
+    expect(large).toBeInstanceOf(Map);
+    expect(large.get("k3")).toBe(30);
+    let layered: ReadonlyMap<string, number> = base;
+    const expected = new Map(base);
+    for (let round = 0; round < 20; round++) {
+      layered = LayeredMap.of(layered, new Map([[`k${round}`, round + 1000]]));
+      expected.set(`k${round}`, round + 1000);
+    }
+    expect([...layered]).toEqual([...expected]);
+    expect(layered.size).toBe(100);
+  });
+});
