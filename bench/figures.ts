@@ -179,7 +179,7 @@ export function createBench(config: BenchConfig) {
       log("figure 1: full compile of one W1 node ...");
       let last: Compiled | undefined;
       const timing = timeIt(
-        { ...heavy, label: "1 full compile" },
+        { ...heavy, label: "1 full compile", collectAfterSetup: true },
         () => indexSnapshot(fresh(w.snapshot)),
         (index, lap) => {
           const result = compileNode(index, node, OPTIONS);
@@ -201,7 +201,7 @@ export function createBench(config: BenchConfig) {
       log(`all-services EDS of one view, ${w.params.name} ...`);
       let last: readonly ClusterLoadAssignment[] = [];
       const timing = timeIt(
-        { ...heavy, label: `eds ${id}` },
+        { ...heavy, label: `eds ${id}`, collectAfterSetup: true },
         () => indexSnapshot(fresh(w.snapshot)),
         (index, lap) => {
           const assignments = allAssignments(index, view);
@@ -272,7 +272,7 @@ export function createBench(config: BenchConfig) {
     );
     const second = localNodeFrom(w.snapshot, node.clusterName, peers[0]!);
     const afterOne = timeIt(
-      { warmup: 0, repeats: Math.max(1, heavy.repeats - 2) },
+      { warmup: 0, repeats: Math.max(1, heavy.repeats - 2), collectAfterSetup: true },
       () => {
         const index = indexSnapshot(fresh(w.snapshot));
         toXdsResources(compileNode(index, node, OPTIONS));
@@ -430,7 +430,7 @@ export function createBench(config: BenchConfig) {
     const fastest = sizes.map((size) => {
       const single: Snapshot = { ...w.snapshot, services: new Map([[key, endpoints.slice(0, size)]]) };
       return timeIt(
-        { ...rounds, label: `7 marginal n=${size}` },
+        { ...rounds, label: `7 marginal n=${size}`, collectAfterSetup: true },
         () => indexSnapshot(fresh(single)),
         (index) => {
           const service = index.services.get(key)!;

@@ -1,16 +1,35 @@
-// The heart of a delta-xDS server: compile a node, diff against what it already has, send only
-// the changes. Wire `push` to your gRPC DeltaAggregatedResources stream; here it prints.
+// The heart of a delta-xDS server: keep the snapshot and its index current as registry events
+// arrive, compile a node, diff against what it already has, send only the changes. Wire `push`
+// to your gRPC DeltaAggregatedResources stream; here it prints.
 // Run from the repository root after `npm run build`: npx tsx examples/xds-server.ts
 import { readFileSync } from "node:fs";
-import { compileNode, diffResources, indexSnapshot, localNodeFrom, parseMeshFile, toXdsResources, type XdsResources, type XdsTypeUrl } from "aether-xds";
+import {
+  compileNode,
+  diffResources,
+  indexSnapshot,
+  localNodeFrom,
+  parseMeshFile,
+  toXdsResources,
+  withServiceRecords,
+  type XdsResources,
+  type XdsTypeUrl,
+} from "aether-xds";
+
+let snapshot = parseMeshFile(readFileSync("testdata/flannel/mesh.yaml", "utf8"), "yaml");
+let index = indexSnapshot(snapshot);
+
+/** A registry watch event: one service's records replaced. Only that service is indexed again. */
+function onServiceChange(key: string, records: readonly unknown[]): void {
+  snapshot = withServiceRecords(snapshot, key, records); // validated like parseSnapshot
+  index = indexSnapshot(snapshot, index);
+}
 
 /** What each connected node has acknowledged, by "<cluster>/<node>". */
 const acknowledged = new Map<string, XdsResources>();
 
-function push(meshYaml: string, cluster: string, name: string): void {
-  const snapshot = parseMeshFile(meshYaml, "yaml");
+function push(cluster: string, name: string): void {
   const node = localNodeFrom(snapshot, cluster, name);
-  const next = toXdsResources(compileNode(indexSnapshot(snapshot), node, { eastWestWaypoint: "cross-cluster" }));
+  const next = toXdsResources(compileNode(index, node, { eastWestWaypoint: "cross-cluster" }));
   const diff = diffResources(acknowledged.get(`${cluster}/${name}`), next);
   for (const [typeUrl, { added, changed, removed }] of Object.entries(diff) as [XdsTypeUrl, (typeof diff)[XdsTypeUrl]][]) {
     const changedNames = new Set([...added, ...changed]);
@@ -23,8 +42,9 @@ function push(meshYaml: string, cluster: string, name: string): void {
   acknowledged.set(`${cluster}/${name}`, next); // in a real server: once the node ACKs
 }
 
-const mesh = readFileSync("testdata/flannel/mesh.yaml", "utf8");
 console.log("# east/node-1 connects: everything");
-push(mesh, "east", "node-1");
+push("east", "node-1");
 console.log("# west's unhealthy payments pod recovers: one assignment changes");
-push(mesh.replace("health: UNHEALTHY # failing its readiness probe", "health: HEALTHY"), "east", "node-1");
+const payments = snapshot.services.get("team-b/payments") ?? [];
+onServiceChange("team-b/payments", payments.map((record) => (record.health === "UNHEALTHY" ? { ...record, health: "HEALTHY" } : record)));
+push("east", "node-1");

@@ -3,6 +3,7 @@ export { InputError, isInputError, formatPath, type InputIssue, type InputKind }
 export * from "./naming.js";
 export {
   parseSnapshot,
+  withServiceRecords,
   type Snapshot,
   type NodeStatus,
   type TrustConfig,
@@ -31,7 +32,7 @@ export {
 } from "./model/registry.js";
 export { parseMeshFile, meshFileFormat, type MeshFileFormat } from "./model/mesh-file.js";
 export { compileNode, type CompileResult } from "./compile/compile-node.js";
-export { indexSnapshot, type SnapshotIndex } from "./plan/snapshot-index.js";
+export { indexSnapshot, CACHED_CONTEXTS, type SnapshotIndex } from "./plan/snapshot-index.js";
 export { WAYPOINT_KEY, ORIGIN_CLUSTER_KEY, ORIGIN_NODE_KEY, RESERVED_METADATA_KEYS } from "./plan/endpoints.js";
 export {
   DIAGNOSTIC_CODES,

@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { expect, test } from "vitest";
 import { REPO_ROOT } from "./support/fixtures.js";
 
@@ -27,4 +28,14 @@ test("examples/xds-server.ts sends everything first, then only the assignment th
     "# west's unhealthy payments pod recovers: one assignment changes",
     "ClusterLoadAssignment: payments.team-b.mesh.aether:8443@<version>",
   ]);
+});
+
+/** The README shows each example's code as it is (without the file's header comment and demo calls). */
+test.each([
+  ["examples/compile-node.ts", undefined],
+  ["examples/xds-server.ts", 'console.log("# east/node-1 connects: everything");'],
+])("the README shows %s as it is", (file, demoStart) => {
+  const lines = readFileSync(`${REPO_ROOT}${file}`, "utf8").split("\n");
+  const code = lines.slice(lines.findIndex((line) => line.startsWith("import ")), demoStart ? lines.indexOf(demoStart) : undefined).join("\n").trim();
+  expect(readFileSync(`${REPO_ROOT}README.md`, "utf8")).toContain(code);
 });

@@ -9,7 +9,8 @@ import { diagnostic, lazyDiagnostic, type Diagnostic } from "../diagnostics.js";
 import { locality } from "../envoy/core.js";
 import { subClusterName } from "../naming.js";
 import { serviceViewKey, type EdsView } from "../plan/eds-view.js";
-import { planPort, type PlannedEndpoint, type PortPlan } from "../plan/endpoints.js";
+import { planPort, type EncodingCell, type PlannedEndpoint, type PortPlan } from "../plan/endpoints.js";
+import { withEncodingCells } from "../emit/assignment-encoding.js";
 import { memoized, type IndexedService, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { compareNumbers } from "../util/order.js";
 
@@ -74,6 +75,7 @@ function assignment(name: string, endpoints: readonly PlannedEndpoint[]) {
   const priorities = compactPriorities(endpoints);
   const weights = scaledWeights(endpoints, priorities);
   const groups: LocalityLbEndpoints[] = [];
+  const cells: (EncodingCell | undefined)[] = [];
   let current: LocalityLbEndpoints | undefined;
   endpoints.forEach((endpoint, i) => {
     const previous = endpoints[i - 1];
@@ -81,10 +83,13 @@ function assignment(name: string, endpoints: readonly PlannedEndpoint[]) {
       current = localityGroup(priorities[i]!, endpoint);
       groups.push(current);
     }
-    current.lb_endpoints!.push(lbEndpoint(endpoint, weights.values[i]!));
+    const weight = weights.values[i]!;
+    current.lb_endpoints!.push(lbEndpoint(endpoint, weight));
+    cells.push(weight === endpoint.weight ? endpoint.encoding : undefined);
   });
   const result: ClusterLoadAssignment = { cluster_name: name };
   if (groups.length > 0) result.endpoints = groups;
+  withEncodingCells(result, cells);
   return { name, endpoints, priorities, weightDiagnostics: weights.diagnostics, assignment: result };
 }
 

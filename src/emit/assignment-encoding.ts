@@ -1,23 +1,41 @@
 /**
  * A faster `ClusterLoadAssignment.encode` producing exactly the same bytes. The compiler shares
- * LbEndpoint objects between every view and node that emits them, so each one is encoded once
- * and spliced; only the grouping (locality, priority) is written per assignment, straight into
- * the output with precomputed lengths. Field order is the generated encoder's: cluster_name,
- * endpoints {locality, metadata, lb_endpoints, load_balancing_weight, priority}, policy.
+ * each LbEndpoint between every view and node that emits it, with a cell for its encoding
+ * (`withEncodingCells`), so each is encoded once and spliced; only the grouping (locality,
+ * priority) is written per assignment, straight into the output with precomputed lengths. Field
+ * order is the generated encoder's: cluster_name, endpoints {locality, metadata, lb_endpoints,
+ * load_balancing_weight, priority}, policy.
  */
 import { BinaryWriter } from "@bufbuild/protobuf/wire";
 import { Locality } from "../../gen/envoy/config/core/v3/base.js";
 import { ClusterLoadAssignment_Policy, type ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import { LbEndpoint, LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
+import type { EncodingCell } from "../plan/endpoints.js";
 
-const lbEndpointBytes = new WeakMap<LbEndpoint, Uint8Array>();
+/**
+ * Per assignment, a cell per LbEndpoint in order (none where the bytes are not shared). Keyed by
+ * assignment, not by LbEndpoint: a few thousand weak entries per view instead of one per endpoint,
+ * which kept the garbage collector busy out of proportion.
+ */
+const cellsByAssignment = new WeakMap<ClusterLoadAssignment, readonly (EncodingCell | undefined)[]>();
+
+/** Records where the encoding of each of the assignment's LbEndpoints (in order) may be kept. */
+export function withEncodingCells(assignment: ClusterLoadAssignment, cells: readonly (EncodingCell | undefined)[]): void {
+  cellsByAssignment.set(assignment, cells);
+}
+
 /** Reused: `finish()` copies out what was written and keeps the grown buffer. */
 const writer = new BinaryWriter();
 const partWriter = new BinaryWriter();
 
 export function encodeAssignment(assignment: ClusterLoadAssignment): Uint8Array {
+  const cells = cellsByAssignment.get(assignment);
+  let next = 0;
   if (assignment.cluster_name) writer.uint32(10).string(assignment.cluster_name);
-  for (const group of assignment.endpoints ?? []) writeGroup(group);
+  for (const group of assignment.endpoints ?? []) {
+    writeGroup(group, cells, next);
+    next += group.lb_endpoints?.length ?? 0;
+  }
   if (assignment.policy !== undefined) {
     const policy = ClusterLoadAssignment_Policy.encode(assignment.policy, partWriter).finish();
     writer.uint32(34).uint32(policy.length).raw(policy);
@@ -26,14 +44,14 @@ export function encodeAssignment(assignment: ClusterLoadAssignment): Uint8Array 
 }
 
 /** One LocalityLbEndpoints (field 2); groups with metadata or a weight take the generated encoder. */
-function writeGroup(group: LocalityLbEndpoints): void {
+function writeGroup(group: LocalityLbEndpoints, cells: readonly (EncodingCell | undefined)[] | undefined, first: number): void {
   if (group.metadata !== undefined || group.load_balancing_weight !== undefined) {
     const bytes = LocalityLbEndpoints.encode(group, partWriter).finish();
     writer.uint32(18).uint32(bytes.length).raw(bytes);
     return;
   }
   const locality = group.locality === undefined ? undefined : Locality.encode(group.locality, partWriter).finish();
-  const lbEndpoints = (group.lb_endpoints ?? []).map(encodedLbEndpoint);
+  const lbEndpoints = (group.lb_endpoints ?? []).map((lbEndpoint, i) => encodedLbEndpoint(lbEndpoint, cells?.[first + i]));
   let length = locality === undefined ? 0 : 1 + varintSize(locality.length) + locality.length;
   for (const bytes of lbEndpoints) length += 1 + varintSize(bytes.length) + bytes.length;
   if (group.priority) length += 1 + varintSize(group.priority);
@@ -43,10 +61,9 @@ function writeGroup(group: LocalityLbEndpoints): void {
   if (group.priority) writer.uint32(40).uint32(group.priority);
 }
 
-function encodedLbEndpoint(lbEndpoint: LbEndpoint): Uint8Array {
-  let bytes = lbEndpointBytes.get(lbEndpoint);
-  if (!bytes) lbEndpointBytes.set(lbEndpoint, (bytes = LbEndpoint.encode(lbEndpoint, partWriter).finish()));
-  return bytes;
+function encodedLbEndpoint(lbEndpoint: LbEndpoint, cell: EncodingCell | undefined): Uint8Array {
+  if (!cell) return LbEndpoint.encode(lbEndpoint, partWriter).finish();
+  return (cell.bytes ??= LbEndpoint.encode(lbEndpoint, partWriter).finish());
 }
 
 /** Bytes of a uint32 as a varint. */

@@ -17,6 +17,11 @@ import { memoized, nodeKey, type IndexedService, type SnapshotIndex } from "./sn
 
 export type Route = "direct" | "waypoint";
 
+/** A slot for the encoded bytes of a shared message. */
+export interface EncodingCell {
+  bytes?: Uint8Array;
+}
+
 /** Keys aether-xds owns in `envoy.lb` metadata; user metadata never overrides them. */
 export const WAYPOINT_KEY = "waypoint";
 export const ORIGIN_CLUSTER_KEY = "origin_cluster";
@@ -50,6 +55,8 @@ export interface PlannedEndpoint {
    * once per registry record (direct) or per service, port and node (waypoint) and shared.
    */
   readonly lbEndpoint: LbEndpoint;
+  /** Its encoding, filled by the first assignment encoder that needs it; shared like the LbEndpoint. */
+  readonly encoding: EncodingCell;
   /** The registry endpoints behind it: one pod when direct, every pod of the node via a waypoint. */
   readonly pods: readonly EndpointRef[];
 }
@@ -153,6 +160,7 @@ function withTier(target: Omit<PlannedEndpoint, "tier">, tier: number): PlannedE
     weight: target.weight,
     sortKey: target.sortKey,
     lbEndpoint: target.lbEndpoint,
+    encoding: target.encoding,
     pods: target.pods,
   };
 }
@@ -176,6 +184,7 @@ function directTarget(endpoint: ServiceEndpoint, port: number): Omit<PlannedEndp
     weight: endpoint.weight,
     sortKey: ipSortKey(endpoint.ip),
     lbEndpoint: buildLbEndpoint(endpoint.ip, port, health, lbMetadata(userMetadata([endpoint])), endpoint.weight),
+    encoding: {},
     pods: [endpointRef(endpoint)],
   };
   directTargets.set(endpoint, target);
@@ -272,6 +281,7 @@ function waypointEndpoint(view: EdsView, service: IndexedService, port: number, 
       weight,
       sortKey: ipSortKey(node.ip),
       lbEndpoint: buildLbEndpoint(node.ip, view.tunnelPort, health, lbMetadata(values), weight),
+      encoding: {},
       pods: pods.map(endpointRef),
     };
   });

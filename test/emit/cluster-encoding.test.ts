@@ -3,7 +3,16 @@ import { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import { encodeAssignment } from "../../src/emit/assignment-encoding.js";
 import { encodeCluster } from "../../src/emit/cluster-encoding.js";
+import { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
+import { compileNode } from "../../src/compile/compile-node.js";
+import { portAssignments } from "../../src/compile/endpoints.js";
+import { parseOptions } from "../../src/model/options.js";
+import { edsView } from "../../src/plan/eds-view.js";
+import { localNodeFrom } from "../../src/model/node.js";
+import { parseSnapshot } from "../../src/model/snapshot.js";
+import { indexSnapshot } from "../../src/plan/snapshot-index.js";
 import { caseNames, compileCase, loadCase } from "../support/cases.js";
+import { meshDocument } from "../support/fixtures.js";
 
 const same = (cluster: Cluster) => expect(Buffer.from(encodeCluster(cluster)).equals(Buffer.from(Cluster.encode(cluster).finish()))).toBe(true);
 
@@ -13,6 +22,26 @@ const sameAssignment = (assignment: ClusterLoadAssignment) =>
 describe("the fast assignment encoder writes exactly the generated encoder's bytes", () => {
   test.each(caseNames())("every assignment of golden case %s", (name) => {
     compileCase(loadCase(name)).endpoints.forEach(sameAssignment);
+  });
+
+  test("shared encodings: a second encode reuses them, two views share them, and a scaled weight never takes the shared bytes", () => {
+    const doc = meshDocument();
+    for (const record of doc.services["team-b/payments"]) record.weight = 4_000_000_000;
+    const snapshot = parseSnapshot(doc);
+    const index = indexSnapshot(snapshot);
+    const [east, west] = [localNodeFrom(snapshot, "east", "node-1"), localNodeFrom(snapshot, "west", "node-2")];
+    const compiled = [compileNode(index, east, { eastWestWaypoint: "cross-cluster" }), compileNode(index, west, { eastWestWaypoint: "cross-cluster" })];
+    expect(compiled.map((result) => result.diagnostics.some((d) => d.code === "WEIGHTS_SCALED"))).toEqual([false, true]);
+    for (const assignment of compiled.flatMap((result) => result.endpoints)) {
+      sameAssignment(assignment);
+      sameAssignment(assignment);
+    }
+    // Every filled cell holds the shared (unscaled) LbEndpoint's bytes, never a scaled copy's.
+    const payments = index.services.get("team-b/payments")!;
+    const planned = [east, west].flatMap((node) => portAssignments(index, edsView(node, parseOptions({ eastWestWaypoint: "cross-cluster" })), payments, 8443).plan.endpoints);
+    const filled = planned.filter((endpoint) => endpoint.encoding.bytes);
+    expect(filled.length).toBeGreaterThan(1);
+    for (const endpoint of filled) expect(Buffer.from(endpoint.encoding.bytes!).equals(Buffer.from(LbEndpoint.encode(endpoint.lbEndpoint).finish()))).toBe(true);
   });
 
   test("edge shapes: group metadata and weight, a policy, empty groups", () => {
