@@ -325,7 +325,6 @@ export function buildMeshDocument(recipe: MeshRecipe): Doc {
       total++;
       const n = r.node % cluster.nodes.length;
       const node = cluster.nodes[n]!;
-      const listed = cluster.nodeList && node.listed;
       const served = recipe.uniformPorts ? [...ports] : bitsOf(r.ports, ports.length).map((i) => ports[i]!);
       if (served.length === 0) served.push(ports[0]!);
       const portFields =
