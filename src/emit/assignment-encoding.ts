@@ -11,6 +11,7 @@ import { Locality } from "../../gen/envoy/config/core/v3/base.js";
 import { ClusterLoadAssignment_Policy, type ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import { LbEndpoint, LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import type { EncodingCell } from "../plan/endpoints.js";
+import { messageField, varintSize } from "./wire-size.js";
 
 /**
  * Per assignment, a cell per LbEndpoint in order (none where the bytes are not shared). Keyed by
@@ -52,8 +53,8 @@ function writeGroup(group: LocalityLbEndpoints, cells: readonly (EncodingCell | 
   }
   const locality = group.locality === undefined ? undefined : Locality.encode(group.locality, partWriter).finish();
   const lbEndpoints = (group.lb_endpoints ?? []).map((lbEndpoint, i) => encodedLbEndpoint(lbEndpoint, cells?.[first + i]));
-  let length = locality === undefined ? 0 : 1 + varintSize(locality.length) + locality.length;
-  for (const bytes of lbEndpoints) length += 1 + varintSize(bytes.length) + bytes.length;
+  let length = locality === undefined ? 0 : messageField(locality.length);
+  for (const bytes of lbEndpoints) length += messageField(bytes.length);
   if (group.priority) length += 1 + varintSize(group.priority);
   writer.uint32(18).uint32(length);
   if (locality !== undefined) writer.uint32(10).uint32(locality.length).raw(locality);
@@ -64,9 +65,4 @@ function writeGroup(group: LocalityLbEndpoints, cells: readonly (EncodingCell | 
 function encodedLbEndpoint(lbEndpoint: LbEndpoint, cell: EncodingCell | undefined): Uint8Array {
   if (!cell) return LbEndpoint.encode(lbEndpoint, partWriter).finish();
   return (cell.bytes ??= LbEndpoint.encode(lbEndpoint, partWriter).finish());
-}
-
-/** Bytes of a uint32 as a varint. */
-function varintSize(value: number): number {
-  return value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5;
 }

@@ -11,6 +11,7 @@
 import { BinaryWriter } from "@bufbuild/protobuf/wire";
 import { Cluster, Cluster_TransportSocketMatch } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { Matcher } from "../../gen/xds/type/matcher/v3/matcher.js";
+import { messageField } from "./wire-size.js";
 
 const TRANSPORT_SOCKET_MATCHES_TAG = (43 << 3) | 2;
 const TRANSPORT_SOCKET_MATCHER_TAG = (59 << 3) | 2;
@@ -63,20 +64,6 @@ function stringField(value: string | undefined): number {
   return value ? messageField(Buffer.byteLength(value, "utf8")) : 0;
 }
 
-/** Bytes of a length-delimited field with a one-byte tag (a set message field is written even when empty). */
-function messageField(length: number): number {
-  return 1 + varintSize(length) + length;
-}
-
 function writeString(field: number, value: string | undefined): void {
   if (value) writer.uint32((field << 3) | 2).string(value);
-}
-
-function varintSize(value: number): number {
-  let size = 1;
-  while (value >= 0x80) {
-    value >>>= 7;
-    size++;
-  }
-  return size;
 }

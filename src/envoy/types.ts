@@ -16,54 +16,22 @@ import type { MessageType } from "./any.js";
 
 const TRANSPORT_SOCKET_INPUTS = "envoy.extensions.matching.common_inputs.transport_socket.v3";
 
-export const UPSTREAM_TLS_CONTEXT: MessageType<UpstreamTlsContext> = {
-  typeName: "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext",
-  encode: UpstreamTlsContext.encode,
-};
-export const DOWNSTREAM_TLS_CONTEXT: MessageType<DownstreamTlsContext> = {
-  typeName: "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext",
-  encode: DownstreamTlsContext.encode,
-};
-export const SPIFFE_VALIDATOR_CONFIG: MessageType<SPIFFECertValidatorConfig> = {
-  typeName: "envoy.extensions.transport_sockets.tls.v3.SPIFFECertValidatorConfig",
-  encode: SPIFFECertValidatorConfig.encode,
-};
-export const ENDPOINT_METADATA_INPUT: MessageType<EndpointMetadataInput> = {
-  typeName: `${TRANSPORT_SOCKET_INPUTS}.EndpointMetadataInput`,
-  encode: EndpointMetadataInput.encode,
-};
-export const FILTER_STATE_INPUT: MessageType<FilterStateInput> = {
-  typeName: `${TRANSPORT_SOCKET_INPUTS}.FilterStateInput`,
-  encode: FilterStateInput.encode,
-};
-export const TRANSPORT_SOCKET_NAME_ACTION: MessageType<TransportSocketNameAction> = {
-  typeName: `${TRANSPORT_SOCKET_INPUTS}.TransportSocketNameAction`,
-  encode: TransportSocketNameAction.encode,
-};
-export const AGGREGATE_CLUSTER_CONFIG: MessageType<ClusterConfig> = {
-  typeName: "envoy.extensions.clusters.aggregate.v3.ClusterConfig",
-  encode: ClusterConfig.encode,
-};
-export const TCP_PROXY: MessageType<TcpProxy> = {
-  typeName: "envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy",
-  encode: TcpProxy.encode,
-};
-export const TLS_INSPECTOR: MessageType<TlsInspector> = {
-  typeName: "envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector",
-  encode: TlsInspector.encode,
-};
-export const HTTP_CONNECTION_MANAGER: MessageType<HttpConnectionManager> = {
-  typeName: "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
-  encode: HttpConnectionManager.encode,
-};
-export const ROUTER: MessageType<Router> = {
-  typeName: "envoy.extensions.filters.http.router.v3.Router",
-  encode: Router.encode,
-};
-export const HTTP_PROTOCOL_OPTIONS: MessageType<HttpProtocolOptions> = {
-  typeName: "envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
-  encode: HttpProtocolOptions.encode,
-};
+function messageType<T>(typeName: string, codec: Pick<MessageType<T>, "encode">): MessageType<T> {
+  return { typeName, encode: codec.encode };
+}
+
+export const UPSTREAM_TLS_CONTEXT = messageType("envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext", UpstreamTlsContext);
+export const DOWNSTREAM_TLS_CONTEXT = messageType("envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext", DownstreamTlsContext);
+export const SPIFFE_VALIDATOR_CONFIG = messageType("envoy.extensions.transport_sockets.tls.v3.SPIFFECertValidatorConfig", SPIFFECertValidatorConfig);
+export const ENDPOINT_METADATA_INPUT = messageType(`${TRANSPORT_SOCKET_INPUTS}.EndpointMetadataInput`, EndpointMetadataInput);
+export const FILTER_STATE_INPUT = messageType(`${TRANSPORT_SOCKET_INPUTS}.FilterStateInput`, FilterStateInput);
+export const TRANSPORT_SOCKET_NAME_ACTION = messageType(`${TRANSPORT_SOCKET_INPUTS}.TransportSocketNameAction`, TransportSocketNameAction);
+export const AGGREGATE_CLUSTER_CONFIG = messageType("envoy.extensions.clusters.aggregate.v3.ClusterConfig", ClusterConfig);
+export const TCP_PROXY = messageType("envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy", TcpProxy);
+export const TLS_INSPECTOR = messageType("envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector", TlsInspector);
+export const HTTP_CONNECTION_MANAGER = messageType("envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager", HttpConnectionManager);
+export const ROUTER = messageType("envoy.extensions.filters.http.router.v3.Router", Router);
+export const HTTP_PROTOCOL_OPTIONS = messageType("envoy.extensions.upstreams.http.v3.HttpProtocolOptions", HttpProtocolOptions);
 
 /** Extension names Envoy registers the above under. */
 export const EXTENSION = {
