@@ -5,7 +5,7 @@
  */
 import { pathToFileURL } from "node:url";
 import { parseSnapshot } from "../src/model/snapshot.js";
-import { SMOKE_WORKLOADS, generateDocument, type WorkloadParams } from "./workloads.js";
+import { generateDocument, SMOKE_WORKLOADS, type WorkloadParams } from "./workloads.js";
 
 /** Throws unless `params` generates deterministically; returns the document's size in bytes. */
 export function assertDeterministic(params: WorkloadParams): number {

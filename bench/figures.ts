@@ -10,20 +10,20 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serialize } from "node:v8";
 import type { ClusterLoadAssignment } from "../gen/envoy/config/endpoint/v3/endpoint.js";
-import { compileNode, type CompileResult } from "../src/compile/compile-node.js";
+import { type CompileResult, compileNode } from "../src/compile/compile-node.js";
 import { portAssignments } from "../src/compile/endpoints.js";
 import { renderJson } from "../src/emit/text.js";
 import { toXdsResources, type XdsResources } from "../src/emit/xds.js";
-import { localNodeFrom, type LocalNode } from "../src/model/node.js";
+import { type LocalNode, localNodeFrom } from "../src/model/node.js";
 import { parseOptions } from "../src/model/options.js";
 import type { Snapshot } from "../src/model/snapshot.js";
-import { edsView, type EdsView } from "../src/plan/eds-view.js";
+import { type EdsView, edsView } from "../src/plan/eds-view.js";
 import { indexSnapshot, type SnapshotIndex } from "../src/plan/snapshot-index.js";
-import { formatBytes, formatMs, timeIt, type LappedTiming, type Timing, type TimingOptions } from "./measure.js";
+import { formatBytes, formatMs, type LappedTiming, type Timing, type TimingOptions, timeIt } from "./measure.js";
 import type { MemoryFigures } from "./memory-child.js";
 import { addService, healthFlip, nodeDrain, rollout, type Scenario } from "./scenarios.js";
-import { buildWorkload, clusterName, endpointCount, type Workload, type WorkloadParams, WORKLOADS } from "./workloads.js";
-import { assignmentsOnly, bytesByKind, encodeAll, lbEndpointCount, outboundSocketFootprint, summarizeChanges, type ResourceSet } from "./xds-cost.js";
+import { buildWorkload, clusterName, endpointCount, WORKLOADS, type Workload, type WorkloadParams } from "./workloads.js";
+import { assignmentsOnly, bytesByKind, encodeAll, lbEndpointCount, outboundSocketFootprint, type ResourceSet, summarizeChanges } from "./xds-cost.js";
 
 export type WorkloadId = keyof typeof WORKLOADS;
 export type Verdict = "PASS" | "FAIL" | "info";
@@ -169,7 +169,11 @@ export function createBench(config: BenchConfig) {
 
   /** E is idempotent and cheap: more warm-up (re-optimizing after the GC timeIt starts with) and more rounds. */
   function encodingTime(resources: ResourceSet, label: string): Timing {
-    return timeIt({ warmup: light.warmup + 1, repeats: light.repeats + 2, label }, () => resources, (set) => encodeAll(set));
+    return timeIt(
+      { warmup: light.warmup + 1, repeats: light.repeats + 2, label },
+      () => resources,
+      (set) => encodeAll(set),
+    );
   }
 
   /** Figure 1's measurement: the first node of a cold view, compiled, encoded and versioned. */
@@ -242,7 +246,14 @@ export function createBench(config: BenchConfig) {
     const { timing, e, assignments, endpoints } = viewEds("W1");
     const ratio = timing.median / e.median;
     return [
-      checked("2", "EDS of every service for one view (build + encode + versions)", ratio, 4, `${times(ratio)} — ${spread(timing)} vs E ${spread(e)}`, "≤ 4 × E"),
+      checked(
+        "2",
+        "EDS of every service for one view (build + encode + versions)",
+        ratio,
+        4,
+        `${times(ratio)} — ${spread(timing)} vs E ${spread(e)}`,
+        "≤ 4 × E",
+      ),
       info("2", "  split", lapText(timing)),
       info("2", "  output", `${assignments} assignments, ${endpoints} endpoints`),
     ];
@@ -286,7 +297,14 @@ export function createBench(config: BenchConfig) {
     const identities = footprint.socketsPerCluster / 2;
     const perPair = footprint.bytes / (footprint.clusters * identities);
     return [
-      checked("3", "further node of the same view (view's EDS shared) / first node", ratio, 0.35, `${percent(ratio)} — ${spread(further)} vs ${formatMs(first.timing.median)}`, "≤ 35 %"),
+      checked(
+        "3",
+        "further node of the same view (view's EDS shared) / first node",
+        ratio,
+        0.35,
+        `${percent(ratio)} — ${spread(further)} vs ${formatMs(first.timing.median)}`,
+        "≤ 35 %",
+      ),
       info("3", "  split (further node)", lapText(further)),
       info("3", "  2nd node right after the 1st (rest of view cold)", `${percent(afterOne.median / first.timing.median)} — ${formatMs(afterOne.median)}`),
       info("3", "  bytes per node by kind", `CDS ${formatBytes(sizes.clusters)}, EDS ${formatBytes(sizes.endpoints)}, LDS ${formatBytes(sizes.listeners)}`),
@@ -300,7 +318,11 @@ export function createBench(config: BenchConfig) {
   }
 
   /** S → S' by `scenario`, then index S' from S's index and recompile N, as a control plane would. */
-  function incremental(scenario: Scenario, base: Compiled & { index: SnapshotIndex }, full: number): { timing: LappedTiming; ratio: number; changes: ReturnType<typeof summarizeChanges> } {
+  function incremental(
+    scenario: Scenario,
+    base: Compiled & { index: SnapshotIndex },
+    full: number,
+  ): { timing: LappedTiming; ratio: number; changes: ReturnType<typeof summarizeChanges> } {
     const { node } = subject("W1");
     let changes = summarizeChanges(base.xds, base.xds);
     const timing = timeIt(
@@ -338,16 +360,33 @@ export function createBench(config: BenchConfig) {
     const flip = healthFlip(w.snapshot, node);
     const flipped = incremental(flip, base, full);
     const rows: Row[] = [
-      checked("4", "one health flip, recompile N / full compile", flipped.ratio, 0.01, `${percent(flipped.ratio)} — ${spread(flipped.timing)} vs ${formatMs(full)}`, "≤ 1 %"),
+      checked(
+        "4",
+        "one health flip, recompile N / full compile",
+        flipped.ratio,
+        0.01,
+        `${percent(flipped.ratio)} — ${spread(flipped.timing)} vs ${formatMs(full)}`,
+        "≤ 1 %",
+      ),
       info("4", "  split", lapText(flipped.timing)),
-      exact("4", "  resources with a new version", flipped.changes.changedAssignments === 1 && flipped.changes.other === 0, flipped.changes.text, "EDS ~1, nothing else"),
+      exact(
+        "4",
+        "  resources with a new version",
+        flipped.changes.changedAssignments === 1 && flipped.changes.other === 0,
+        flipped.changes.text,
+        "EDS ~1, nothing else",
+      ),
       info("4", "  event", flip.event),
     ];
     for (const make of [nodeDrain, rollout, addService]) {
       const scenario = make(w.snapshot, node);
       const measured = incremental(scenario, base, full);
       rows.push(
-        info("4", `${scenario.name}, recompile N / full compile`, `${percent(measured.ratio)} — ${formatMs(measured.timing.median)} (${lapText(measured.timing)})`),
+        info(
+          "4",
+          `${scenario.name}, recompile N / full compile`,
+          `${percent(measured.ratio)} — ${formatMs(measured.timing.median)} (${lapText(measured.timing)})`,
+        ),
         info("4", "  changes", `${measured.changes.text} (expected: ${scenario.expected}); ${scenario.event}`),
       );
     }
@@ -358,7 +397,12 @@ export function createBench(config: BenchConfig) {
     const { last, e } = fullCompile();
     log("figure 5: JSON rendering ...");
     let size = 0;
-    const timing = timeIt({ ...light, label: "5 renderJson" }, () => last.result, (result) => renderJson(result), (json) => (size = json.length));
+    const timing = timeIt(
+      { ...light, label: "5 renderJson" },
+      () => last.result,
+      (result) => renderJson(result),
+      (json) => (size = json.length),
+    );
     const ratio = timing.median / e.median;
     return [
       checked("5", "renderJson of the full node / E", ratio, 1.5, `${times(ratio)} — ${spread(timing)} vs E ${spread(e)}`, "≤ 1.5 × E"),
@@ -372,16 +416,38 @@ export function createBench(config: BenchConfig) {
     const retained = m.retained / m.outputEndpoints;
     const peak = m.peakRssGrowth / m.outputEndpoints;
     const rows = [
-      checked("6", "retained after a compile (binary + versions + filled index), per output endpoint", retained, 250, `${retained.toFixed(0)} B — ${formatBytes(m.retained)} / ${m.outputEndpoints} endpoints`, "≤ 250 B"),
+      checked(
+        "6",
+        "retained after a compile (binary + versions + filled index), per output endpoint",
+        retained,
+        250,
+        `${retained.toFixed(0)} B — ${formatBytes(m.retained)} / ${m.outputEndpoints} endpoints`,
+        "≤ 250 B",
+      ),
       info("6", "  floor: encoded bytes alone, per output endpoint", `${(m.xdsBytes / m.outputEndpoints).toFixed(0)} B — ${formatBytes(m.xdsBytes)}`),
       info(
         "6",
         "  floor by kind, per output endpoint",
         (["clusters", "endpoints", "listeners"] as const).map((kind) => `${kind} ${(m.xdsBytesByKind[kind] / m.outputEndpoints).toFixed(0)} B`).join(", "),
       ),
-      info("6", "  retained while the CompileResult is held too", `${(m.retainedWithResult / m.outputEndpoints).toFixed(0)} B — ${formatBytes(m.retainedWithResult)}`),
-      checked("6", "peak RSS growth during a full compile, per output endpoint", peak, 1536, `${formatBytes(peak)} — ${formatBytes(m.peakRssGrowth)}`, "≤ 1.5 KiB"),
-      info("6", "  peak heap + external growth (GC profiler), per output endpoint", `${formatBytes(m.peakHeapGrowth / m.outputEndpoints)} — ${formatBytes(m.peakHeapGrowth)}`),
+      info(
+        "6",
+        "  retained while the CompileResult is held too",
+        `${(m.retainedWithResult / m.outputEndpoints).toFixed(0)} B — ${formatBytes(m.retainedWithResult)}`,
+      ),
+      checked(
+        "6",
+        "peak RSS growth during a full compile, per output endpoint",
+        peak,
+        1536,
+        `${formatBytes(peak)} — ${formatBytes(m.peakRssGrowth)}`,
+        "≤ 1.5 KiB",
+      ),
+      info(
+        "6",
+        "  peak heap + external growth (GC profiler), per output endpoint",
+        `${formatBytes(m.peakHeapGrowth / m.outputEndpoints)} — ${formatBytes(m.peakHeapGrowth)}`,
+      ),
     ];
     return m.gc ? rows : [...rows, info("6", "  warning", "no --expose-gc in the child: retained figures are unreliable")];
   }
@@ -402,12 +468,33 @@ export function createBench(config: BenchConfig) {
     const scaling = large.timing.median / w1.timing.median;
     const skew = w2.timing.median / w1.timing.median;
     return [
-      checked("7", `all-services EDS of one view, T(${n(large)}) / T(${n(w1)})`, scaling, 2.2, `${scaling.toFixed(2)} — ${spread(large.timing)} vs ${spread(w1.timing)}`, "≤ 2.2"),
+      checked(
+        "7",
+        `all-services EDS of one view, T(${n(large)}) / T(${n(w1)})`,
+        scaling,
+        2.2,
+        `${scaling.toFixed(2)} — ${spread(large.timing)} vs ${spread(w1.timing)}`,
+        "≤ 2.2",
+      ),
       info("7", `  T(${n(w1)}) / T(${n(small)})`, `${(w1.timing.median / small.timing.median).toFixed(2)} — vs ${spread(small.timing)}`),
       info("7", "  per output endpoint", [small, w1, large].map((m) => `${n(m)}: ${((m.timing.median * 1000) / m.endpoints).toFixed(1)} µs`).join(", ")),
-      checked("7", "all-services EDS of one view, W2 (Zipf 0.9) / W1", skew, 1.3, `${skew.toFixed(2)} — ${spread(w2.timing)} vs ${formatMs(w1.timing.median)}`, "≤ 1.3"),
+      checked(
+        "7",
+        "all-services EDS of one view, W2 (Zipf 0.9) / W1",
+        skew,
+        1.3,
+        `${skew.toFixed(2)} — ${spread(w2.timing)} vs ${formatMs(w1.timing.median)}`,
+        "≤ 1.3",
+      ),
       info("7", "  W2 split", `${lapText(w2.timing)}; ${w2.assignments} assignments, ${w2.endpoints} endpoints (W1: ${w1.endpoints})`),
-      checked("7", "cost of one more endpoint: marginal µs/endpoint, top half of the largest service vs below (same-cluster, direct)", direct.ratio, 1.5, `${direct.ratio.toFixed(2)} — ${direct.text}`, "≤ 1.5 (flat)"),
+      checked(
+        "7",
+        "cost of one more endpoint: marginal µs/endpoint, top half of the largest service vs below (same-cluster, direct)",
+        direct.ratio,
+        1.5,
+        `${direct.ratio.toFixed(2)} — ${direct.text}`,
+        "≤ 1.5 (flat)",
+      ),
       info("7", "  same, every cluster (remote pods fold into waypoint endpoints)", `${folded.ratio.toFixed(2)} — ${folded.text}`),
     ];
   }
@@ -455,9 +542,19 @@ export function createBench(config: BenchConfig) {
   function figure8(): Row[] {
     const w = workload("W1");
     log("figure 8: index build ...");
-    const timing = timeIt({ ...heavy, label: "8 index" }, () => fresh(w.snapshot), (snapshot) => indexSnapshot(snapshot));
+    const timing = timeIt(
+      { ...heavy, label: "8 index" },
+      () => fresh(w.snapshot),
+      (snapshot) => indexSnapshot(snapshot),
+    );
     const perEndpoint = (timing.median * 1000) / endpointCount(w.snapshot);
-    return [info("8", "indexSnapshot of W1", `${formatMs(timing.median)} (${perEndpoint.toFixed(2)} µs per endpoint; ${formatMs(timing.min)}–${formatMs(timing.max)})`)];
+    return [
+      info(
+        "8",
+        "indexSnapshot of W1",
+        `${formatMs(timing.median)} (${perEndpoint.toFixed(2)} µs per endpoint; ${formatMs(timing.min)}–${formatMs(timing.max)})`,
+      ),
+    ];
   }
 
   function setupRows(): Row[] {

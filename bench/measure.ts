@@ -85,12 +85,7 @@ export type Lap = (name: string) => void;
  * objects" deopts), which made the next round 2–4× slower. GC the code under test triggers
  * itself is part of its cost.
  */
-export function timeIt<S, R>(
-  options: TimingOptions,
-  setup: () => S,
-  run: (state: S, lap: Lap) => R,
-  keep?: (result: R, state: S) => void,
-): LappedTiming {
+export function timeIt<S, R>(options: TimingOptions, setup: () => S, run: (state: S, lap: Lap) => R, keep?: (result: R, state: S) => void): LappedTiming {
   const samples: number[] = [];
   const laps = new Map<string, number[]>();
   collectGarbage();

@@ -15,7 +15,7 @@
  */
 import { readFileSync } from "node:fs";
 import { deserialize, GCProfiler } from "node:v8";
-import { compileNode, type CompileResult } from "../src/compile/compile-node.js";
+import { type CompileResult, compileNode } from "../src/compile/compile-node.js";
 import { toXdsResources } from "../src/emit/xds.js";
 import { localNodeFrom } from "../src/model/node.js";
 import { parseOptions } from "../src/model/options.js";

@@ -40,7 +40,9 @@ function option(argv: readonly string[], name: string): string | undefined {
 
 function profilesIn(path: string): string[] {
   if (!statSync(path).isDirectory()) return [path];
-  return readdirSync(path).filter((f) => f.endsWith(".cpuprofile")).map((f) => join(path, f));
+  return readdirSync(path)
+    .filter((f) => f.endsWith(".cpuprofile"))
+    .map((f) => join(path, f));
 }
 
 /** `name (file:line)` with the file relative to the repository, or the V8 pseudo-frame name. */
@@ -58,7 +60,11 @@ function inWindow(t: number, windows: readonly TimedWindow[]): boolean {
 }
 
 /** Self time (µs) per function and per file over the samples inside `windows` (all when empty). */
-export function selfTimes(profile: CpuProfile, windows: readonly TimedWindow[], root: string): { byFunction: Map<string, number>; byFile: Map<string, number>; total: number } {
+export function selfTimes(
+  profile: CpuProfile,
+  windows: readonly TimedWindow[],
+  root: string,
+): { byFunction: Map<string, number>; byFile: Map<string, number>; total: number } {
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
   const byFunction = new Map<string, number>();
   const byFile = new Map<string, number>();

@@ -17,7 +17,7 @@ import { cpus, totalmem } from "node:os";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkAllSmokeWorkloads } from "./check-workloads.js";
-import { createBench, FIGURES, type BenchConfig, type Figure, type Row } from "./figures.js";
+import { type BenchConfig, createBench, FIGURES, type Figure, type Row } from "./figures.js";
 import { formatBytes, formatMs, hasGc, timedWindows } from "./measure.js";
 import { SMOKE_WORKLOADS, WORKLOADS } from "./workloads.js";
 
@@ -34,7 +34,12 @@ function parseArgs(argv: readonly string[]): Args {
   const unknown = requested.filter((f) => !(FIGURES as readonly string[]).includes(f));
   if (unknown.length > 0) throw new Error(`unknown figure(s) ${unknown.join(", ")}; figures are ${FIGURES.join(", ")}`);
   const windowsAt = argv.indexOf("--windows");
-  return { smoke: argv.includes("--smoke"), write: argv.includes("--write"), only: requested as Figure[], windows: windowsAt >= 0 ? argv[windowsAt + 1] : undefined };
+  return {
+    smoke: argv.includes("--smoke"),
+    write: argv.includes("--write"),
+    only: requested as Figure[],
+    windows: windowsAt >= 0 ? argv[windowsAt + 1] : undefined,
+  };
 }
 
 function configFor(args: Args, log: (line: string) => void): BenchConfig {
@@ -63,7 +68,14 @@ function cells(row: Row, smoke: boolean): string[] {
 function textTable(rows: readonly Row[], smoke: boolean): string {
   const lines = [[...HEADER], ...rows.map((row) => cells(row, smoke))];
   const widths = HEADER.map((_, i) => Math.min(i === 2 ? 90 : 70, Math.max(...lines.map((line) => line[i]!.length))));
-  return lines.map((line) => line.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n");
+  return lines
+    .map((line) =>
+      line
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }
 
 function markdownTable(rows: readonly Row[], smoke: boolean): string {
@@ -135,7 +147,13 @@ async function main(): Promise<number> {
   }
   rows.push(...bench.setupRows(), ...FIGURES.flatMap((figure) => figureRows.get(figure) ?? []));
   const seconds = (performance.now() - started) / 1000;
-  rows.push({ figure: "run", what: "whole benchmark", measured: formatMs(seconds * 1000), target: args.smoke ? "—" : "< 10 min", verdict: args.smoke ? "info" : seconds < 600 ? "PASS" : "FAIL" });
+  rows.push({
+    figure: "run",
+    what: "whole benchmark",
+    measured: formatMs(seconds * 1000),
+    target: args.smoke ? "—" : "< 10 min",
+    verdict: args.smoke ? "info" : seconds < 600 ? "PASS" : "FAIL",
+  });
   console.log(`\n${machine()}\n`);
   console.log(textTable(rows, args.smoke));
   if (args.write) {

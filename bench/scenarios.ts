@@ -90,7 +90,10 @@ export function nodeDrain(snapshot: Snapshot, node: LocalNode): Scenario {
   const changed = new Map<ServiceKey, ServiceEndpoint[]>();
   for (const [key, endpoints] of snapshot.services) {
     if (!endpoints.some((e) => onNode(e, cluster, name))) continue;
-    changed.set(key, endpoints.map((e) => (onNode(e, cluster, name) ? { ...e, health: "DRAINING" as const } : e)));
+    changed.set(
+      key,
+      endpoints.map((e) => (onNode(e, cluster, name) ? { ...e, health: "DRAINING" as const } : e)),
+    );
   }
   return {
     name: "node drain",
@@ -174,7 +177,11 @@ export function addService(snapshot: Snapshot, node: LocalNode): Scenario {
   const added = Array.from({ length: 20 }, (_, i) => {
     const status = pick(clusters[i % clusters.length]!);
     const pod = respawn(template, status, ipOn(status), "add0000a", i);
-    return { ...pod, metadata: { ...pod.metadata, app: "svc-added" }, kubernetesMetadata: { ...pod.kubernetesMetadata, podName: `svc-added-add0000a-${i.toString(36)}` } };
+    return {
+      ...pod,
+      metadata: { ...pod.metadata, app: "svc-added" },
+      kubernetesMetadata: { ...pod.kubernetesMetadata, podName: `svc-added-add0000a-${i.toString(36)}` },
+    };
   });
   const dependencies = new Map(snapshot.dependencies ?? []);
   dependencies.set(key, []);

@@ -9,8 +9,9 @@
  * has its own netns, user metadata and a small chance of being unhealthy or draining; each service
  * calls 10 others, so a node's dependency set is the union over its pods' services.
  */
-import { parseSnapshot, type MeshFileInput, type Snapshot } from "../src/model/snapshot.js";
+
 import type { ServiceEndpointInput } from "../src/model/registry.js";
+import { type MeshFileInput, parseSnapshot, type Snapshot } from "../src/model/snapshot.js";
 
 export interface WorkloadParams {
   readonly name: string;

@@ -7,9 +7,9 @@ import { Cluster } from "../gen/envoy/config/cluster/v3/cluster.js";
 import { ClusterLoadAssignment } from "../gen/envoy/config/endpoint/v3/endpoint.js";
 import { Listener } from "../gen/envoy/config/listener/v3/listener.js";
 import type { CompileResult } from "../src/compile/compile-node.js";
+import { diffResources, XDS_TYPE_URLS, type XdsResources } from "../src/emit/xds.js";
 import type { LocalNode } from "../src/model/node.js";
 import type { Options } from "../src/model/options.js";
-import { diffResources, XDS_TYPE_URLS, type XdsResources } from "../src/emit/xds.js";
 
 export interface ResourceSet {
   readonly clusters: readonly Cluster[];
@@ -80,7 +80,9 @@ export function summarizeChanges(before: XdsResources, after: XdsResources): Cha
     ["LDS", diff[XDS_TYPE_URLS.listeners]],
   ] as const;
   const parts = kinds.flatMap(([kind, d]) => {
-    const bits = [d.added.length && `+${d.added.length}`, d.changed.length && `~${d.changed.length}`, d.removed.length && `-${d.removed.length}`].filter(Boolean);
+    const bits = [d.added.length && `+${d.added.length}`, d.changed.length && `~${d.changed.length}`, d.removed.length && `-${d.removed.length}`].filter(
+      Boolean,
+    );
     return bits.length > 0 ? [`${kind} ${bits.join(" ")}`] : [];
   });
   const eds = diff[XDS_TYPE_URLS.endpoints];

@@ -6,7 +6,10 @@ import { compileNode, indexSnapshot, localNodeFrom, parseMeshFile } from "aether
 const snapshot = parseMeshFile(readFileSync("testdata/flannel/mesh.yaml", "utf8"), "yaml");
 const index = indexSnapshot(snapshot); // once per snapshot; every compileNode call shares it
 
-for (const [cluster, name] of [["east", "node-1"], ["west", "node-2"]] as const) {
+for (const [cluster, name] of [
+  ["east", "node-1"],
+  ["west", "node-2"],
+] as const) {
   const node = localNodeFrom(snapshot, cluster, name);
   const result = compileNode(index, node, { eastWestWaypoint: "cross-cluster" });
   const viaWaypoint = result.diagnostics.filter((d) => d.code === "ENDPOINT_VIA_WAYPOINT").length;

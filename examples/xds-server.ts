@@ -46,5 +46,8 @@ console.log("# east/node-1 connects: everything");
 push("east", "node-1");
 console.log("# west's unhealthy payments pod recovers: one assignment changes");
 const payments = snapshot.services.get("team-b/payments") ?? [];
-onServiceChange("team-b/payments", payments.map((record) => (record.health === "UNHEALTHY" ? { ...record, health: "HEALTHY" } : record)));
+onServiceChange(
+  "team-b/payments",
+  payments.map((record) => (record.health === "UNHEALTHY" ? { ...record, health: "HEALTHY" } : record)),
+);
 push("east", "node-1");

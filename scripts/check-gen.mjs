@@ -2,7 +2,7 @@
 // Fails when gen/ is out of date with proto/: regenerates into a temporary directory with the
 // same buf template and compares every file byte for byte.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 
@@ -22,9 +22,7 @@ try {
   const problems = [
     ...expected.filter((f) => !actual.includes(f)).map((f) => `missing gen/${f}`),
     ...actual.filter((f) => !expected.includes(f)).map((f) => `stale gen/${f}`),
-    ...expected
-      .filter((f) => actual.includes(f) && !readFileSync(join(fresh, f)).equals(readFileSync(join("gen", f))))
-      .map((f) => `out of date gen/${f}`),
+    ...expected.filter((f) => actual.includes(f) && !readFileSync(join(fresh, f)).equals(readFileSync(join("gen", f)))).map((f) => `out of date gen/${f}`),
   ];
   if (problems.length > 0) {
     console.error(`gen/ does not match proto/ (run \`npm run gen\`):\n  ${problems.join("\n  ")}`);

@@ -5,12 +5,12 @@
  */
 import { HealthStatus } from "../gen/envoy/config/core/v3/health_check.js";
 import { compactPriorities, portAssignments } from "./compile/endpoints.js";
-import { LEFT_OUT_CODES, type DiagnosticCode } from "./diagnostics.js";
+import { type DiagnosticCode, LEFT_OUT_CODES } from "./diagnostics.js";
 import { InputError } from "./errors.js";
-import { parseNode, type LocalNode, type LocalNodeInput } from "./model/node.js";
-import { parseOptions, type Options, type OptionsInput } from "./model/options.js";
+import { type LocalNode, type LocalNodeInput, parseNode } from "./model/node.js";
+import { type Options, type OptionsInput, parseOptions } from "./model/options.js";
 import type { Snapshot } from "./model/snapshot.js";
-import { socketName, type ServiceKey } from "./naming.js";
+import { type ServiceKey, socketName } from "./naming.js";
 import { planNode } from "./plan/node-plan.js";
 import { indexSnapshot, type SnapshotIndex } from "./plan/snapshot-index.js";
 

@@ -56,10 +56,7 @@ export const DEFAULT_NODE_IDENTITY = "spiffe://{trustDomain}/ns/aether-system/sa
 
 /** Fills a node identity template's `{trustDomain}`, `{cluster}` and `{node}` placeholders. */
 export function nodeSpiffeId(template: string, values: { trustDomain: string; cluster: string; node: string }): string {
-  return template
-    .replaceAll("{trustDomain}", values.trustDomain)
-    .replaceAll("{cluster}", values.cluster)
-    .replaceAll("{node}", values.node);
+  return template.replaceAll("{trustDomain}", values.trustDomain).replaceAll("{cluster}", values.cluster).replaceAll("{node}", values.node);
 }
 
 /** The trust domain of a SPIFFE ID, or undefined when it is not one. */

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { meshDocument } from "./support/fixtures.js";
 import { runCli } from "./support/cli.js";
+import { meshDocument } from "./support/fixtures.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "aether-cli-"));
 const MESH = "testdata/flannel/mesh.yaml";
@@ -66,7 +66,17 @@ describe("aether-xds check", () => {
 
 describe("aether-xds explain", () => {
   test("traces one connection", () => {
-    const { code, stdout } = runCli(["explain", "--snapshot", MESH, "--from", "west/team-a/frontend-84c2-fghij", "--to", "team-b/payments:8443", "--mode", "cross-cluster"]);
+    const { code, stdout } = runCli([
+      "explain",
+      "--snapshot",
+      MESH,
+      "--from",
+      "west/team-a/frontend-84c2-fghij",
+      "--to",
+      "team-b/payments:8443",
+      "--mode",
+      "cross-cluster",
+    ]);
     expect(code).toBe(0);
     expect(stdout.split("\n")[0]).toBe("west/team-a/frontend-84c2-fghij → team-b/payments:8443 (payments.team-b.mesh.aether:8443): ok");
     expect(stdout).toContain("lands on west/team-b/payments-2b7c-q2 directly");
@@ -125,7 +135,13 @@ describe("help and errors", () => {
 
   test("an invalid mesh file exits 2 with path-qualified problems and no stack trace", () => {
     const file = join(scratch, "bad.json");
-    writeFileSync(file, JSON.stringify({ mesh: { meshDomain: "m", trust: { mode: "shared", trustDomain: "td" } }, services: { "a/b": [{ ip: "x", clusterName: "c", port: 1 }] } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        mesh: { meshDomain: "m", trust: { mode: "shared", trustDomain: "td" } },
+        services: { "a/b": [{ ip: "x", clusterName: "c", port: 1 }] },
+      }),
+    );
     const { code, stderr } = runCli(["check", "--snapshot", file]);
     expect(code).toBe(2);
     expect(stderr).toBe('aether-xds: invalid snapshot:\n  services["a/b"][0].ip: not an IPv4/IPv6 address\n');
@@ -140,8 +156,14 @@ describe("help and errors", () => {
     [["compile", "--snapshot", MESH, "--node", "east/node-9"], "aether-xds: invalid node:\n  (root): no node east/node-9 in the snapshot\n"],
     [["compile", "--snapshot", MESH, "--node", "east/node-1", "--mode", "sometimes"], /^aether-xds: invalid options:\n {2}eastWestWaypoint: /],
     [["compile", "--snapshot", MESH, "--node", "east/node-1", "--format", "xml"], "aether-xds: --format must be yaml or json\n"],
-    [["compile", "--snapshot", MESH, "--node", "east/node-1", "--tunnel-port", "99999"], "aether-xds: invalid options:\n  tunnelPort: not a port: must be an integer 1–65535\n"],
-    [["explain", "--snapshot", MESH, "--from", "east/team-a/nope", "--to", "team-a/checkout:8080"], /^aether-xds: invalid options:\n {2}from: no hosted pod east\/team-a\/nope/],
+    [
+      ["compile", "--snapshot", MESH, "--node", "east/node-1", "--tunnel-port", "99999"],
+      "aether-xds: invalid options:\n  tunnelPort: not a port: must be an integer 1–65535\n",
+    ],
+    [
+      ["explain", "--snapshot", MESH, "--from", "east/team-a/nope", "--to", "team-a/checkout:8080"],
+      /^aether-xds: invalid options:\n {2}from: no hosted pod east\/team-a\/nope/,
+    ],
     [["bootstrap", "--snapshot", MESH, "--node", "east/node-1", "--xds-address", "nowhere"], "aether-xds: --xds-address must be HOST:PORT\n"],
     [["compile", "extra", "--snapshot", MESH], /^aether-xds: Unexpected argument 'extra'/],
   ])("%j exits 2 with one clear message", (args, expected) => {

@@ -20,7 +20,10 @@ test("examples/compile-node.ts runs and prints each node's clusters and problems
 test("examples/xds-server.ts sends everything first, then only the assignment that changed", () => {
   const run = spawnSync(process.execPath, ["--import", "tsx", "examples/xds-server.ts"], { cwd: REPO_ROOT, encoding: "utf8" });
   expect(run.stderr).toBe("");
-  const lines = run.stdout.replace(/@[0-9a-f]{16}/g, "@<version>").trimEnd().split("\n");
+  const lines = run.stdout
+    .replace(/@[0-9a-f]{16}/g, "@<version>")
+    .trimEnd()
+    .split("\n");
   expect(lines[0]).toBe("# east/node-1 connects: everything");
   expect(lines[1]).toMatch(/^Cluster: app_frontend-7d9f-abcde_team-a_8080@<version>, checkout\.team-a\.mesh\.aether:8080@<version>, /);
   expect(lines[3]).toBe("Listener: ew_tunnel@<version>, inbound_frontend-7d9f-abcde_team-a@<version>");
@@ -36,6 +39,12 @@ test.each([
   ["examples/xds-server.ts", 'console.log("# east/node-1 connects: everything");'],
 ])("the README shows %s as it is", (file, demoStart) => {
   const lines = readFileSync(`${REPO_ROOT}${file}`, "utf8").split("\n");
-  const code = lines.slice(lines.findIndex((line) => line.startsWith("import ")), demoStart ? lines.indexOf(demoStart) : undefined).join("\n").trim();
+  const code = lines
+    .slice(
+      lines.findIndex((line) => line.startsWith("import ")),
+      demoStart ? lines.indexOf(demoStart) : undefined,
+    )
+    .join("\n")
+    .trim();
   expect(readFileSync(`${REPO_ROOT}README.md`, "utf8")).toContain(code);
 });

@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { renderResult, toYamlText } from "../src/emit/text.js";
 import { formatPathReport, verifyMesh } from "../src/verify/mesh-check.js";
-import { GOLDEN, GOLDEN_FILES, caseNames, compileCase, goldenNames, loadCase } from "./support/cases.js";
+import { caseNames, compileCase, GOLDEN, GOLDEN_FILES, goldenNames, loadCase } from "./support/cases.js";
 import { upstreamProblems } from "./support/upstream-schema.js";
 
 const UPDATE = process.env.UPDATE_GOLDEN === "1";

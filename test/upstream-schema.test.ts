@@ -2,13 +2,13 @@ import protobuf from "protobufjs";
 import { describe, expect, test } from "vitest";
 import { Cluster, Cluster_DiscoveryType } from "../gen/envoy/config/cluster/v3/cluster.js";
 import { ApiVersion } from "../gen/envoy/config/core/v3/config_source.js";
-import { FilterStateInput, TransportSocketNameAction } from "../gen/envoy/extensions/matching/common_inputs/transport_socket/v3/transport_socket_inputs.js";
-import { TcpProxy } from "../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
 import { TlsInspector } from "../gen/envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.js";
+import { TcpProxy } from "../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
+import { FilterStateInput, TransportSocketNameAction } from "../gen/envoy/extensions/matching/common_inputs/transport_socket/v3/transport_socket_inputs.js";
 import { UpstreamTlsContext } from "../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import { pack } from "../src/envoy/any.js";
 import { compareWithUpstream, declaredTypes, subsetRoot } from "./support/proto-subset.js";
-import { NEWER_THAN_COPY, checkAgainstUpstream, decodeUpstream, renderingMismatch, upstreamProblems, upstreamRoot } from "./support/upstream-schema.js";
+import { checkAgainstUpstream, decodeUpstream, NEWER_THAN_COPY, renderingMismatch, upstreamProblems, upstreamRoot } from "./support/upstream-schema.js";
 
 const ENVOY_TYPES = () => declaredTypes(subsetRoot()).filter((type) => !type.fullName.startsWith(".aether."));
 
@@ -154,19 +154,17 @@ describe("the check has teeth", () => {
     const bytes = Listener.encode(Listener.fromObject({ name: "x", address: { socket_address: { address: "10.0.0.1", port_value: 15009 } } })).finish();
     const report = decodeUpstream("envoy.config.listener.v3.Listener", bytes);
     expect(report.json).toEqual({ name: "x", address: { socket_address: { address: "10.0.0.1" } } });
-    expect(report.unknown).toEqual([
-      "envoy.config.listener.v3.Listener.address.socket_address.named_port: wire type 0 does not fit upstream's string field 4",
-    ]);
-    expect(report.violations).toEqual([
-      "envoy.config.listener.v3.Listener.address.socket_address: one of port_value, named_port is required",
-    ]);
+    expect(report.unknown).toEqual(["envoy.config.listener.v3.Listener.address.socket_address.named_port: wire type 0 does not fit upstream's string field 4"]);
+    expect(report.violations).toEqual(["envoy.config.listener.v3.Listener.address.socket_address: one of port_value, named_port is required"]);
   });
 
   test("a field number upstream does not know is reported as unknown", () => {
     const ours = subsetRoot();
     ours.lookupType("envoy.config.listener.v3.Listener").fields.stat_prefix!.id = 999;
     const Listener = ours.lookupType("envoy.config.listener.v3.Listener");
-    const bytes = Listener.encode(Listener.fromObject({ name: "x", stat_prefix: "y", address: { socket_address: { address: "10.0.0.1", port_value: 1 } } })).finish();
+    const bytes = Listener.encode(
+      Listener.fromObject({ name: "x", stat_prefix: "y", address: { socket_address: { address: "10.0.0.1", port_value: 1 } } }),
+    ).finish();
     expect(decodeUpstream("envoy.config.listener.v3.Listener", bytes).unknown).toEqual([
       "envoy.config.listener.v3.Listener: field 999 is unknown to upstream envoy.config.listener.v3.Listener",
     ]);
@@ -184,7 +182,7 @@ describe("the check has teeth", () => {
   test("an Any of a type upstream does not know is reported", () => {
     const cluster = sampleCluster();
     cluster.transport_socket_matches[0].transport_socket.typed_config = { type_url: "type.googleapis.com/example.Unknown", value: new Uint8Array() };
-    expect(decodeUpstream("envoy.config.cluster.v3.Cluster", (subsetCodec(cluster))).unknown).toEqual([
+    expect(decodeUpstream("envoy.config.cluster.v3.Cluster", subsetCodec(cluster)).unknown).toEqual([
       "envoy.config.cluster.v3.Cluster.transport_socket_matches[0].transport_socket.typed_config: Any type type.googleapis.com/example.Unknown is unknown to upstream",
     ]);
   });

@@ -1,8 +1,8 @@
 /** Flag parsing shared by the CLI commands. */
 import { readFileSync, statSync } from "node:fs";
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import { type ParseArgsConfig, parseArgs } from "node:util";
 import { MAX_MESH_FILE_LENGTH, meshFileFormat, parseMeshFile } from "../model/mesh-file.js";
-import { parseOptions, type Options } from "../model/options.js";
+import { type Options, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
 
 /** A problem with how the command was called: reported on one line, exit code 2. */

@@ -1,13 +1,13 @@
 /** The CLI commands. Each returns its output and exit code; only this layer touches files. */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compileNode, type CompileResult } from "../compile/compile-node.js";
+import { type CompileResult, compileNode } from "../compile/compile-node.js";
 import { renderBootstrap, toBootstrap } from "../emit/bootstrap.js";
-import { renderResult, toYamlText, type RenderedResult } from "../emit/text.js";
+import { type RenderedResult, renderResult, toYamlText } from "../emit/text.js";
 import { localNodeFrom } from "../model/node.js";
 import { formatMeshReport } from "../verify/format.js";
 import { explainPath, verifyMesh } from "../verify/mesh-check.js";
-import { COMPILE_FLAGS, OPTION_FLAGS_HELP, UsageError, nodeRef, optionsFrom, parseFlags, progressLine, readSnapshot } from "./args.js";
+import { COMPILE_FLAGS, nodeRef, OPTION_FLAGS_HELP, optionsFrom, parseFlags, progressLine, readSnapshot, UsageError } from "./args.js";
 import { summarizeSnapshot } from "./summary.js";
 
 export interface CommandOutput {

@@ -1,6 +1,7 @@
 /** `aether-xds demo`: the bundled two-cluster Flannel mesh, compiled and checked end to end. */
-import { fileURLToPath } from "node:url";
+
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { compileNode } from "../compile/compile-node.js";
 import { renderResult } from "../emit/text.js";
 import { localNodeFrom } from "../model/node.js";

@@ -1,6 +1,7 @@
 /** A short human summary of one compiled node: what each outbound cluster dials, and its listeners. */
-import type { CompileResult } from "../compile/compile-node.js";
+
 import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
+import type { CompileResult } from "../compile/compile-node.js";
 import { hostPort } from "../envoy/core.js";
 import { parseOutboundClusterName } from "../naming.js";
 import { ORIGIN_CLUSTER_KEY, ORIGIN_NODE_KEY } from "../plan/endpoints.js";
@@ -20,7 +21,9 @@ export function summarizeNode(result: CompileResult): string {
         const lbMeta = lb.metadata?.filter_metadata?.["envoy.lb"] as Record<string, string> | undefined;
         const via = lbMeta?.[ORIGIN_NODE_KEY] ? `via ${lbMeta[ORIGIN_CLUSTER_KEY]}/${lbMeta[ORIGIN_NODE_KEY]}` : "direct";
         const health = HealthStatus[lb.health_status ?? 0] ?? "UNKNOWN";
-        lines.push(`    priority ${group.priority ?? 0}: ${hostPort(socket.address!, socket.port_value!)} ${via}, ${health}, weight ${lb.load_balancing_weight ?? 1}`);
+        lines.push(
+          `    priority ${group.priority ?? 0}: ${hostPort(socket.address!, socket.port_value!)} ${via}, ${health}, weight ${lb.load_balancing_weight ?? 1}`,
+        );
       }
     }
   }

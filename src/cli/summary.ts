@@ -1,6 +1,7 @@
 /** A short human summary of a snapshot: what the mesh holds, per cluster and service. */
-import type { Snapshot } from "../model/snapshot.js";
+
 import type { ServiceEndpoint } from "../model/registry.js";
+import type { Snapshot } from "../model/snapshot.js";
 
 export function summarizeSnapshot(snapshot: Snapshot): string {
   const { mesh } = snapshot;
@@ -68,7 +69,10 @@ function endpointsSummary(endpoints: readonly ServiceEndpoint[]): string {
   endpoints.forEach((e) => perCluster.set(e.clusterName, (perCluster.get(e.clusterName) ?? 0) + 1));
   const health = new Map<string, number>();
   endpoints.forEach((e) => health.set(e.health, (health.get(e.health) ?? 0) + 1));
-  const clusters = [...perCluster].sort().map(([c, n]) => `${c} ${n}`).join(", ");
+  const clusters = [...perCluster]
+    .sort()
+    .map(([c, n]) => `${c} ${n}`)
+    .join(", ");
   const unhealthy = ["DRAINING", "UNHEALTHY"].filter((h) => health.has(h)).map((h) => `${health.get(h)} ${h.toLowerCase()}`);
   return `endpoints ${clusters || "none"}${unhealthy.length ? ` (${unhealthy.join(", ")})` : ""}`;
 }

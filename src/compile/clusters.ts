@@ -4,16 +4,16 @@
  * (local socket, SNI `<port>`; or waypoint socket, SNI `<port>.<svc>.<ns>.<meshDomain>`), then the
  * source pod's netns (its own SVID). Sockets differ only in SNI: same client cert, SAN pin, ALPN.
  */
-import { Cluster_DiscoveryType, Cluster_LbPolicy, type Cluster, type Cluster_TransportSocketMatch } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import { type Cluster, Cluster_DiscoveryType, Cluster_LbPolicy, type Cluster_TransportSocketMatch } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { TransportSocket } from "../../gen/envoy/config/core/v3/base.js";
 import type { Matcher } from "../../gen/xds/type/matcher/v3/matcher.js";
 import { pack } from "../envoy/any.js";
 import { LB_METADATA_NAMESPACE } from "../envoy/core.js";
+import { http2ProtocolOptions } from "../envoy/listener.js";
 import { descend, endpointMetadataInput, exactMatchTree, filterStateInput, useSocket } from "../envoy/matcher.js";
 import { upstreamSockets } from "../envoy/tls.js";
-import { http2ProtocolOptions } from "../envoy/listener.js";
 import { AGGREGATE_CLUSTER_CONFIG, EXTENSION } from "../envoy/types.js";
-import { directSni, serviceSpiffeId, socketName, subClusterName, waypointSni, type SocketVariant } from "../naming.js";
+import { directSni, type SocketVariant, serviceSpiffeId, socketName, subClusterName, waypointSni } from "../naming.js";
 import { WAYPOINT_KEY } from "../plan/endpoints.js";
 import { cached, type NodePlan } from "../plan/node-plan.js";
 import type { IndexedService } from "../plan/snapshot-index.js";
@@ -62,7 +62,10 @@ export function outboundClusters(plan: NodePlan, selection: SourceMatchers, targ
   }
   const halves: SocketVariant[] = plan.waypointOn ? ["local", "waypoint"] : ["local"];
   return [
-    aggregateCluster(target.clusterName, halves.map((half) => subClusterName(target.clusterName, half))),
+    aggregateCluster(
+      target.clusterName,
+      halves.map((half) => subClusterName(target.clusterName, half)),
+    ),
     ...halves.map((half) => edsCluster(plan, target, subClusterName(target.clusterName, half), [half], selection.perSource[half])),
   ];
 }

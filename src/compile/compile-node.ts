@@ -3,20 +3,25 @@ import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { Diagnostic } from "../diagnostics.js";
-import { parseNode, type LocalNode, type LocalNodeInput } from "../model/node.js";
-import { parseOptions, type Options, type OptionsInput } from "../model/options.js";
+import { type LocalNode, type LocalNodeInput, parseNode } from "../model/node.js";
+import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
-import { cached, planNode, type NodePlan } from "../plan/node-plan.js";
+import { cached, type NodePlan, planNode } from "../plan/node-plan.js";
 import { indexSnapshot, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { compareText } from "../util/order.js";
 import { outboundClusters, sourceMatchers } from "./clusters.js";
-import { portAssignments, type PortAssignments } from "./endpoints.js";
+import { type PortAssignments, portAssignments } from "./endpoints.js";
 import { inboundSide } from "./inbound.js";
 import { lintCompileResult } from "./lint.js";
 import { ingressAssignments, ingressClusters, tunnelListener, tunnelRoutes } from "./waypoint.js";
 
 export interface CompileResult {
-  readonly node: { readonly cluster: string; readonly name: string; readonly ip: string; readonly locality: { readonly region: string; readonly zone: string } };
+  readonly node: {
+    readonly cluster: string;
+    readonly name: string;
+    readonly ip: string;
+    readonly locality: { readonly region: string; readonly zone: string };
+  };
   /** The options the node was compiled with, defaults applied. */
   readonly options: Options;
   /** Sorted by name. */
@@ -33,11 +38,7 @@ export interface CompileResult {
  * whatever the order of the input. Pass an index (`indexSnapshot`) to share work across nodes.
  * The output is linted before it is returned (fail closed: `CompileInvariantError`).
  */
-export function compileNode(
-  snapshot: Snapshot | SnapshotIndex,
-  node: LocalNode | LocalNodeInput,
-  options: Options | OptionsInput = {},
-): CompileResult {
+export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode | LocalNodeInput, options: Options | OptionsInput = {}): CompileResult {
   const index = "serviceKeys" in snapshot ? snapshot : indexSnapshot(snapshot);
   const plan = planNode(index, parseNode(node), parseOptions(options));
   const matchers = cached(plan.cache, "matchers", () => sourceMatchers(plan));

@@ -5,13 +5,13 @@
  */
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { LbEndpoint, LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
-import { diagnostic, lazyDiagnostic, type Diagnostic } from "../diagnostics.js";
+import { type Diagnostic, diagnostic, lazyDiagnostic } from "../diagnostics.js";
+import { withEncodingCells } from "../emit/assignment-encoding.js";
 import { locality } from "../envoy/core.js";
 import { subClusterName } from "../naming.js";
-import { serviceViewKey, type EdsView } from "../plan/eds-view.js";
-import { planPort, type EncodingCell, type PlannedEndpoint, type PortPlan } from "../plan/endpoints.js";
-import { withEncodingCells } from "../emit/assignment-encoding.js";
-import { memoized, type IndexedService, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { type EdsView, serviceViewKey } from "../plan/eds-view.js";
+import { type EncodingCell, type PlannedEndpoint, type PortPlan, planPort } from "../plan/endpoints.js";
+import { type IndexedService, memoized, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { compareNumbers } from "../util/order.js";
 
 export const MAX_UINT32 = 0xffffffff;
@@ -36,10 +36,7 @@ export function portAssignments(index: SnapshotIndex, view: EdsView, service: In
 }
 
 function buildAssignments(plan: PortPlan, view: EdsView): PortAssignments {
-  const parts =
-    view.socketSelection === "matcher"
-      ? [{ name: plan.clusterName, endpoints: plan.endpoints }]
-      : aggregateParts(plan, view);
+  const parts = view.socketSelection === "matcher" ? [{ name: plan.clusterName, endpoints: plan.endpoints }] : aggregateParts(plan, view);
   const built = parts.map(({ name, endpoints }) => assignment(name, endpoints));
   let diagnostics: Diagnostic[] | undefined;
   return {
@@ -59,7 +56,9 @@ function assignmentDiagnostics(plan: PortPlan, built: readonly ReturnType<typeof
     endpoints.forEach((endpoint, i) => diagnostics.push(...emittedDiagnostics(name, plan, endpoint, priorities[i]!)));
   }
   if (plan.endpoints.length === 0) {
-    diagnostics.push(diagnostic("EMPTY_ASSIGNMENT", `${plan.clusterName} has no endpoints this node can reach`, { resource: plan.clusterName, service: plan.service.key }));
+    diagnostics.push(
+      diagnostic("EMPTY_ASSIGNMENT", `${plan.clusterName} has no endpoints this node can reach`, { resource: plan.clusterName, service: plan.service.key }),
+    );
   }
   return diagnostics;
 }

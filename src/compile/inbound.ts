@@ -9,11 +9,11 @@ import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { TrafficDirection } from "../../gen/envoy/config/core/v3/base.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
-import { diagnostic, type Diagnostic } from "../diagnostics.js";
+import { type Diagnostic, diagnostic } from "../diagnostics.js";
 import { socketAddress } from "../envoy/core.js";
 import { httpToCluster, staticCluster, tcpProxy, tlsInspector } from "../envoy/listener.js";
 import { downstreamTlsSocket } from "../envoy/tls.js";
-import { appClusterName, directSni, inboundChainName, inboundListenerName, waypointSni, type PodRef } from "../naming.js";
+import { appClusterName, directSni, inboundChainName, inboundListenerName, type PodRef, waypointSni } from "../naming.js";
 import type { HostedPodPlan, NodePlan } from "../plan/node-plan.js";
 
 export interface InboundSide {
@@ -42,7 +42,8 @@ function whyNoListener(hosted: HostedPodPlan): Diagnostic | undefined {
   const name = `${hosted.pod.namespace}/${hosted.pod.name}`;
   const fields = { resource: inboundListenerName({ namespace: hosted.pod.namespace, pod: hosted.pod.name }), service: hosted.service };
   if (hosted.pod.terminating) return diagnostic("POD_TERMINATING", `pod ${name} is terminating: no inbound listener`, fields);
-  if (hosted.ports.length === 0) return diagnostic("POD_WITHOUT_PORTS", `pod ${name} serves no known port (no ports given, no registry record): no inbound listener`, fields);
+  if (hosted.ports.length === 0)
+    return diagnostic("POD_WITHOUT_PORTS", `pod ${name} serves no known port (no ports given, no registry record): no inbound listener`, fields);
   return undefined;
 }
 

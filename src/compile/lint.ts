@@ -6,10 +6,10 @@
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
-import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import type { TransportSocketNameAction } from "../../gen/envoy/extensions/matching/common_inputs/transport_socket/v3/transport_socket_inputs.js";
-import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
+import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import type { Any } from "../../gen/google/protobuf/any.js";
+import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
 import { unpackAny } from "../emit/schema.js";
 import { packedMessage } from "../envoy/any.js";
 import { hostPort } from "../envoy/core.js";
@@ -48,9 +48,18 @@ const passed = new WeakSet<object>();
 
 /** Throws `CompileInvariantError` on the first broken rule; returns the result untouched otherwise. */
 export function lintCompileResult<T extends LintableResult>(result: T): T {
-  uniqueNames("clusters", result.clusters.map((c) => c.name ?? ""));
-  uniqueNames("endpoints", result.endpoints.map((e) => e.cluster_name ?? ""));
-  uniqueNames("listeners", result.listeners.map((l) => l.name ?? ""));
+  uniqueNames(
+    "clusters",
+    result.clusters.map((c) => c.name ?? ""),
+  );
+  uniqueNames(
+    "endpoints",
+    result.endpoints.map((e) => e.cluster_name ?? ""),
+  );
+  uniqueNames(
+    "listeners",
+    result.listeners.map((l) => l.name ?? ""),
+  );
   const serverNames = new ServerNames();
   lintEach(result.clusters, (cluster) => lintCluster(cluster, serverNames));
   lintEach(result.endpoints, lintAssignment);
@@ -117,7 +126,10 @@ function lintMatcher(resource: string, matcher: Matcher, sockets: ReadonlySet<st
 function lintOnMatch(resource: string, target: Matcher_OnMatch, sockets: ReadonlySet<string>): void {
   if (target.matcher) return lintMatcher(resource, target.matcher, sockets);
   const action = target.action;
-  const socket = action?.name === EXTENSION.socketNameAction && action.typed_config ? (unpackAny(action.typed_config)?.message as TransportSocketNameAction).name : undefined;
+  const socket =
+    action?.name === EXTENSION.socketNameAction && action.typed_config
+      ? (unpackAny(action.typed_config)?.message as TransportSocketNameAction).name
+      : undefined;
   if (!socket || !sockets.has(socket)) fail("action-names-a-socket", resource, `action names "${socket ?? action?.name}", not a socket of this cluster`);
 }
 
@@ -151,7 +163,12 @@ function lintListener(listener: Listener, checked: ServerNames): void {
     const match = chain.filter_chain_match ?? {};
     const serverNames = match.server_names ?? [];
     serverNames.forEach((serverName) => checked.check(name, serverName));
-    const key = JSON.stringify([[...serverNames].sort(), match.transport_protocol ?? "", [...(match.application_protocols ?? [])].sort(), match.destination_port ?? null]);
+    const key = JSON.stringify([
+      [...serverNames].sort(),
+      match.transport_protocol ?? "",
+      [...(match.application_protocols ?? [])].sort(),
+      match.destination_port ?? null,
+    ]);
     if (matches.has(key)) fail("unique-chain-match", name, `two filter chains match ${key}`);
     matches.add(key);
   }
@@ -162,5 +179,6 @@ function checkServerName(resource: string, serverName: string): void {
   const bare = serverName.startsWith("*.") ? serverName.slice(2) : serverName;
   if (bare.includes("*")) fail("no-partial-wildcard", resource, `"${serverName}": only a leading "*." is allowed`);
   if (Buffer.byteLength(serverName, "utf8") > MAX_SERVER_NAME_BYTES) fail("name-lengths", resource, `"${serverName}" is over ${MAX_SERVER_NAME_BYTES} bytes`);
-  if (bare.split(".").some((label) => label.length > MAX_DNS_LABEL || label.length === 0)) fail("name-lengths", resource, `"${serverName}" has an empty label or one over ${MAX_DNS_LABEL} characters`);
+  if (bare.split(".").some((label) => label.length > MAX_DNS_LABEL || label.length === 0))
+    fail("name-lengths", resource, `"${serverName}" has an empty label or one over ${MAX_DNS_LABEL} characters`);
 }

@@ -4,25 +4,25 @@
  * ClientHello's SNI and forwards the still-encrypted stream to a local pod: no transport socket
  * anywhere on this path, so TLS is never terminated or originated here.
  */
-import { Cluster_DiscoveryType, type Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import { type Cluster, Cluster_DiscoveryType } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { TrafficDirection } from "../../gen/envoy/config/core/v3/base.js";
 import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
-import { diagnostic, type Diagnostic } from "../diagnostics.js";
+import { type Diagnostic, diagnostic } from "../diagnostics.js";
 import { socketAddress } from "../envoy/core.js";
 import { tcpProxy, tlsInspector } from "../envoy/listener.js";
 import {
-  TUNNEL_LISTENER_NAME,
   ingressClusterName,
   parseServiceKey,
+  type ServiceRef,
   serviceKey,
+  TUNNEL_LISTENER_NAME,
   tunnelChainName,
   tunnelServerName,
   waypointSni,
-  type ServiceRef,
 } from "../naming.js";
 import type { NodePlan } from "../plan/node-plan.js";
 import { compareText, ipSortKey } from "../util/order.js";
@@ -55,9 +55,7 @@ export interface TunnelRoute {
 export function tunnelRoutes(plan: NodePlan): TunnelRoute[] {
   if (!plan.waypointOn) return [];
   const keys = new Set(plan.hostedPods.filter((hosted) => hosted.exported).map((hosted) => hosted.service));
-  return [...keys]
-    .flatMap((key) => routesOf(plan, parseServiceKey(key)!))
-    .sort((a, b) => compareText(a.chain, b.chain));
+  return [...keys].flatMap((key) => routesOf(plan, parseServiceKey(key)!)).sort((a, b) => compareText(a.chain, b.chain));
 }
 
 function routesOf(plan: NodePlan, service: ServiceRef): TunnelRoute[] {
@@ -71,7 +69,15 @@ function routesOf(plan: NodePlan, service: ServiceRef): TunnelRoute[] {
   });
   const ports = [...new Set(pods.flatMap((pod) => pod.ports))].sort((a, b) => a - b);
   const partial = ports.filter((port) => pods.some((pod) => !pod.ports.includes(port)));
-  return [route(), ...partial.map((port) => route(port, pods.filter((pod) => pod.ports.includes(port))))];
+  return [
+    route(),
+    ...partial.map((port) =>
+      route(
+        port,
+        pods.filter((pod) => pod.ports.includes(port)),
+      ),
+    ),
+  ];
 }
 
 function servingPods(plan: NodePlan, service: ServiceRef): ServingPod[] {
@@ -133,10 +139,18 @@ export function ingressAssignments(plan: NodePlan, routes: readonly TunnelRoute[
   return { assignments, diagnostics };
 }
 
-function ingressTier(plan: NodePlan, pods: readonly ServingPod[], priority: number, diagnostics: Diagnostic[], fields: { resource: string; service: string }): LocalityLbEndpoints {
+function ingressTier(
+  plan: NodePlan,
+  pods: readonly ServingPod[],
+  priority: number,
+  diagnostics: Diagnostic[],
+  fields: { resource: string; service: string },
+): LocalityLbEndpoints {
   const weights = fitToUint32(pods.map((pod) => pod.weight));
   if (weights.factor !== undefined) {
-    diagnostics.push(diagnostic("WEIGHTS_SCALED", `priority ${priority} weights sum to ${weights.total}, over uint32: scaled by ${weights.factor.toPrecision(6)}`, fields));
+    diagnostics.push(
+      diagnostic("WEIGHTS_SCALED", `priority ${priority} weights sum to ${weights.total}, over uint32: scaled by ${weights.factor.toPrecision(6)}`, fields),
+    );
   }
   return {
     lb_endpoints: pods.map((pod, i) => ({

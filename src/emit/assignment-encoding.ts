@@ -8,7 +8,7 @@
  */
 import { BinaryWriter } from "@bufbuild/protobuf/wire";
 import { Locality } from "../../gen/envoy/config/core/v3/base.js";
-import { ClusterLoadAssignment_Policy, type ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
+import { type ClusterLoadAssignment, ClusterLoadAssignment_Policy } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import { LbEndpoint, LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import type { EncodingCell } from "../plan/endpoints.js";
 import { messageField, varintSize } from "./wire-size.js";

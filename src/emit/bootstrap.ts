@@ -8,13 +8,13 @@
 import type { Bootstrap } from "../../gen/envoy/config/bootstrap/v3/bootstrap.js";
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { Node } from "../../gen/envoy/config/core/v3/base.js";
-import { ApiConfigSource_ApiType, ApiVersion, type ApiConfigSource } from "../../gen/envoy/config/core/v3/config_source.js";
+import { type ApiConfigSource, ApiConfigSource_ApiType, ApiVersion } from "../../gen/envoy/config/core/v3/config_source.js";
 import type { CompileResult } from "../compile/compile-node.js";
 import { locality } from "../envoy/core.js";
 import { staticCluster } from "../envoy/listener.js";
 import type { ConfigSourceOption, Options } from "../model/options.js";
 import { compareText } from "../util/order.js";
-import { renderMessage, type JsonValue } from "./render.js";
+import { type JsonValue, renderMessage } from "./render.js";
 
 export interface BootstrapOptions {
   /** The ADS server; also the address of every `{grpcCluster}` stub. */

@@ -5,7 +5,7 @@
  * Default values are omitted, as Envoy's config dump does.
  */
 import type { Any } from "../../gen/google/protobuf/any.js";
-import { FieldType, enumValueName, lookupMessage, unpackAny, type FieldInfo } from "./schema.js";
+import { enumValueName, type FieldInfo, FieldType, lookupMessage, unpackAny } from "./schema.js";
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
@@ -63,9 +63,7 @@ function renderRepeated(field: FieldInfo, value: unknown): JsonValue | undefined
 
 /** Singular proto3 scalars and enums at their default value are not on the wire: omit them. */
 function renderSingular(field: FieldInfo, value: unknown): JsonValue | undefined {
-  const isDefault =
-    field.type !== FieldType.Message &&
-    (value === "" || value === 0 || value === false || (value instanceof Uint8Array && value.length === 0));
+  const isDefault = field.type !== FieldType.Message && (value === "" || value === 0 || value === false || (value instanceof Uint8Array && value.length === 0));
   return isDefault ? undefined : renderValue(field, value);
 }
 

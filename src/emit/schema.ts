@@ -3,8 +3,7 @@
  * renderers can walk any resource by field number, name and type — and unpack its Anys.
  */
 import type { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { Any } from "../../gen/google/protobuf/any.js";
-import { packedMessage, typeNameOfUrl } from "../envoy/any.js";
+import { protoMetadata as registry } from "../../gen/aether/registry/v1/endpoint.js";
 import { protoMetadata as bootstrap } from "../../gen/envoy/config/bootstrap/v3/bootstrap.js";
 import { protoMetadata as aggregate } from "../../gen/envoy/extensions/clusters/aggregate/v3/cluster.js";
 import { protoMetadata as router } from "../../gen/envoy/extensions/filters/http/router/v3/router.js";
@@ -12,10 +11,11 @@ import { protoMetadata as tlsInspector } from "../../gen/envoy/extensions/filter
 import { protoMetadata as httpConnectionManager } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
 import { protoMetadata as tcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
 import { protoMetadata as transportSocketInputs } from "../../gen/envoy/extensions/matching/common_inputs/transport_socket/v3/transport_socket_inputs.js";
-import { protoMetadata as spiffeValidator } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls_spiffe_validator_config.js";
 import { protoMetadata as tls } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
+import { protoMetadata as spiffeValidator } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls_spiffe_validator_config.js";
 import { protoMetadata as httpProtocolOptions } from "../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options.js";
-import { protoMetadata as registry } from "../../gen/aether/registry/v1/endpoint.js";
+import type { Any } from "../../gen/google/protobuf/any.js";
+import { packedMessage, typeNameOfUrl } from "../envoy/any.js";
 
 /** protobuf `FieldDescriptorProto.Type` values the renderers distinguish. */
 export enum FieldType {
@@ -149,12 +149,7 @@ function collect(
   }
 }
 
-function messageInfo(
-  typeName: string,
-  descriptor: DescriptorMessage,
-  reference: unknown,
-  raw: Map<string, { descriptor: DescriptorMessage }>,
-): MessageInfo {
+function messageInfo(typeName: string, descriptor: DescriptorMessage, reference: unknown, raw: Map<string, { descriptor: DescriptorMessage }>): MessageInfo {
   const fields = descriptor.field
     .map((field): FieldInfo => {
       const entryType = (field.typeName ?? "").replace(/^\./, "");

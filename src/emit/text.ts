@@ -5,7 +5,7 @@
 import { stringify as toYaml } from "yaml";
 import type { Diagnostic } from "../diagnostics.js";
 import { typeUrl } from "../envoy/any.js";
-import { renderMessage, type JsonValue } from "./render.js";
+import { type JsonValue, renderMessage } from "./render.js";
 
 export const RESOURCE_TYPES = {
   clusters: "envoy.config.cluster.v3.Cluster",

@@ -129,7 +129,10 @@ function diffOfType(previous: readonly XdsResource[], next: readonly XdsResource
   const after = new Map(next.map((r) => [r.name, r.version]));
   return {
     added: [...after.keys()].filter((name) => !before.has(name)).sort(compareText),
-    changed: [...after].filter(([name, version]) => before.has(name) && before.get(name) !== version).map(([name]) => name).sort(compareText),
+    changed: [...after]
+      .filter(([name, version]) => before.has(name) && before.get(name) !== version)
+      .map(([name]) => name)
+      .sort(compareText),
     removed: [...before.keys()].filter((name) => !after.has(name)).sort(compareText),
   };
 }

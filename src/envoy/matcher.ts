@@ -3,8 +3,9 @@
  * matcher that yields nothing as "no match" for the WHOLE tree (the parent's on_no_match is not
  * consulted), so every tree built here carries its own on_no_match.
  */
-import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
+
 import type { TypedExtensionConfig } from "../../gen/xds/core/v3/extension.js";
+import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
 import { pack } from "./any.js";
 import { ENDPOINT_METADATA_INPUT, EXTENSION, FILTER_STATE_INPUT, TRANSPORT_SOCKET_NAME_ACTION } from "./types.js";
 
@@ -37,11 +38,7 @@ export function descend(matcher: Matcher): Matcher_OnMatch {
  * An exact-match tree over `input`. `entries` must be non-empty (Envoy rejects an empty map);
  * keys are emitted sorted.
  */
-export function exactMatchTree(
-  input: TypedExtensionConfig,
-  entries: ReadonlyMap<string, Matcher_OnMatch>,
-  onNoMatch: Matcher_OnMatch,
-): Matcher {
+export function exactMatchTree(input: TypedExtensionConfig, entries: ReadonlyMap<string, Matcher_OnMatch>, onNoMatch: Matcher_OnMatch): Matcher {
   if (entries.size === 0) throw new Error("exactMatchTree needs at least one entry");
   const map = Object.fromEntries([...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   return { matcher_tree: { input, exact_match_map: { map } }, on_no_match: onNoMatch };

@@ -3,10 +3,11 @@
  * destination identity's exact URI SANs; validation is either the shared trust domain's bundle
  * from SDS or, under federation, the SPIFFE certificate validator with every trust domain's bundle.
  */
+
+import { BinaryWriter } from "@bufbuild/protobuf/wire";
 import type { DataSource, TransportSocket } from "../../gen/envoy/config/core/v3/base.js";
 import type { ConfigSource } from "../../gen/envoy/config/core/v3/config_source.js";
-import { SubjectAltNameMatcher_SanType, type SubjectAltNameMatcher } from "../../gen/envoy/extensions/transport_sockets/tls/v3/common.js";
-import { BinaryWriter } from "@bufbuild/protobuf/wire";
+import { type SubjectAltNameMatcher, SubjectAltNameMatcher_SanType } from "../../gen/envoy/extensions/transport_sockets/tls/v3/common.js";
 import { CommonTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import { pack, packEncoded } from "./any.js";
 import { DOWNSTREAM_TLS_CONTEXT, EXTENSION, SPIFFE_VALIDATOR_CONFIG, UPSTREAM_TLS_CONTEXT } from "./types.js";
@@ -54,13 +55,23 @@ export function certificateEncoder(sds: ConfigSource): CertificateEncoder {
  * the generated encoder writes them (certificates, validation, ALPN), so the bytes are exactly
  * those of encoding the whole message.
  */
-export function upstreamSockets(shared: Omit<UpstreamSocketSpec, "sni" | "source">, certificates: CertificateEncoder): (sni: string, spiffeId: string) => TransportSocket {
+export function upstreamSockets(
+  shared: Omit<UpstreamSocketSpec, "sni" | "source">,
+  certificates: CertificateEncoder,
+): (sni: string, spiffeId: string) => TransportSocket {
   const rest = commonTlsContext(undefined, shared.alpn, shared.validation, shared.pinnedSans);
   const restBytes = CommonTlsContext.encode(rest).finish();
   return (sni, spiffeId) => {
     const certificate = certificates(spiffeId);
     const message = { common_tls_context: { tls_certificate_sds_secret_configs: certificate.configs, ...rest }, sni };
-    const bytes = splice.uint32(10).uint32(certificate.bytes.length + restBytes.length).raw(certificate.bytes).raw(restBytes).uint32(18).string(sni).finish();
+    const bytes = splice
+      .uint32(10)
+      .uint32(certificate.bytes.length + restBytes.length)
+      .raw(certificate.bytes)
+      .raw(restBytes)
+      .uint32(18)
+      .string(sni)
+      .finish();
     return { name: EXTENSION.tlsTransportSocket, typed_config: packEncoded(UPSTREAM_TLS_CONTEXT.typeName, bytes, message) };
   };
 }

@@ -19,9 +19,7 @@ export const ipAddress = z
   .refine((value) => isIP(value) !== 0, { error: "not an IPv4/IPv6 address" })
   .transform(canonicalIp);
 
-export const port = z
-  .number({ error: "not a port number" })
-  .refine(isValidPort, { error: "not a port: must be an integer 1–65535" });
+export const port = z.number({ error: "not a port number" }).refine(isValidPort, { error: "not a port: must be an integer 1–65535" });
 
 export const uint32 = z
   .number({ error: "not a number" })
@@ -29,13 +27,9 @@ export const uint32 = z
   .min(0, { error: "must be ≥ 0" })
   .max(0xffffffff, { error: "must fit in uint32" });
 
-export const dnsLabel = z
-  .string()
-  .refine(isDnsLabel, { error: "not a DNS-1123 label (lowercase a-z, 0-9 and '-', at most 63 characters)" });
+export const dnsLabel = z.string().refine(isDnsLabel, { error: "not a DNS-1123 label (lowercase a-z, 0-9 and '-', at most 63 characters)" });
 
-export const dnsSubdomain = z
-  .string()
-  .refine(isDnsSubdomain, { error: "not a DNS-1123 subdomain (lowercase dot-separated labels, at most 253 characters)" });
+export const dnsSubdomain = z.string().refine(isDnsSubdomain, { error: "not a DNS-1123 subdomain (lowercase dot-separated labels, at most 253 characters)" });
 
 /** Cluster names show up in metadata, identities and diagnostics: keep them printable and bounded. */
 export const clusterName = z
@@ -44,9 +38,7 @@ export const clusterName = z
   .max(253, { error: "longer than 253 characters" })
   .regex(/^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$/, { error: "only letters, digits, '.', '_' and '-' are allowed" });
 
-export const trustDomain = z
-  .string()
-  .refine((value) => isDnsSubdomain(value), { error: "not a SPIFFE trust domain (a lowercase DNS name)" });
+export const trustDomain = z.string().refine((value) => isDnsSubdomain(value), { error: "not a SPIFFE trust domain (a lowercase DNS name)" });
 
 export const spiffeId = z
   .string()

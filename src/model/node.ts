@@ -1,7 +1,7 @@
 /** The local node a compile is for: where it runs, who it is, and the pods it hosts. */
 import { z } from "zod";
 import { InputError, type InputIssue } from "../errors.js";
-import { nodeSpiffeId, parseServiceKey, structuredSniProblem, type ServiceKey } from "../naming.js";
+import { nodeSpiffeId, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
 import { clusterName, dnsLabel, dnsSubdomain, ipAddress, locality, netnsPath, orEmpty, port, spiffeId, trustDomain } from "./fields.js";
 import { collectIssues, unsafeInputIssues } from "./issues.js";
 import { pickNodeAddress } from "./node-address.js";
@@ -103,7 +103,10 @@ export function localNodeFrom(snapshot: Snapshot, cluster: string, nodeName: str
   const hosted = hostedRecords(snapshot, cluster, nodeName);
   const status = snapshot.nodes.find((node) => node.cluster === cluster && node.name === nodeName);
   const trustDomain = trustDomainOfCluster(snapshot.mesh.trust, cluster);
-  const nodeIp = pickNodeAddress(status?.ip, hosted.map(({ endpoint }) => endpoint.kubernetesMetadata.nodeIp));
+  const nodeIp = pickNodeAddress(
+    status?.ip,
+    hosted.map(({ endpoint }) => endpoint.kubernetesMetadata.nodeIp),
+  );
   const problems: InputIssue[] = [];
   if (!status && hosted.length === 0) problems.push({ path: "", message: `no node ${cluster}/${nodeName} in the snapshot` });
   else if (!nodeIp) problems.push({ path: "nodeIp", message: `node ${cluster}/${nodeName} has no known IP` });
@@ -118,7 +121,10 @@ export function localNodeFrom(snapshot: Snapshot, cluster: string, nodeName: str
     trustDomain: trustDomain!,
     spiffeId: nodeSpiffeId(snapshot.mesh.nodeIdentity, { trustDomain: trustDomain!, cluster, node: nodeName }),
     pods: hosted.map(({ key, endpoint }) => podFromRecord(key, endpoint)),
-    dependencies: nodeDependencies(snapshot, hosted.map(({ key }) => key)),
+    dependencies: nodeDependencies(
+      snapshot,
+      hosted.map(({ key }) => key),
+    ),
   };
 }
 

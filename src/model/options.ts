@@ -1,8 +1,8 @@
 /** Compile options (DESIGN §2) with their defaults. */
 import { z } from "zod";
 import { InputError } from "../errors.js";
-import { collectIssues, unsafeInputIssues } from "./issues.js";
 import { clusterName, port } from "./fields.js";
+import { collectIssues, unsafeInputIssues } from "./issues.js";
 
 /** Where Envoy fetches EDS or SDS resources: the ADS stream, or a named gRPC cluster. */
 const configSource = z.union([z.literal("ads"), z.strictObject({ grpcCluster: clusterName })]);

@@ -21,8 +21,7 @@ export type HealthCheckMode = (typeof HEALTH_CHECK_MODES)[number];
 /** Accepts `"HEALTHY"`, the proto enum name `"HEALTH_STATUS_HEALTHY"` or the wire number. */
 function registryEnum<const T extends readonly string[]>(names: T, protoPrefix: string) {
   return z.union([z.string(), z.number()]).transform((value, ctx): T[number] => {
-    const name =
-      typeof value === "number" ? names[value] : value.startsWith(protoPrefix) ? value.slice(protoPrefix.length) : value;
+    const name = typeof value === "number" ? names[value] : value.startsWith(protoPrefix) ? value.slice(protoPrefix.length) : value;
     if (name !== undefined && names.includes(name)) return name;
     ctx.addIssue({ code: "custom", message: `not one of ${names.join(", ")}` });
     return z.NEVER;

@@ -3,16 +3,11 @@
  * and every registry record — and the `Snapshot` it parses into.
  */
 import { z } from "zod";
-import { InputError, formatPath, type InputIssue } from "../errors.js";
-import {
-  DEFAULT_NODE_IDENTITY,
-  parseServiceKey,
-  structuredSniProblem,
-  type ServiceKey,
-} from "../naming.js";
+import { formatPath, InputError, type InputIssue } from "../errors.js";
+import { DEFAULT_NODE_IDENTITY, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
 import { clusterName, dnsSubdomain, ipAddress, trustDomain } from "./fields.js";
-import { decodeServiceEndpoint, serviceEndpoint, type ServiceEndpoint } from "./registry.js";
 import { collectIssues, unsafeInputIssues } from "./issues.js";
+import { decodeServiceEndpoint, type ServiceEndpoint, serviceEndpoint } from "./registry.js";
 
 /** Size limits, checked before any record is parsed so an oversized input fails fast. */
 export const SNAPSHOT_LIMITS = {
@@ -23,7 +18,13 @@ export const SNAPSHOT_LIMITS = {
 } as const;
 
 const bundleSource = z.union([
-  z.strictObject({ filename: z.string().min(1).max(4096).regex(/^\/[^\0]*$/, { error: "not an absolute path" }) }),
+  z.strictObject({
+    filename: z
+      .string()
+      .min(1)
+      .max(4096)
+      .regex(/^\/[^\0]*$/, { error: "not an absolute path" }),
+  }),
   z.strictObject({ inlineString: z.string().min(1).max(1_048_576) }),
 ]);
 
@@ -87,9 +88,7 @@ const meshFile = z.strictObject({
     .default([]),
   services: serviceRecords,
   exports: z.array(serviceKeyField).optional(),
-  protocols: z
-    .record(serviceKeyField, z.record(z.string().regex(/^[1-9]\d{0,4}$/, { error: "not a port" }), portProtocol))
-    .default({}),
+  protocols: z.record(serviceKeyField, z.record(z.string().regex(/^[1-9]\d{0,4}$/, { error: "not a port" }), portProtocol)).default({}),
   dependencies: z.record(serviceKeyField, z.array(serviceKeyField)).optional(),
 });
 
@@ -146,14 +145,9 @@ export function parseSnapshot(input: unknown): Snapshot {
     services,
     exports: exports && new Set(exports as ServiceKey[]),
     protocols: new Map(
-      Object.entries(protocols).map(([key, ports]) => [
-        key as ServiceKey,
-        new Map(Object.entries(ports).map(([port, protocol]) => [Number(port), protocol])),
-      ]),
+      Object.entries(protocols).map(([key, ports]) => [key as ServiceKey, new Map(Object.entries(ports).map(([port, protocol]) => [Number(port), protocol]))]),
     ),
-    dependencies:
-      dependencies &&
-      new Map(Object.entries(dependencies).map(([key, deps]) => [key as ServiceKey, [...new Set(deps)].sort() as ServiceKey[]])),
+    dependencies: dependencies && new Map(Object.entries(dependencies).map(([key, deps]) => [key as ServiceKey, [...new Set(deps)].sort() as ServiceKey[]])),
   };
 }
 
@@ -288,9 +282,7 @@ function trustIssues(file: MeshFile, services: ReadonlyMap<ServiceKey, readonly 
     owner.has(cluster) ? [] : [{ path: formatPath(path), message: `cluster ${cluster} belongs to no trust domain` }];
   file.nodes.forEach((node, index) => issues.push(...unmapped(node.cluster, ["nodes", index, "cluster"])));
   for (const [key, endpoints] of services) {
-    endpoints.forEach((endpoint, index) =>
-      issues.push(...unmapped(endpoint.clusterName, ["services", key, index, "clusterName"])),
-    );
+    endpoints.forEach((endpoint, index) => issues.push(...unmapped(endpoint.clusterName, ["services", key, index, "clusterName"])));
   }
   return dedupeByMessage(issues);
 }
@@ -355,6 +347,8 @@ function recordCrossIssues(snapshot: Snapshot, key: ServiceKey, endpoints: reado
   if (trust.mode !== "federated") return [];
   const mapped = new Set(trust.trustDomains.flatMap((domain) => domain.clusters));
   return endpoints.flatMap((endpoint, index) =>
-    mapped.has(endpoint.clusterName) ? [] : [{ path: formatPath(["services", key, index, "clusterName"]), message: `cluster ${endpoint.clusterName} belongs to no trust domain` }],
+    mapped.has(endpoint.clusterName)
+      ? []
+      : [{ path: formatPath(["services", key, index, "clusterName"]), message: `cluster ${endpoint.clusterName} belongs to no trust domain` }],
   );
 }

@@ -46,7 +46,8 @@ const keysByView = new WeakMap<EdsView, { readonly node: string; readonly withNo
 function viewKeys(view: EdsView) {
   let keys = keysByView.get(view);
   if (!keys) {
-    const key = (node: string) => ["eds", view.cluster, view.region, view.zone, node, view.mode, view.socketSelection, view.inboundPort, view.tunnelPort].join("\u0000");
+    const key = (node: string) =>
+      ["eds", view.cluster, view.region, view.zone, node, view.mode, view.socketSelection, view.inboundPort, view.tunnelPort].join("\u0000");
     keys = { node: view.node && `${view.cluster}/${view.node}`, withNode: key(view.node), withoutNode: key("") };
     keysByView.set(view, keys);
   }

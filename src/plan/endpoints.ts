@@ -4,16 +4,17 @@
  * (`node_ip:tunnelPort`, all of a node's pods folded into one endpoint), which are left out and
  * why, and each endpoint's priority tier.
  */
-import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
-import { diagnostic, type Diagnostic, type EndpointRef } from "../diagnostics.js";
+
 import type { Metadata } from "../../gen/envoy/config/core/v3/base.js";
+import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
 import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
+import { type Diagnostic, diagnostic, type EndpointRef } from "../diagnostics.js";
 import { hostPort, lbMetadata, socketAddress } from "../envoy/core.js";
-import { outboundClusterName } from "../naming.js";
 import type { ServiceEndpoint } from "../model/registry.js";
+import { outboundClusterName } from "../naming.js";
 import { compareText, ipSortKey } from "../util/order.js";
 import type { EdsView } from "./eds-view.js";
-import { memoized, nodeKey, type IndexedService, type SnapshotIndex } from "./snapshot-index.js";
+import { type IndexedService, memoized, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
 
 export type Route = "direct" | "waypoint";
 
@@ -343,14 +344,11 @@ function compareEndpoints(a: PlannedEndpoint, b: PlannedEndpoint): number {
 }
 
 /** Envoy de-duplicates hosts by address (the first wins): keep the best-tier one and report the rest. */
-function uniqueAddresses(
-  sorted: PlannedEndpoint[],
-  conflict: (pod: EndpointRef, kept: PlannedEndpoint, address: string) => void,
-): PlannedEndpoint[] {
+function uniqueAddresses(sorted: PlannedEndpoint[], conflict: (pod: EndpointRef, kept: PlannedEndpoint, address: string) => void): PlannedEndpoint[] {
   const seen = new Map<string, PlannedEndpoint>();
   return sorted.filter((endpoint) => {
     const kept = seen.get(endpoint.address);
-    if (!kept) return seen.set(endpoint.address, endpoint), true;
+    if (!kept) return (seen.set(endpoint.address, endpoint), true);
     endpoint.pods.forEach((pod) => conflict(pod, kept, endpoint.address));
     return false;
   });

@@ -4,18 +4,18 @@
  * scope, and how certificates are fetched and validated.
  */
 import type { ConfigSource } from "../../gen/envoy/config/core/v3/config_source.js";
-import { diagnostic, type Diagnostic } from "../diagnostics.js";
+import { type Diagnostic, diagnostic } from "../diagnostics.js";
 import { configSource } from "../envoy/core.js";
-import { certificateEncoder, type CertificateEncoder, type TrustValidation } from "../envoy/tls.js";
+import { type CertificateEncoder, certificateEncoder, type TrustValidation } from "../envoy/tls.js";
 import { InputError } from "../errors.js";
-import { bundleSecretName, serviceKey, serviceSpiffeId, type ServiceKey, type ServiceRef } from "../naming.js";
 import type { HostedPod, LocalNode } from "../model/node.js";
 import { trustDomainOfCluster } from "../model/node.js";
 import type { Options } from "../model/options.js";
 import type { PortProtocol, TrustConfig } from "../model/snapshot.js";
+import { bundleSecretName, type ServiceKey, type ServiceRef, serviceKey, serviceSpiffeId } from "../naming.js";
 import { compareText } from "../util/order.js";
-import { edsView, type EdsView } from "./eds-view.js";
-import { contextCache, nodeKey, type HostedEndpoint, type IndexedService, type SnapshotIndex } from "./snapshot-index.js";
+import { type EdsView, edsView } from "./eds-view.js";
+import { contextCache, type HostedEndpoint, type IndexedService, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
 
 export interface NodePlan {
   readonly index: SnapshotIndex;
@@ -150,7 +150,13 @@ function hostedSide(index: SnapshotIndex, node: LocalNode, basics: NodeBasics): 
   const services = basics.sortedPods.map((pod) => index.services.get(serviceKey({ namespace: pod.namespace, service: pod.serviceAccount })));
   const last = basics.lastHosted;
   const { protocols, exports } = index.snapshot;
-  if (last && last.records === records && last.protocols === protocols && last.exports === exports && last.services.every((service, i) => service === services[i])) {
+  if (
+    last &&
+    last.records === records &&
+    last.protocols === protocols &&
+    last.exports === exports &&
+    last.services.every((service, i) => service === services[i])
+  ) {
     return last;
   }
   const hosted = hostedPods(index, node, basics);
@@ -160,7 +166,12 @@ function hostedSide(index: SnapshotIndex, node: LocalNode, basics: NodeBasics): 
 
 /** The node's address and pods, and the version of every service it hosts. */
 function waypointSignature(index: SnapshotIndex, node: LocalNode, hosted: readonly HostedPodPlan[]): string {
-  return JSON.stringify([node.nodeIp, node.clusterName, node.nodeName, hosted.map((h) => [h.pod, h.netns, h.ports, index.services.get(h.service)?.serial ?? 0])]);
+  return JSON.stringify([
+    node.nodeIp,
+    node.clusterName,
+    node.nodeName,
+    hosted.map((h) => [h.pod, h.netns, h.ports, index.services.get(h.service)?.serial ?? 0]),
+  ]);
 }
 
 /** A cache entry, computed on first use. */
@@ -201,7 +212,13 @@ function sourcesByNetns(node: LocalNode, pods: readonly HostedPod[], diagnostics
   for (const pod of pods) {
     const service = `${pod.namespace}/${pod.serviceAccount}`;
     if (!pod.netns) {
-      diagnostics.push(diagnostic("POD_WITHOUT_NETNS", `pod ${pod.namespace}/${pod.name} has no network namespace: its outbound traffic uses the node identity and it gets no inbound listener`, { service }));
+      diagnostics.push(
+        diagnostic(
+          "POD_WITHOUT_NETNS",
+          `pod ${pod.namespace}/${pod.name} has no network namespace: its outbound traffic uses the node identity and it gets no inbound listener`,
+          { service },
+        ),
+      );
       continue;
     }
     claims.set(pod.netns, [...(claims.get(pod.netns) ?? []), pod]);
@@ -213,7 +230,12 @@ function sourcesByNetns(node: LocalNode, pods: readonly HostedPod[], diagnostics
       continue;
     }
     const names = pods.map((pod) => `${pod.namespace}/${pod.name}`).join(", ");
-    diagnostics.push(diagnostic("NETNS_CONFLICT", `pods ${names} all claim network namespace ${netns}: none is told apart (their traffic uses the node identity) and none gets an inbound listener`));
+    diagnostics.push(
+      diagnostic(
+        "NETNS_CONFLICT",
+        `pods ${names} all claim network namespace ${netns}: none is told apart (their traffic uses the node identity) and none gets an inbound listener`,
+      ),
+    );
   }
   return byNetns;
 }
@@ -259,7 +281,10 @@ function dependencyScope(index: SnapshotIndex, node: LocalNode, diagnostics: Dia
   for (const key of keys) {
     const service = index.services.get(key);
     if (service && service.ports.length > 0) scope.push(service);
-    else diagnostics.push(diagnostic("DEPENDENCY_WITHOUT_PORTS", `dependency ${key} has no endpoints and no declared ports, so it gets no cluster`, { service: key }));
+    else
+      diagnostics.push(
+        diagnostic("DEPENDENCY_WITHOUT_PORTS", `dependency ${key} has no endpoints and no declared ports, so it gets no cluster`, { service: key }),
+      );
   }
   return scope;
 }

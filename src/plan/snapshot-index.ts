@@ -11,11 +11,12 @@
  * `indexSnapshot(next, previous)` builds the next index from the previous one: unchanged services
  * keep their entries and caches, so an endpoint change costs what it changes.
  */
-import { parseServiceKey, type ServiceKey, type ServiceRef } from "../naming.js";
-import { pickNodeAddress } from "../model/node-address.js";
+
 import { trustDomainOfCluster } from "../model/node.js";
+import { pickNodeAddress } from "../model/node-address.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import { changesSince, type NodeStatus, type PortProtocol, type Snapshot } from "../model/snapshot.js";
+import { parseServiceKey, type ServiceKey, type ServiceRef } from "../naming.js";
 import { LayeredMap } from "../util/layered-map.js";
 import { compareNumbers, compareText, ipSortKey } from "../util/order.js";
 
@@ -249,7 +250,14 @@ function nodeAddresses(
   const addresses = new Map<string, string | undefined>();
   for (const key of keys) {
     const listed = nodes.get(key)?.ip;
-    addresses.set(key, listed || pickNodeAddress(undefined, (hostedBy.get(key) ?? []).map(({ endpoint }) => endpoint.kubernetesMetadata.nodeIp)));
+    addresses.set(
+      key,
+      listed ||
+        pickNodeAddress(
+          undefined,
+          (hostedBy.get(key) ?? []).map(({ endpoint }) => endpoint.kubernetesMetadata.nodeIp),
+        ),
+    );
   }
   return addresses;
 }

@@ -3,14 +3,14 @@
  * which node's waypoint listens on an address, and which registry pod an address reaches.
  */
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
-import { compileNode, type CompileResult } from "../compile/compile-node.js";
+import { type CompileResult, compileNode } from "../compile/compile-node.js";
 import { hostPort } from "../envoy/core.js";
 import { isCompileInvariantError, isInputError } from "../errors.js";
-import { localNodeFrom, type LocalNode } from "../model/node.js";
-import { parseOptions, type Options, type OptionsInput } from "../model/options.js";
+import { type LocalNode, localNodeFrom } from "../model/node.js";
+import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import type { Snapshot } from "../model/snapshot.js";
-import { TUNNEL_LISTENER_NAME, type ServiceKey } from "../naming.js";
+import { type ServiceKey, TUNNEL_LISTENER_NAME } from "../naming.js";
 import { indexSnapshot, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { compareText } from "../util/order.js";
 

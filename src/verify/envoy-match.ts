@@ -4,13 +4,14 @@
  * in an assignment. These mirror Envoy's documented behaviour (ENVOY-FACTS §1, §2, §4) so tests
  * and the mesh check can say where a connection lands without an Envoy binary.
  */
-import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
+
 import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
-import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
-import type { TypedExtensionConfig } from "../../gen/xds/core/v3/extension.js";
+import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import type { Any } from "../../gen/google/protobuf/any.js";
+import type { TypedExtensionConfig } from "../../gen/xds/core/v3/extension.js";
+import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
 import { unpackAny } from "../emit/schema.js";
 import { EXTENSION } from "../envoy/types.js";
 

@@ -1,5 +1,5 @@
 /** The mesh check as text: a source × destination matrix, then every failure with its hops. */
-import { formatPathReport, sourceName, type MeshCheckReport } from "./mesh-check.js";
+import { formatPathReport, type MeshCheckReport, sourceName } from "./mesh-check.js";
 import type { PathReport } from "./path.js";
 
 const CELL: Record<PathReport["status"], string> = { ok: "✓", failed: "✗", unreachable: "·", unverified: "?" };
@@ -16,7 +16,9 @@ export function formatMeshReport(report: MeshCheckReport): string {
   lines.push("", ...matrix(report.paths));
   const failed = report.paths.filter((p) => p.status === "failed");
   if (failed.length > 0) lines.push("", "failures:", ...failed.map(formatPathReport));
-  const verdict = report.ok ? "OK: every path lands on a pod of its service with end-to-end mTLS" : `FAILED: ${failed.length} path(s), ${report.failedNodes.size} node(s)`;
+  const verdict = report.ok
+    ? "OK: every path lands on a pod of its service with end-to-end mTLS"
+    : `FAILED: ${failed.length} path(s), ${report.failedNodes.size} node(s)`;
   lines.push("", verdict);
   return lines.join("\n");
 }
@@ -24,11 +26,14 @@ export function formatMeshReport(report: MeshCheckReport): string {
 function matrix(paths: readonly PathReport[]): string[] {
   const rows = [...new Set(paths.map((p) => sourceName(p.source)))];
   const columns = [...new Set(paths.map((p) => `${p.target.service}:${p.target.port}`))].sort();
-  if (rows.length > MAX_MATRIX_ROWS || columns.length > MAX_MATRIX_COLUMNS) return [`(${rows.length} sources × ${columns.length} destinations: matrix omitted)`];
+  if (rows.length > MAX_MATRIX_ROWS || columns.length > MAX_MATRIX_COLUMNS)
+    return [`(${rows.length} sources × ${columns.length} destinations: matrix omitted)`];
   const cells = new Map(paths.map((p) => [`${sourceName(p.source)}|${p.target.service}:${p.target.port}`, CELL[p.status]]));
   const width = Math.max(...rows.map((r) => r.length), 6);
   const header = columns.map((c, i) => `  [${i + 1}] ${c}`);
-  const grid = rows.map((row) => `${row.padEnd(width)}  ${columns.map((c, i) => (cells.get(`${row}|${c}`) ?? " ").padEnd(String(i + 1).length + 2)).join(" ")}`.trimEnd());
+  const grid = rows.map((row) =>
+    `${row.padEnd(width)}  ${columns.map((c, i) => (cells.get(`${row}|${c}`) ?? " ").padEnd(String(i + 1).length + 2)).join(" ")}`.trimEnd(),
+  );
   return [
     "destinations:",
     ...header,

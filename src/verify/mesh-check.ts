@@ -3,15 +3,16 @@
  * itself) calling every service port it depends on, and report where each connection lands — or
  * the mistake that stops it. `explainPath` does the same for one pair, as a trace.
  */
-import type { OptionsInput, Options } from "../model/options.js";
+
 import { InputError } from "../errors.js";
+import type { Options, OptionsInput } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
-import { parseServiceKey, serviceKey, type ServiceKey } from "../naming.js";
+import { parseServiceKey, type ServiceKey, serviceKey } from "../naming.js";
 import { planNode } from "../plan/node-plan.js";
 import type { SnapshotIndex } from "../plan/snapshot-index.js";
 import { compareText } from "../util/order.js";
-import { compileMesh, podsByAddress, tunnelAddresses, type CompileProgress, type CompiledMesh, type CompiledNode } from "./compiled-mesh.js";
-import { replayPath, type PathReport, type PathSource, type PathTarget, type ReplayContext } from "./path.js";
+import { type CompiledMesh, type CompiledNode, type CompileProgress, compileMesh, podsByAddress, tunnelAddresses } from "./compiled-mesh.js";
+import { type PathReport, type PathSource, type PathTarget, type ReplayContext, replayPath } from "./path.js";
 
 export interface MeshCheckReport {
   readonly ok: boolean;
@@ -51,13 +52,15 @@ export function sourcesOf(mesh: CompiledMesh, node: CompiledNode): PathSource[] 
   const identityByNetns = planNode(mesh.index, local, mesh.options).identityByNetns;
   const pods = [...local.pods]
     .sort((a, b) => compareText(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`))
-    .map((pod): PathSource => ({
-      node: nodeRef,
-      cluster: local.clusterName,
-      pod: { namespace: pod.namespace, name: pod.name, service: serviceKey({ namespace: pod.namespace, service: pod.serviceAccount }) },
-      ...(pod.netns ? { netns: pod.netns } : {}),
-      identity: identityByNetns.get(pod.netns) ?? local.spiffeId,
-    }));
+    .map(
+      (pod): PathSource => ({
+        node: nodeRef,
+        cluster: local.clusterName,
+        pod: { namespace: pod.namespace, name: pod.name, service: serviceKey({ namespace: pod.namespace, service: pod.serviceAccount }) },
+        ...(pod.netns ? { netns: pod.netns } : {}),
+        identity: identityByNetns.get(pod.netns) ?? local.spiffeId,
+      }),
+    );
   return [...pods, { node: nodeRef, cluster: local.clusterName, identity: local.spiffeId }];
 }
 
@@ -72,7 +75,12 @@ function targetsOf(mesh: CompiledMesh, node: CompiledNode, source: PathSource): 
  * One path, from `"<cluster>/<ns>/<pod>"` to `"<ns>/<svc>:<port>"`, replayed over the compiled
  * mesh: the report plus a readable trace.
  */
-export function explainPath(snapshot: Snapshot | SnapshotIndex, from: string, to: string, options: Options | OptionsInput = {}): { report: PathReport; trace: string } {
+export function explainPath(
+  snapshot: Snapshot | SnapshotIndex,
+  from: string,
+  to: string,
+  options: Options | OptionsInput = {},
+): { report: PathReport; trace: string } {
   const mesh = compileMesh(snapshot, options);
   const source = findSource(mesh, from);
   const report = replayPath(replayContext(mesh), source, parseTarget(to));

@@ -9,12 +9,20 @@ import type { TransportSocket } from "../../gen/envoy/config/core/v3/base.js";
 import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import type { ClusterConfig } from "../../gen/envoy/extensions/clusters/aggregate/v3/cluster.js";
 import type { TcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
-import type { SPIFFECertValidatorConfig } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls_spiffe_validator_config.js";
 import type { CommonTlsContext, DownstreamTlsContext, UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
+import type { SPIFFECertValidatorConfig } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls_spiffe_validator_config.js";
 import { unpackAny } from "../emit/schema.js";
 import { hostPort } from "../envoy/core.js";
 import { EXTENSION } from "../envoy/types.js";
-import { TUNNEL_LISTENER_NAME, bundleSecretName, outboundClusterName, parseInboundChainName, parseServiceKey, trustDomainOf, type ServiceKey } from "../naming.js";
+import {
+  bundleSecretName,
+  outboundClusterName,
+  parseInboundChainName,
+  parseServiceKey,
+  type ServiceKey,
+  TUNNEL_LISTENER_NAME,
+  trustDomainOf,
+} from "../naming.js";
 import type { CompiledMesh, CompiledNode, RegistryPod } from "./compiled-mesh.js";
 import { inboundListenerIn } from "./compiled-mesh.js";
 import { chosenPriority, evaluateSocketMatcher, selectFilterChain } from "./envoy-match.js";
@@ -289,7 +297,12 @@ function throughWaypoint(context: ReplayContext, trip: Trip, nodeKey: string, sn
 /** At the pod: the inbound chain the SNI selects, its port, and mTLS identities on both ends. */
 function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, sni: string, client: CommonTlsContext, pins: readonly string[]): Landing["pod"] {
   const { endpoint } = target;
-  const pod = { cluster: endpoint.clusterName, namespace: endpoint.kubernetesMetadata.namespace, name: endpoint.kubernetesMetadata.podName || endpoint.ip, ip: endpoint.ip };
+  const pod = {
+    cluster: endpoint.clusterName,
+    namespace: endpoint.kubernetesMetadata.namespace,
+    name: endpoint.kubernetesMetadata.podName || endpoint.ip,
+    ip: endpoint.ip,
+  };
   const where = `${pod.cluster}/${pod.namespace}/${pod.name}`;
   const node = context.mesh.nodes.get(`${endpoint.clusterName}/${endpoint.kubernetesMetadata.nodeName}`);
   if (!node) throw new PathError("POD_NODE_NOT_COMPILED", where);
@@ -304,7 +317,10 @@ function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, sni: st
   if (server.require_client_certificate !== true) throw new PathError("CLIENT_CERT_NOT_REQUIRED", listener.name ?? "");
   const serverIdentity = certificateOf(server.common_tls_context);
   if (!pins.includes(serverIdentity)) throw new PathError("SAN_MISMATCH", `${serverIdentity} is not among ${pins.join(", ")}`);
-  for (const [validator, peer] of [[client, serverIdentity], [server.common_tls_context ?? {}, trip.source.identity]] as const) {
+  for (const [validator, peer] of [
+    [client, serverIdentity],
+    [server.common_tls_context ?? {}, trip.source.identity],
+  ] as const) {
     if (!trusts(context, validator, peer)) throw new PathError("PEER_NOT_TRUSTED", peer);
   }
   trip.hops.push(`mTLS ${trip.source.identity} ↔ ${serverIdentity}`);
@@ -323,4 +339,3 @@ function trusts(context: ReplayContext, tls: CommonTlsContext, peer: string): bo
   const bundle = tls.combined_validation_context?.validation_context_sds_secret_config?.name;
   return trust.mode === "shared" && domain === trust.trustDomain && bundle === (trust.bundleSdsName ?? bundleSecretName(trust.trustDomain));
 }
-

@@ -7,7 +7,10 @@ const snapshot = () =>
   mesh({
     nodes: [node({ cluster: "home", name: "h1", ip: "10.1.0.1" }), node({ cluster: "away", name: "a1", ip: "10.2.0.1" })],
     services: {
-      "ns/svc": [endpoint({ cluster: "home", ip: "10.244.0.5", node: "h1", ports: [8080, 9000] }), endpoint({ cluster: "away", ip: "10.244.0.5", node: "a1", nodeIp: "10.2.0.1", ports: [8080, 9000] })],
+      "ns/svc": [
+        endpoint({ cluster: "home", ip: "10.244.0.5", node: "h1", ports: [8080, 9000] }),
+        endpoint({ cluster: "away", ip: "10.244.0.5", node: "a1", nodeIp: "10.2.0.1", ports: [8080, 9000] }),
+      ],
     },
     protocols: { "ns/svc": { "9000": "tcp" } },
   });
@@ -20,7 +23,10 @@ const pods = [
 
 function cluster(options: object, hosted = pods, name = "svc.ns.mesh.test:8080"): any {
   const result = compileNode(snapshot(), localNode("home", "h1", "10.1.0.1", hosted), options);
-  return renderResource("clusters", result.clusters.find((c) => c.name === name));
+  return renderResource(
+    "clusters",
+    result.clusters.find((c) => c.name === name),
+  );
 }
 
 const NODE = "spiffe://td.test/ns/aether-system/sa/aether-node";
@@ -34,20 +40,31 @@ const action = (socket: string) => ({
 });
 const netnsInput = {
   name: "envoy.matching.inputs.transport_socket_filter_state",
-  typed_config: { "@type": "type.googleapis.com/envoy.extensions.matching.common_inputs.transport_socket.v3.FilterStateInput", key: "envoy.network.network_namespace" },
+  typed_config: {
+    "@type": "type.googleapis.com/envoy.extensions.matching.common_inputs.transport_socket.v3.FilterStateInput",
+    key: "envoy.network.network_namespace",
+  },
 };
 const perSource = (variant: string) => ({
   matcher_tree: {
     input: netnsInput,
     exact_match_map: {
-      map: { "/run/netns/job-1": action(`${variant}|${JOB}`), "/run/netns/web-1": action(`${variant}|${WEB}`), "/run/netns/web-2": action(`${variant}|${WEB}`) },
+      map: {
+        "/run/netns/job-1": action(`${variant}|${JOB}`),
+        "/run/netns/web-1": action(`${variant}|${WEB}`),
+        "/run/netns/web-2": action(`${variant}|${WEB}`),
+      },
     },
   },
   on_no_match: action(`${variant}|${NODE}`),
 });
 const waypointLabel = {
   name: "envoy.matching.inputs.endpoint_metadata",
-  typed_config: { "@type": "type.googleapis.com/envoy.extensions.matching.common_inputs.transport_socket.v3.EndpointMetadataInput", filter: "envoy.lb", path: [{ key: "waypoint" }] },
+  typed_config: {
+    "@type": "type.googleapis.com/envoy.extensions.matching.common_inputs.transport_socket.v3.EndpointMetadataInput",
+    filter: "envoy.lb",
+    path: [{ key: "waypoint" }],
+  },
 };
 
 describe("the transport-socket matcher", () => {
@@ -83,7 +100,10 @@ describe("the transport-socket matcher", () => {
   });
 
   test("a netns claimed by two pods is used for neither (fail closed): their traffic carries the node identity", () => {
-    const forged = [...pods, { name: "impostor", namespace: "batch", serviceAccount: "admin", ip: "10.244.0.66", netns: "/run/netns/web-1" }].map((pod) => ({ ...pod, ports: [80] }));
+    const forged = [...pods, { name: "impostor", namespace: "batch", serviceAccount: "admin", ip: "10.244.0.66", netns: "/run/netns/web-1" }].map((pod) => ({
+      ...pod,
+      ports: [80],
+    }));
     const result = compileNode(snapshot(), localNode("home", "h1", "10.1.0.1", forged), { eastWestWaypoint: "off" });
     const outbound = result.clusters.find((c) => c.name === "svc.ns.mesh.test:8080");
     const map = (renderResource("clusters", outbound) as any).transport_socket_matcher.matcher_tree.exact_match_map.map;
@@ -171,7 +191,12 @@ describe("aggregate socket selection", () => {
 
   test("with the waypoint off the aggregate has only its local half", () => {
     const result = compileNode(snapshot(), localNode("home", "h1", "10.1.0.1", pods), { socketSelection: "aggregate" });
-    expect(result.clusters.map((c) => c.name)).toEqual(["svc.ns.mesh.test:8080", "svc.ns.mesh.test:8080|local", "svc.ns.mesh.test:9000", "svc.ns.mesh.test:9000|local"]);
+    expect(result.clusters.map((c) => c.name)).toEqual([
+      "svc.ns.mesh.test:8080",
+      "svc.ns.mesh.test:8080|local",
+      "svc.ns.mesh.test:9000",
+      "svc.ns.mesh.test:9000|local",
+    ]);
   });
 });
 
@@ -188,9 +213,18 @@ describe("federated trust", () => {
           ],
         },
       },
-      services: { "ns/svc": [endpoint({ cluster: "home", ip: "10.244.0.5", node: "h1" }), endpoint({ cluster: "away", ip: "10.244.0.5", node: "a1", nodeIp: "10.2.0.1" })] },
+      services: {
+        "ns/svc": [
+          endpoint({ cluster: "home", ip: "10.244.0.5", node: "h1" }),
+          endpoint({ cluster: "away", ip: "10.244.0.5", node: "a1", nodeIp: "10.2.0.1" }),
+        ],
+      },
     });
-    const result = compileNode(federated, { ...localNode("home", "h1", "10.1.0.1"), trustDomain: "home.td", spiffeId: "spiffe://home.td/ns/aether-system/sa/aether-node" }, {});
+    const result = compileNode(
+      federated,
+      { ...localNode("home", "h1", "10.1.0.1"), trustDomain: "home.td", spiffeId: "spiffe://home.td/ns/aether-system/sa/aether-node" },
+      {},
+    );
     const tls = (renderResource("clusters", result.clusters[0]) as any).transport_socket.typed_config;
     expect(tls.common_tls_context.validation_context).toEqual({
       custom_validator_config: {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
-import { compileNode, type CompileResult } from "../../src/compile/compile-node.js";
+import { type CompileResult, compileNode } from "../../src/compile/compile-node.js";
 import { renderYaml } from "../../src/emit/text.js";
 import { localNodeFrom } from "../../src/model/node.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
@@ -30,7 +30,9 @@ function shuffledMesh(seed: number): any {
   const doc = meshDocument();
   doc.nodes = shuffled(doc.nodes, seed);
   doc.services = Object.fromEntries(shuffled(Object.entries(doc.services), seed + 1).map(([key, records]) => [key, shuffled(records as unknown[], seed + 2)]));
-  doc.dependencies = Object.fromEntries(shuffled(Object.entries(doc.dependencies), seed + 3).map(([key, deps]) => [key, shuffled(deps as unknown[], seed + 4)]));
+  doc.dependencies = Object.fromEntries(
+    shuffled(Object.entries(doc.dependencies), seed + 3).map(([key, deps]) => [key, shuffled(deps as unknown[], seed + 4)]),
+  );
   for (const record of Object.values(doc.services).flat() as any[]) {
     record.metadata = Object.fromEntries(shuffled(Object.entries(record.metadata ?? {}), seed + 5));
     if (record.ports) record.ports = shuffled(record.ports, seed + 6);

@@ -1,13 +1,22 @@
 import { describe, expect, test } from "vitest";
 import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
 import { compileNode } from "../../src/compile/compile-node.js";
-import { MAX_UINT32, compactPriorities, scaledWeights } from "../../src/compile/endpoints.js";
-import { tierOf, type PlannedEndpoint } from "../../src/plan/endpoints.js";
-import type { EdsView } from "../../src/plan/eds-view.js";
+import { compactPriorities, MAX_UINT32, scaledWeights } from "../../src/compile/endpoints.js";
 import { localNodeFrom } from "../../src/model/node.js";
+import type { EdsView } from "../../src/plan/eds-view.js";
+import { type PlannedEndpoint, tierOf } from "../../src/plan/endpoints.js";
 import { endpoint, localNode, mesh, node } from "../support/mesh-builder.js";
 
-const view: EdsView = { cluster: "home", region: "r1", zone: "z1", node: "", mode: "cross-cluster", socketSelection: "matcher", inboundPort: 15008, tunnelPort: 15009 };
+const view: EdsView = {
+  cluster: "home",
+  region: "r1",
+  zone: "z1",
+  node: "",
+  mode: "cross-cluster",
+  socketSelection: "matcher",
+  inboundPort: 15008,
+  tunnelPort: 15009,
+};
 
 describe("priority tiers", () => {
   test.each([
@@ -55,7 +64,12 @@ describe("weights", () => {
 /** The one assignment of `svc` compiled for home/h1 (no pods, all dependencies). */
 function assignmentFor(services: Record<string, Record<string, unknown>[]>, mode: "off" | "cross-cluster" | "always" = "cross-cluster", extra: object = {}) {
   const snapshot = mesh({
-    nodes: [node({ cluster: "home", name: "h1", ip: "10.1.0.1" }), node({ cluster: "home", name: "h2", ip: "10.1.0.2" }), node({ cluster: "away", name: "a1", ip: "10.2.0.1" }), node({ cluster: "away", name: "a2", ip: "10.2.0.2" })],
+    nodes: [
+      node({ cluster: "home", name: "h1", ip: "10.1.0.1" }),
+      node({ cluster: "home", name: "h2", ip: "10.1.0.2" }),
+      node({ cluster: "away", name: "a1", ip: "10.2.0.1" }),
+      node({ cluster: "away", name: "a2", ip: "10.2.0.2" }),
+    ],
     services,
     ...extra,
   });
@@ -132,9 +146,19 @@ describe("one endpoint per remote node", () => {
     endpoint({ cluster: "away", ip, node: "a1", nodeIp: "10.2.0.1", health, weight });
 
   test.each([
-    ["any healthy pod makes it healthy; only healthy weight counts", [onA1("10.9.0.1", "HEALTHY", 100), onA1("10.9.0.2", "UNHEALTHY", 500), onA1("10.9.0.3", "HEALTHY", 50)], HealthStatus.HEALTHY, 150],
+    [
+      "any healthy pod makes it healthy; only healthy weight counts",
+      [onA1("10.9.0.1", "HEALTHY", 100), onA1("10.9.0.2", "UNHEALTHY", 500), onA1("10.9.0.3", "HEALTHY", 50)],
+      HealthStatus.HEALTHY,
+      150,
+    ],
     ["no healthy pod, one draining: draining", [onA1("10.9.0.1", "UNHEALTHY", 100), onA1("10.9.0.2", "DRAINING", 70)], HealthStatus.DRAINING, 70],
-    ["all unhealthy: unhealthy, with their summed weight", [onA1("10.9.0.1", "UNHEALTHY", 100), onA1("10.9.0.2", "UNHEALTHY", 30)], HealthStatus.UNHEALTHY, 130],
+    [
+      "all unhealthy: unhealthy, with their summed weight",
+      [onA1("10.9.0.1", "UNHEALTHY", 100), onA1("10.9.0.2", "UNHEALTHY", 30)],
+      HealthStatus.UNHEALTHY,
+      130,
+    ],
   ])("%s", (_name, pods, health, weight) => {
     expect(lbEndpoints(assignmentFor({ "ns/svc": pods }))).toEqual([
       { priority: 0, address: "10.2.0.1:15009", health, weight, metadata: { origin_cluster: "away", origin_node: "a1", waypoint: "true" } },
@@ -190,7 +214,10 @@ describe("endpoints left out, with a reason", () => {
   test("without a node list, a node's records that disagree on its IP resolve to one address everywhere", () => {
     const snapshot = mesh({
       services: {
-        "ns/svc": [endpoint({ cluster: "away", ip: "10.9.0.1", node: "a1", nodeIp: "10.2.0.7" }), endpoint({ cluster: "away", ip: "10.9.0.2", node: "a1", nodeIp: "10.2.0.7" })],
+        "ns/svc": [
+          endpoint({ cluster: "away", ip: "10.9.0.1", node: "a1", nodeIp: "10.2.0.7" }),
+          endpoint({ cluster: "away", ip: "10.9.0.2", node: "a1", nodeIp: "10.2.0.7" }),
+        ],
         "ns/other": [endpoint({ cluster: "away", ip: "10.9.0.3", node: "a1", nodeIp: "10.2.0.9" })],
       },
     });

@@ -1,12 +1,12 @@
 import { describe, expect, test } from "vitest";
-import { compileNode, type CompileResult } from "../../src/compile/compile-node.js";
-import { LINT_RULES, lintCompileResult, type LintRule } from "../../src/compile/lint.js";
+import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
+import { type CompileResult, compileNode } from "../../src/compile/compile-node.js";
+import { LINT_RULES, type LintRule, lintCompileResult } from "../../src/compile/lint.js";
 import { unpackAny } from "../../src/emit/schema.js";
 import { pack } from "../../src/envoy/any.js";
 import { UPSTREAM_TLS_CONTEXT } from "../../src/envoy/types.js";
 import { isCompileInvariantError } from "../../src/errors.js";
 import { localNodeFrom } from "../../src/model/node.js";
-import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import { exampleSnapshot } from "../support/fixtures.js";
 
 /**
@@ -49,7 +49,10 @@ const trips: [LintRule, (r: ReturnType<typeof compiled>) => void, string][] = [
     "name-lengths",
     (r) => {
       const match = cluster(r).transport_socket_matches![0]!;
-      const tls = { ...(unpackAny(match.transport_socket!.typed_config!)!.message as UpstreamTlsContext), sni: `8080.${"s".repeat(40)}.${"n".repeat(60)}.${"d".repeat(60)}.${"e".repeat(60)}.${"f".repeat(30)}` };
+      const tls = {
+        ...(unpackAny(match.transport_socket!.typed_config!)!.message as UpstreamTlsContext),
+        sni: `8080.${"s".repeat(40)}.${"n".repeat(60)}.${"d".repeat(60)}.${"e".repeat(60)}.${"f".repeat(30)}`,
+      };
       match.transport_socket = { ...match.transport_socket, typed_config: pack(UPSTREAM_TLS_CONTEXT, tls) };
     },
     CHECKOUT,
@@ -61,7 +64,11 @@ const trips: [LintRule, (r: ReturnType<typeof compiled>) => void, string][] = [
     "uint32-weights",
     (r) => {
       const group = assignment(r).endpoints![0]!;
-      group.lb_endpoints!.push({ ...group.lb_endpoints![0]!, endpoint: { address: { socket_address: { address: "10.9.9.9", port_value: 15008 } } }, load_balancing_weight: 0xffffffff });
+      group.lb_endpoints!.push({
+        ...group.lb_endpoints![0]!,
+        endpoint: { address: { socket_address: { address: "10.9.9.9", port_value: 15008 } } },
+        load_balancing_weight: 0xffffffff,
+      });
     },
     CHECKOUT,
   ],

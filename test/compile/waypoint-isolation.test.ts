@@ -10,7 +10,8 @@ describe("turning the waypoint on changes nothing inside one cluster", () => {
   const on = compileNode(single.snapshot, single.node, { eastWestWaypoint: "cross-cluster" });
 
   // The waypoint side (ew_tunnel and its ew_ingress clusters) is what turning the waypoint on adds.
-  const notIngress = <T extends { name?: string; cluster_name?: string }>(list: readonly T[]) => list.filter((r) => !(r.name ?? r.cluster_name)!.startsWith("ew_ingress_"));
+  const notIngress = <T extends { name?: string; cluster_name?: string }>(list: readonly T[]) =>
+    list.filter((r) => !(r.name ?? r.cluster_name)!.startsWith("ew_ingress_"));
 
   test("the waypoint adds the tunnel listener and ingress clusters, nothing else", () => {
     expect(on.listeners.map((l) => l.name)).toEqual(["ew_tunnel", ...off.listeners.map((l) => l.name)]);

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { LocalityLbEndpoints, type LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
+import { type LbEndpoint, LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
-import { compileNode, type CompileResult } from "../../src/compile/compile-node.js";
+import { type CompileResult, compileNode } from "../../src/compile/compile-node.js";
 import { renderResource } from "../../src/emit/text.js";
 import { isInputError } from "../../src/errors.js";
 import { localNodeFrom, parseNode } from "../../src/model/node.js";
@@ -10,8 +10,8 @@ import { tunnelChainName, tunnelServerName, waypointSni } from "../../src/naming
 import { chosenPriority, evaluateSocketMatcher, selectFilterChain } from "../../src/verify/envoy-match.js";
 import { formatPathReport, verifyMesh } from "../../src/verify/mesh-check.js";
 import { loadCase } from "../support/cases.js";
-import { endpoint, mesh, node } from "../support/mesh-builder.js";
 import { exampleSnapshot } from "../support/fixtures.js";
+import { endpoint, mesh, node } from "../support/mesh-builder.js";
 
 const rendered = (result: CompileResult, kind: "clusters" | "listeners" | "endpoints", name: string): any => {
   const list: any[] = result[kind] as any[];
@@ -53,19 +53,28 @@ describe("the host tunnel listener", () => {
     const address = (lb: any) => `${lb.endpoint.address.socket_address.address}:${lb.endpoint.address.socket_address.port_value}`;
     const groups = (name: string) => rendered(result, "endpoints", name).endpoints.map((g: any) => [g.priority ?? 0, g.lb_endpoints.map(address)]);
     // api-n2-old is draining; south's api pod is in another cluster.
-    expect(groups("ew_ingress_api_shop")).toEqual([[0, ["10.32.0.10:15008"]], [1, ["10.32.1.10:15008"]]]);
+    expect(groups("ew_ingress_api_shop")).toEqual([
+      [0, ["10.32.0.10:15008"]],
+      [1, ["10.32.1.10:15008"]],
+    ]);
     // web's pod on n1 is terminating: only n2's remains, at priority 0 (contiguous).
     expect(groups("ew_ingress_web_shop")).toEqual([[0, ["10.32.1.30:15008"]]]);
   });
 
   test("a service hosted twice is one chain", () => {
-    const node = { ...host.node, pods: [...host.node.pods, { ...host.node.pods.find((p) => p.name === "api-n1")!, name: "api-n1-b", ip: "10.32.0.11", netns: "/var/run/netns/api-n1-b" }] };
+    const node = {
+      ...host.node,
+      pods: [...host.node.pods, { ...host.node.pods.find((p) => p.name === "api-n1")!, name: "api-n1-b", ip: "10.32.0.11", netns: "/var/run/netns/api-n1-b" }],
+    };
     const chains = rendered(compileNode(host.snapshot, node, host.options), "listeners", "ew_tunnel").filter_chains.map((c: any) => c.name);
     expect(chains).toEqual(["ew_api_shop", "ew_web_shop"]);
   });
 
   test("no tunnel listener when the waypoint is off, or when nothing exported is hosted", () => {
-    expect(compileNode(host.snapshot, host.node, { eastWestWaypoint: "off" }).listeners.map((l) => l.name)).toEqual(["inbound_api-n1_shop", "inbound_db-n1_shop"]);
+    expect(compileNode(host.snapshot, host.node, { eastWestWaypoint: "off" }).listeners.map((l) => l.name)).toEqual([
+      "inbound_api-n1_shop",
+      "inbound_db-n1_shop",
+    ]);
     const onlyDb = { ...host.node, pods: host.node.pods.filter((p) => p.serviceAccount === "db") };
     expect(compileNode(host.snapshot, onlyDb, host.options).listeners.map((l) => l.name)).toEqual(["inbound_db-n1_shop"]);
   });
@@ -107,8 +116,15 @@ describe("pod inbound listeners", () => {
     const [http, tcp] = inbound.filter_chains.map((c: any) => c.filters[0].typed_config);
     expect(http).toMatchObject({ forward_client_cert_details: "SANITIZE_SET", set_current_client_cert_details: { uri: true } });
     expect(http.route_config.virtual_hosts[0].routes[0].route.cluster).toBe("app_api-n1_shop_8080");
-    expect(tcp).toEqual({ "@type": "type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy", stat_prefix: "inbound_api-n1_shop_9090", cluster: "app_api-n1_shop_9090" });
-    expect(rendered(on, "clusters", "app_api-n1_shop_9090").load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address).toEqual({ address: "10.32.0.10", port_value: 9090 });
+    expect(tcp).toEqual({
+      "@type": "type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy",
+      stat_prefix: "inbound_api-n1_shop_9090",
+      cluster: "app_api-n1_shop_9090",
+    });
+    expect(rendered(on, "clusters", "app_api-n1_shop_9090").load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address).toEqual({
+      address: "10.32.0.10",
+      port_value: 9090,
+    });
   });
 
   test("terminating pods, and pods without a netns, get no listener", () => {
@@ -170,12 +186,21 @@ describe("the seed's verification, on compiled output", () => {
 
   test("intra-cluster resources are unchanged by the waypoint: the same-cluster part of every assignment is byte-identical", () => {
     const off = compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), { eastWestWaypoint: "off" });
-    const eastIps = new Set([...snapshot.services.values()].flat().filter((e) => e.clusterName === "east").map((e) => e.ip));
-    const isEastPod = (lb: LbEndpoint) => lb.endpoint!.address!.socket_address!.port_value === 15008 && eastIps.has(lb.endpoint!.address!.socket_address!.address!);
+    const eastIps = new Set(
+      [...snapshot.services.values()]
+        .flat()
+        .filter((e) => e.clusterName === "east")
+        .map((e) => e.ip),
+    );
+    const isEastPod = (lb: LbEndpoint) =>
+      lb.endpoint!.address!.socket_address!.port_value === 15008 && eastIps.has(lb.endpoint!.address!.socket_address!.address!);
     const sameClusterBytes = (result: CompileResult) =>
       result.endpoints
         .filter((a) => !a.cluster_name!.startsWith("ew_ingress_"))
-        .map((a) => [a.cluster_name, (a.endpoints ?? []).filter((g) => g.lb_endpoints!.every(isEastPod)).map((g) => Buffer.from(LocalityLbEndpoints.encode(g).finish()).toString("hex"))]);
+        .map((a) => [
+          a.cluster_name,
+          (a.endpoints ?? []).filter((g) => g.lb_endpoints!.every(isEastPod)).map((g) => Buffer.from(LocalityLbEndpoints.encode(g).finish()).toString("hex")),
+        ]);
     const withWaypoint = sameClusterBytes(east);
     expect(withWaypoint.flatMap(([, groups]) => groups as string[])).toHaveLength(6);
     expect(withWaypoint).toEqual(sameClusterBytes(off));
@@ -199,12 +224,19 @@ describe("structured SNI safety", () => {
 
   // Labels drawn from a tiny alphabet so that names are often prefixes or suffixes of each other.
   const label = fc.stringMatching(/^[ab](-?[ab]){0,3}$/);
-  const services = fc.uniqueArray(fc.record({ namespace: label, service: label }), { minLength: 2, maxLength: 12, selector: (s) => `${s.namespace}/${s.service}` });
+  const services = fc.uniqueArray(fc.record({ namespace: label, service: label }), {
+    minLength: 2,
+    maxLength: 12,
+    selector: (s) => `${s.namespace}/${s.service}`,
+  });
 
   test("no service's SNI is captured by another service's tunnel chain (Envoy's wildcard-suffix rule)", () => {
     fc.assert(
       fc.property(services, fc.integer({ min: 1, max: 65535 }), (refs, port) => {
-        const chains: FilterChain[] = refs.map((ref) => ({ name: tunnelChainName(ref), filter_chain_match: { server_names: [tunnelServerName("mesh.a", ref)], transport_protocol: "tls" } }));
+        const chains: FilterChain[] = refs.map((ref) => ({
+          name: tunnelChainName(ref),
+          filter_chain_match: { server_names: [tunnelServerName("mesh.a", ref)], transport_protocol: "tls" },
+        }));
         for (const ref of refs) {
           expect(selectFilterChain(chains, waypointSni("mesh.a", { ...ref, port }))?.name).toBe(tunnelChainName(ref));
         }
@@ -230,7 +262,11 @@ describe("ports that only some pods serve", () => {
 
   test("get their own exact chain and ingress, listing only the pods that serve them", () => {
     const east = compileNode(snapshot(), localNodeFrom(snapshot(), "east", "e1"), { eastWestWaypoint: "cross-cluster" });
-    const chains = rendered(east, "listeners", "ew_tunnel").filter_chains.map((c: any) => [c.name, c.filter_chain_match.server_names[0], c.filters[0].typed_config.cluster]);
+    const chains = rendered(east, "listeners", "ew_tunnel").filter_chains.map((c: any) => [
+      c.name,
+      c.filter_chain_match.server_names[0],
+      c.filters[0].typed_config.cluster,
+    ]);
     expect(chains).toEqual([
       ["ew_api_team-a", "*.api.team-a.mesh.test", "ew_ingress_api_team-a"],
       ["ew_api_team-a_80", "80.api.team-a.mesh.test", "ew_ingress_api_team-a_80"],

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import type { Bootstrap } from "../../gen/envoy/config/bootstrap/v3/bootstrap.js";
 import { ApiConfigSource_ApiType, ApiVersion } from "../../gen/envoy/config/core/v3/config_source.js";
-import { compileNode, type CompileResult } from "../../src/compile/compile-node.js";
+import { type CompileResult, compileNode } from "../../src/compile/compile-node.js";
 import { renderBootstrap, toBootstrap } from "../../src/emit/bootstrap.js";
 import { renderMessage } from "../../src/emit/render.js";
 import type { OptionsInput } from "../../src/model/options.js";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { Cluster_LbPolicy, type Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import { type Cluster, Cluster_LbPolicy } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
 import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import { TcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
@@ -21,8 +21,12 @@ describe("renderMessage", () => {
   // reject) and lose the nanos of long durations.
   test("Durations keep every nanosecond in plain decimal notation", () => {
     expect(renderMessage(CLUSTER, { connect_timeout: { seconds: 0, nanos: 1 } } satisfies Cluster)).toEqual({ connect_timeout: "0.000000001s" });
-    expect(renderMessage(CLUSTER, { connect_timeout: { seconds: 10_000_000, nanos: 1 } } satisfies Cluster)).toEqual({ connect_timeout: "10000000.000000001s" });
-    expect(renderMessage(CLUSTER, { connect_timeout: { seconds: 315_576_000_000, nanos: 999_999_999 } } satisfies Cluster)).toEqual({ connect_timeout: "315576000000.999999999s" });
+    expect(renderMessage(CLUSTER, { connect_timeout: { seconds: 10_000_000, nanos: 1 } } satisfies Cluster)).toEqual({
+      connect_timeout: "10000000.000000001s",
+    });
+    expect(renderMessage(CLUSTER, { connect_timeout: { seconds: 315_576_000_000, nanos: 999_999_999 } } satisfies Cluster)).toEqual({
+      connect_timeout: "315576000000.999999999s",
+    });
   });
 
   test("enums render by name; a value the descriptor does not know stays a number", () => {
@@ -34,9 +38,9 @@ describe("renderMessage", () => {
   test("wrappers render as their bare value, and a wrapped default is kept (it is set)", () => {
     expect(renderMessage(LB_ENDPOINT, { load_balancing_weight: 7 } satisfies LbEndpoint)).toEqual({ load_balancing_weight: 7 });
     expect(renderMessage(LB_ENDPOINT, { load_balancing_weight: 0 } satisfies LbEndpoint)).toEqual({ load_balancing_weight: 0 });
-    expect(
-      renderMessage("envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext", { require_client_certificate: false }),
-    ).toEqual({ require_client_certificate: false });
+    expect(renderMessage("envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext", { require_client_certificate: false })).toEqual({
+      require_client_certificate: false,
+    });
   });
 
   test("proto3 scalar defaults are omitted; an empty message is kept", () => {

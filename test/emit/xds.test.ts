@@ -5,22 +5,14 @@ import { describe, expect, test } from "vitest";
 import { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
-import { compileNode, type CompileResult } from "../../src/compile/compile-node.js";
+import { type CompileResult, compileNode } from "../../src/compile/compile-node.js";
 import type { ResourceKind } from "../../src/emit/text.js";
-import {
-  XDS_TYPE_URLS,
-  diffResources,
-  isEmptyDiff,
-  toXdsResources,
-  versionInfo,
-  type XdsResource,
-  type XdsResources,
-} from "../../src/emit/xds.js";
+import { diffResources, isEmptyDiff, toXdsResources, versionInfo, XDS_TYPE_URLS, type XdsResource, type XdsResources } from "../../src/emit/xds.js";
 import { localNodeFrom } from "../../src/model/node.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
 import { compileCase, loadCase } from "../support/cases.js";
-import { REPO_ROOT, meshDocument } from "../support/fixtures.js";
+import { meshDocument, REPO_ROOT } from "../support/fixtures.js";
 
 const CASE = "flannel-cross-cluster";
 const URLS = Object.values(XDS_TYPE_URLS);
@@ -171,8 +163,16 @@ describe("diffResources", () => {
   });
 
   test("added, changed and removed at once, each sorted whatever the input order", () => {
-    const resource = (name: string, version: string): XdsResource => ({ name, version, resource: { type_url: XDS_TYPE_URLS.clusters, value: new Uint8Array() } });
-    const of = (clusters: XdsResource[]): XdsResources => ({ [XDS_TYPE_URLS.clusters]: clusters, [XDS_TYPE_URLS.endpoints]: [], [XDS_TYPE_URLS.listeners]: [] });
+    const resource = (name: string, version: string): XdsResource => ({
+      name,
+      version,
+      resource: { type_url: XDS_TYPE_URLS.clusters, value: new Uint8Array() },
+    });
+    const of = (clusters: XdsResource[]): XdsResources => ({
+      [XDS_TYPE_URLS.clusters]: clusters,
+      [XDS_TYPE_URLS.endpoints]: [],
+      [XDS_TYPE_URLS.listeners]: [],
+    });
     const previous = of([resource("c", "1"), resource("a", "1"), resource("b", "1"), resource("e", "1"), resource("z", "1")]);
     const next = of([resource("z", "2"), resource("d", "1"), resource("b", "2"), resource("c", "1"), resource("y", "1")]);
     expect(diffResources(previous, next)[XDS_TYPE_URLS.clusters]).toEqual({ added: ["d", "y"], changed: ["b", "z"], removed: ["a", "e"] });

@@ -14,7 +14,7 @@ import { isInputError } from "../../src/errors.js";
 import { parseMeshFile } from "../../src/model/mesh-file.js";
 import { localNodeFrom } from "../../src/model/node.js";
 import { encodeServiceEndpoint } from "../../src/model/registry.js";
-import { SNAPSHOT_LIMITS, parseSnapshot, type Snapshot } from "../../src/model/snapshot.js";
+import { parseSnapshot, SNAPSHOT_LIMITS, type Snapshot } from "../../src/model/snapshot.js";
 import { verifyMesh } from "../../src/verify/mesh-check.js";
 import { runCli } from "../support/cli.js";
 import { exampleSnapshot, meshDocument } from "../support/fixtures.js";
@@ -122,9 +122,21 @@ describe("hostile documents are refused with a clear, path-qualified error", () 
   });
 
   test.each([
-    ["a pod IP", (doc: any, huge: string) => (doc.services["team-a/frontend"][0].ip = huge), 'services["team-a/frontend"][0].ip: not an IPv4/IPv6 address (too long)'],
-    ["a pod name", (doc: any, huge: string) => (doc.services["team-a/frontend"][0].kubernetesMetadata.podName = huge), 'services["team-a/frontend"][0].kubernetesMetadata.podName: not a DNS-1123 subdomain'],
-    ["a metadata value", (doc: any, huge: string) => (doc.services["team-a/frontend"][0].metadata.version = huge), 'services["team-a/frontend"][0].metadata.version: longer than 4096 characters'],
+    [
+      "a pod IP",
+      (doc: any, huge: string) => (doc.services["team-a/frontend"][0].ip = huge),
+      'services["team-a/frontend"][0].ip: not an IPv4/IPv6 address (too long)',
+    ],
+    [
+      "a pod name",
+      (doc: any, huge: string) => (doc.services["team-a/frontend"][0].kubernetesMetadata.podName = huge),
+      'services["team-a/frontend"][0].kubernetesMetadata.podName: not a DNS-1123 subdomain',
+    ],
+    [
+      "a metadata value",
+      (doc: any, huge: string) => (doc.services["team-a/frontend"][0].metadata.version = huge),
+      'services["team-a/frontend"][0].metadata.version: longer than 4096 characters',
+    ],
     ["a cluster name", (doc: any, huge: string) => (doc.nodes[0].cluster = huge), "nodes[0].cluster: longer than 253 characters"],
     ["a service key", (doc: any, huge: string) => (doc.services[`team-a/${huge}`] = []), 'services["team-a/aaaa'],
   ])("a 16 MB string as %s", (_name, plant, expected) => {
@@ -152,7 +164,11 @@ describe("hostile documents are refused with a clear, path-qualified error", () 
     doc.services["team-a/frontend"][1].kubernetesMetadata.nodeName = "nöde-1";
     doc.mesh.meshDomain = "Mesh.Aether";
     doc.services["Team-A/web"] = [];
-    expect(refused(doc).map((line) => line.split(":")[0]).sort()).toEqual([
+    expect(
+      refused(doc)
+        .map((line) => line.split(":")[0])
+        .sort(),
+    ).toEqual([
       "mesh.meshDomain",
       'services["Team-A/web"]',
       'services["team-a/frontend"][0].kubernetesMetadata.podName',
@@ -197,7 +213,10 @@ describe("hostile documents are refused with a clear, path-qualified error", () 
 
   test("deeply nested JSON and a YAML alias bomb", () => {
     expect(outcome(() => parseMeshFile(`${"[".repeat(200_000)}${"]".repeat(200_000)}`, "json"))).toBe("input-error");
-    const bomb = ["a: &a [x, x, x, x, x, x, x, x, x]", ...Array.from({ length: 8 }, (_, i) => `${"bcdefghi"[i]}: &${"bcdefghi"[i]} [${Array(9).fill(`*${"abcdefgh"[i]}`).join(", ")}]`)].join("\n");
+    const bomb = [
+      "a: &a [x, x, x, x, x, x, x, x, x]",
+      ...Array.from({ length: 8 }, (_, i) => `${"bcdefghi"[i]}: &${"bcdefghi"[i]} [${Array(9).fill(`*${"abcdefgh"[i]}`).join(", ")}]`),
+    ].join("\n");
     expect(() => parseMeshFile(bomb, "yaml")).toThrow(/not valid YAML/);
   });
 

@@ -60,9 +60,21 @@ describe("bad snapshots give path-qualified errors", () => {
       (doc) => (doc.services["team-a/checkout"][3].kubernetesMetadata.nodeIp = "10.20.0"),
       'services["team-a/checkout"][3].kubernetesMetadata.nodeIp: not an IPv4/IPv6 address',
     ],
-    ["a pod IP that is not an address", (doc) => (doc.services["team-b/payments"][0].ip = "pod-1"), 'services["team-b/payments"][0].ip: not an IPv4/IPv6 address'],
-    ["a port of 70000", (doc) => (doc.services["team-a/checkout"][1].ports = [8080, 70000]), 'services["team-a/checkout"][1].ports[1]: not a port: must be an integer 1–65535'],
-    ["a port of 0 with no ports list", (doc) => (doc.services["team-a/frontend"][0].port = 0), 'services["team-a/frontend"][0].port: an endpoint needs a port or a non-empty ports list'],
+    [
+      "a pod IP that is not an address",
+      (doc) => (doc.services["team-b/payments"][0].ip = "pod-1"),
+      'services["team-b/payments"][0].ip: not an IPv4/IPv6 address',
+    ],
+    [
+      "a port of 70000",
+      (doc) => (doc.services["team-a/checkout"][1].ports = [8080, 70000]),
+      'services["team-a/checkout"][1].ports[1]: not a port: must be an integer 1–65535',
+    ],
+    [
+      "a port of 0 with no ports list",
+      (doc) => (doc.services["team-a/frontend"][0].port = 0),
+      'services["team-a/frontend"][0].port: an endpoint needs a port or a non-empty ports list',
+    ],
     ["an empty cluster name", (doc) => (doc.services["team-a/frontend"][1].clusterName = ""), 'services["team-a/frontend"][1].clusterName: must not be empty'],
     [
       "an uppercase namespace in the service key",
@@ -76,19 +88,43 @@ describe("bad snapshots give path-qualified errors", () => {
     ],
     ["an unknown key", (doc) => (doc.services["team-a/frontend"][0].nodeIP = "10.10.0.11"), 'services["team-a/frontend"][0].nodeIP: unknown key'],
     ["an unknown top-level key", (doc) => (doc.endpoints = {}), "endpoints: unknown key"],
-    ["an unknown health status", (doc) => (doc.services["team-b/payments"][2].health = "SICK"), 'services["team-b/payments"][2].health: not one of UNSPECIFIED, HEALTHY, UNHEALTHY, DRAINING'],
+    [
+      "an unknown health status",
+      (doc) => (doc.services["team-b/payments"][2].health = "SICK"),
+      'services["team-b/payments"][2].health: not one of UNSPECIFIED, HEALTHY, UNHEALTHY, DRAINING',
+    ],
     [
       "a namespace that contradicts the service key",
       (doc) => (doc.services["team-a/frontend"][0].kubernetesMetadata.namespace = "team-b"),
       'services["team-a/frontend"][0].kubernetesMetadata.namespace: namespace "team-b" does not match service key "team-a/frontend"',
     ],
-    ["a pod name that is not a DNS name", (doc) => (doc.services["team-a/frontend"][0].kubernetesMetadata.podName = "Front_End"), 'services["team-a/frontend"][0].kubernetesMetadata.podName: not a DNS-1123 subdomain (lowercase dot-separated labels, at most 253 characters)'],
+    [
+      "a pod name that is not a DNS name",
+      (doc) => (doc.services["team-a/frontend"][0].kubernetesMetadata.podName = "Front_End"),
+      'services["team-a/frontend"][0].kubernetesMetadata.podName: not a DNS-1123 subdomain (lowercase dot-separated labels, at most 253 characters)',
+    ],
     ["a duplicate node", (doc) => doc.nodes.push({ ...doc.nodes[0] }), "nodes[6]: duplicate node east/node-1"],
-    ["a mesh domain with uppercase", (doc) => (doc.mesh.meshDomain = "Mesh.Aether"), "mesh.meshDomain: not a DNS-1123 subdomain (lowercase dot-separated labels, at most 253 characters)"],
-    ["a relative netns path", (doc) => (doc.services["team-a/frontend"][0].containerMetadata.networkNamespace = "netns/x"), 'services["team-a/frontend"][0].containerMetadata.networkNamespace: not an absolute path'],
-    ["an unknown port protocol", (doc) => (doc.protocols["team-a/checkout"]["9090"] = "udp"), 'protocols["team-a/checkout"]["9090"]: port protocol must be "http2" or "tcp"'],
+    [
+      "a mesh domain with uppercase",
+      (doc) => (doc.mesh.meshDomain = "Mesh.Aether"),
+      "mesh.meshDomain: not a DNS-1123 subdomain (lowercase dot-separated labels, at most 253 characters)",
+    ],
+    [
+      "a relative netns path",
+      (doc) => (doc.services["team-a/frontend"][0].containerMetadata.networkNamespace = "netns/x"),
+      'services["team-a/frontend"][0].containerMetadata.networkNamespace: not an absolute path',
+    ],
+    [
+      "an unknown port protocol",
+      (doc) => (doc.protocols["team-a/checkout"]["9090"] = "udp"),
+      'protocols["team-a/checkout"]["9090"]: port protocol must be "http2" or "tcp"',
+    ],
     ["a weight over uint32", (doc) => (doc.services["team-a/frontend"][0].weight = 2 ** 32), 'services["team-a/frontend"][0].weight: must fit in uint32'],
-    ["a prototype-pollution key", (doc) => (doc.services["team-a/frontend"][0].metadata = JSON.parse('{"__proto__": {"x": "1"}}')), 'services["team-a/frontend"][0].metadata.__proto__: forbidden key'],
+    [
+      "a prototype-pollution key",
+      (doc) => (doc.services["team-a/frontend"][0].metadata = JSON.parse('{"__proto__": {"x": "1"}}')),
+      'services["team-a/frontend"][0].metadata.__proto__: forbidden key',
+    ],
     [
       "a service whose structured SNI would be over 255 bytes",
       (doc) => {

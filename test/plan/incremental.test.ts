@@ -3,7 +3,7 @@ import { compileNode } from "../../src/compile/compile-node.js";
 import { toXdsResources, type XdsResources } from "../../src/emit/xds.js";
 import { isInputError } from "../../src/errors.js";
 import { localNodeFrom } from "../../src/model/node.js";
-import { parseSnapshot, withServiceRecords, type Snapshot } from "../../src/model/snapshot.js";
+import { parseSnapshot, type Snapshot, withServiceRecords } from "../../src/model/snapshot.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
 import { meshDocument } from "../support/fixtures.js";
 
@@ -14,7 +14,9 @@ function compiled(snapshot: Snapshot, index = indexSnapshot(snapshot)) {
 }
 
 function versions(resources: XdsResources): Record<string, string> {
-  return Object.fromEntries(Object.entries(resources).flatMap(([url, list]) => list.map((r) => [`${url.slice(url.lastIndexOf(".") + 1)} ${r.name}`, r.version])));
+  return Object.fromEntries(
+    Object.entries(resources).flatMap(([url, list]) => list.map((r) => [`${url.slice(url.lastIndexOf(".") + 1)} ${r.name}`, r.version])),
+  );
 }
 
 /** The example's west payments records, with the unhealthy pod recovered. */
@@ -60,9 +62,13 @@ describe("incremental recompiles", () => {
   test("moving a pod to another node updates which node hosts it and the node's address", () => {
     const base = parseSnapshot(meshDocument());
     const index = indexSnapshot(base);
-    const moved = base.services.get("team-b/payments")!.map((record) =>
-      record.kubernetesMetadata.podName === "payments-2b7c-q3" ? { ...record, kubernetesMetadata: { ...record.kubernetesMetadata, nodeName: "node-5", nodeIp: "10.20.0.15" } } : record,
-    );
+    const moved = base.services
+      .get("team-b/payments")!
+      .map((record) =>
+        record.kubernetesMetadata.podName === "payments-2b7c-q3"
+          ? { ...record, kubernetesMetadata: { ...record.kubernetesMetadata, nodeName: "node-5", nodeIp: "10.20.0.15" } }
+          : record,
+      );
     const nextIndex = indexSnapshot(withServiceRecords(base, "team-b/payments", moved), index);
     expect(nextIndex.hostedBy.has("west/node-4")).toBe(false);
     expect(nextIndex.hostedBy.get("west/node-5")!.map((h) => h.endpoint.kubernetesMetadata.podName)).toEqual(["payments-2b7c-q3"]);
@@ -78,7 +84,9 @@ describe("incremental recompiles", () => {
       expect(isInputError(error) && error.issues).toEqual([{ path: 'services["team-b/payments"][0].ip', message: "not an IPv4/IPv6 address" }]);
     }
     expect(() => withServiceRecords(base, "Team/x", [])).toThrow(/not a service key/);
-    expect(() => withServiceRecords(base, "team-b/payments", [{ ip: "10.0.0.1", clusterName: "east", port: 1, metadata: JSON.parse('{"__proto__": {}}') }])).toThrow(/forbidden key/);
+    expect(() =>
+      withServiceRecords(base, "team-b/payments", [{ ip: "10.0.0.1", clusterName: "east", port: 1, metadata: JSON.parse('{"__proto__": {}}') }]),
+    ).toThrow(/forbidden key/);
   });
 });
 
@@ -105,7 +113,14 @@ describe("a chain of incremental indexes", () => {
       else if (round % 6 === 4) services.set(`team-z/added-${round}` as never, [{ ...base.services.get(key)![0]!, ip: `10.99.0.${round}` }]);
       else {
         const records = base.services.get(key)!;
-        services.set(key, records.map((record, i) => (i === round % records.length ? { ...record, weight: record.weight + round, kubernetesMetadata: { ...record.kubernetesMetadata, nodeName: `node-${round % 3}` } } : record)));
+        services.set(
+          key,
+          records.map((record, i) =>
+            i === round % records.length
+              ? { ...record, weight: record.weight + round, kubernetesMetadata: { ...record.kubernetesMetadata, nodeName: `node-${round % 3}` } }
+              : record,
+          ),
+        );
       }
       snapshot = { ...snapshot, services };
       index = indexSnapshot(snapshot, index);

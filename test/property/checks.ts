@@ -10,21 +10,21 @@ import type { TransportSocketNameAction } from "../../gen/envoy/extensions/match
 import { SubjectAltNameMatcher_SanType } from "../../gen/envoy/extensions/transport_sockets/tls/v3/common.js";
 import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
-import { compileNode, type CompileResult } from "../../src/compile/compile-node.js";
-import { LEFT_OUT_CODES, type Diagnostic } from "../../src/diagnostics.js";
+import { type CompileResult, compileNode } from "../../src/compile/compile-node.js";
+import { type Diagnostic, LEFT_OUT_CODES } from "../../src/diagnostics.js";
 import { unpackAny } from "../../src/emit/schema.js";
 import { toXdsResources } from "../../src/emit/xds.js";
 import { hostPort } from "../../src/envoy/core.js";
 import { EXTENSION } from "../../src/envoy/types.js";
-import { localNodeFrom, trustDomainOfCluster, type LocalNode } from "../../src/model/node.js";
-import { parseOptions, type OptionsInput } from "../../src/model/options.js";
+import { type LocalNode, localNodeFrom, trustDomainOfCluster } from "../../src/model/node.js";
+import { type OptionsInput, parseOptions } from "../../src/model/options.js";
 import { parseSnapshot, type Snapshot } from "../../src/model/snapshot.js";
-import { TUNNEL_LISTENER_NAME, outboundClusterName, parseOutboundClusterName, parseSubClusterName, serviceSpiffeId } from "../../src/naming.js";
+import { outboundClusterName, parseOutboundClusterName, parseSubClusterName, serviceSpiffeId, TUNNEL_LISTENER_NAME } from "../../src/naming.js";
 import { indexSnapshot, type SnapshotIndex } from "../../src/plan/snapshot-index.js";
 import { compileMesh } from "../../src/verify/compiled-mesh.js";
 import { checkCompiledMesh, formatPathReport } from "../../src/verify/mesh-check.js";
-import { upstreamProblems } from "../support/upstream-schema.js";
 import { compilableNodes, type ModeSelection, type NodeRef, type OtherOptions } from "../support/random-mesh.js";
+import { upstreamProblems } from "../support/upstream-schema.js";
 
 /** A mode, a socket selection and possibly other options. */
 export type CompileOptions = ModeSelection & OtherOptions;
@@ -104,10 +104,7 @@ export function checkSchemaAndPaths(snapshot: Snapshot, options: CompileOptions)
   // (README: with a shared pod CIDR the remote pods collide, which is what the waypoint is for).
   if (options.eastWestWaypoint === "off" && !isFlatNetwork(snapshot)) return;
   const report = checkCompiledMesh(mesh);
-  fail(
-    `verifyMesh not ok, options ${JSON.stringify(options)}`,
-    report.paths.filter((p) => p.status === "failed").map(formatPathReport),
-  );
+  fail(`verifyMesh not ok, options ${JSON.stringify(options)}`, report.paths.filter((p) => p.status === "failed").map(formatPathReport));
 }
 
 /**
@@ -146,9 +143,7 @@ export function isFlatNetwork(snapshot: Snapshot): boolean {
 /** `(outbound cluster, endpoint cluster, endpoint ip)` of every pod reached through a waypoint. */
 export function viaWaypointKeys(result: CompileResult): Set<string> {
   return new Set(
-    result.diagnostics
-      .filter((d) => d.code === "ENDPOINT_VIA_WAYPOINT")
-      .map((d) => `${baseName(d.resource ?? "")} ${d.endpoint?.cluster} ${d.endpoint?.ip}`),
+    result.diagnostics.filter((d) => d.code === "ENDPOINT_VIA_WAYPOINT").map((d) => `${baseName(d.resource ?? "")} ${d.endpoint?.cluster} ${d.endpoint?.ip}`),
   );
 }
 
@@ -245,7 +240,8 @@ export function checkPriorities(index: SnapshotIndex, node: NodeRef, options: Co
     const covered = new Set<string>();
     for (const d of diagnostics) {
       const actual = d.address === undefined ? undefined : byAddress.get(d.address);
-      if (actual === undefined) problems.push(`${name}: diagnostic ${d.code} for ${d.endpoint?.cluster}/${d.endpoint?.ip} names ${d.address}, not in the assignment`);
+      if (actual === undefined)
+        problems.push(`${name}: diagnostic ${d.code} for ${d.endpoint?.cluster}/${d.endpoint?.ip} names ${d.address}, not in the assignment`);
       else if (actual !== d.priority) problems.push(`${name}: diagnostic says ${d.address} is at priority ${d.priority}, the assignment has ${actual}`);
       if (d.address) covered.add(d.address);
     }
@@ -263,7 +259,9 @@ export function checkPriorities(index: SnapshotIndex, node: NodeRef, options: Co
     const same = list.filter((e) => e.cluster === local.clusterName).map((e) => e.priority);
     const remote = list.filter((e) => e.cluster !== local.clusterName).map((e) => e.priority);
     if (same.length > 0 && remote.length > 0 && Math.max(...same) >= Math.min(...remote)) {
-      problems.push(`${name}: a same-cluster endpoint at ${options.socketSelection === "aggregate" ? "flattened " : ""}priority ${Math.max(...same)} is not ahead of a remote one at ${Math.min(...remote)}`);
+      problems.push(
+        `${name}: a same-cluster endpoint at ${options.socketSelection === "aggregate" ? "flattened " : ""}priority ${Math.max(...same)} is not ahead of a remote one at ${Math.min(...remote)}`,
+      );
     }
   }
   fail(`priorities of ${describe(node, options)}`, problems);
@@ -352,7 +350,10 @@ function matcherActions(matcher: Matcher): string[] {
     if (action?.name !== EXTENSION.socketNameAction || !action.typed_config) return [`(action ${action?.name ?? "missing"})`];
     return [(unpackAny(action.typed_config)?.message as TransportSocketNameAction | undefined)?.name ?? "(no name)"];
   };
-  return [...Object.values(matcher.matcher_tree?.exact_match_map?.map ?? {}).flatMap(onMatch), ...(matcher.on_no_match ? onMatch(matcher.on_no_match) : ["(no on_no_match)"])];
+  return [
+    ...Object.values(matcher.matcher_tree?.exact_match_map?.map ?? {}).flatMap(onMatch),
+    ...(matcher.on_no_match ? onMatch(matcher.on_no_match) : ["(no on_no_match)"]),
+  ];
 }
 
 export function checkTls(index: SnapshotIndex, node: NodeRef, options: CompileOptions): void {
@@ -364,7 +365,8 @@ export function checkTls(index: SnapshotIndex, node: NodeRef, options: CompileOp
   for (const cluster of result.clusters) {
     const name = cluster.name ?? "";
     if (name.startsWith("ew_ingress_")) {
-      if (cluster.transport_socket || (cluster.transport_socket_matches ?? []).length > 0 || cluster.transport_socket_matcher) problems.push(`${name} originates TLS`);
+      if (cluster.transport_socket || (cluster.transport_socket_matches ?? []).length > 0 || cluster.transport_socket_matcher)
+        problems.push(`${name} originates TLS`);
       continue;
     }
     if (!isOutbound(name) || cluster.cluster_type?.name === EXTENSION.aggregateCluster) continue;
@@ -389,7 +391,8 @@ export function checkTls(index: SnapshotIndex, node: NodeRef, options: CompileOp
     }
     if (cluster.transport_socket_matcher) {
       const table = new Set((cluster.transport_socket_matches ?? []).map((m) => m.name));
-      for (const action of matcherActions(cluster.transport_socket_matcher)) if (!table.has(action)) problems.push(`${name}: matcher action names ${action}, not in the socket table`);
+      for (const action of matcherActions(cluster.transport_socket_matcher))
+        if (!table.has(action)) problems.push(`${name}: matcher action names ${action}, not in the socket table`);
     } else if ((cluster.transport_socket_matches ?? []).length > 0) problems.push(`${name}: a socket table without a matcher`);
   }
   fail(`TLS of ${describe(node, options)}`, problems);

@@ -41,17 +41,25 @@
 import { describe, test } from "vitest";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { indexSnapshot, type SnapshotIndex } from "../../src/plan/snapshot-index.js";
-import { compilableNodes, everyModeSelection, meshDocumentArb, otherOptionsArb, type MeshDocument, type NodeRef, type OtherOptions } from "../support/random-mesh.js";
 import {
+  compilableNodes,
+  everyModeSelection,
+  type MeshDocument,
+  meshDocumentArb,
+  type NodeRef,
+  type OtherOptions,
+  otherOptionsArb,
+} from "../support/random-mesh.js";
+import {
+  type CompileOptions,
   checkAddressesAndWeights,
   checkConservation,
   checkNoRemotePodIps,
   checkPriorities,
   checkTls,
   checkWaypointMonotone,
-  type CompileOptions,
 } from "./checks.js";
-import { RUNS, assertProperty, timeoutFor } from "./harness.js";
+import { assertProperty, RUNS, timeoutFor } from "./harness.js";
 
 /**
  * Pods without a netns, and pods claiming a netns another pod of the node claims too, are included
@@ -63,7 +71,10 @@ const meshes = meshDocumentArb({ withoutNetns: 2 });
  * Runs `check` for every compilable node of the mesh under every mode × socket selection
  * (restricted by `only`), with the drawn other options (ports, config sources, netns key).
  */
-function everyNodeAndMode(check: (index: SnapshotIndex, node: NodeRef, options: CompileOptions) => void, only: (options: CompileOptions) => boolean = () => true) {
+function everyNodeAndMode(
+  check: (index: SnapshotIndex, node: NodeRef, options: CompileOptions) => void,
+  only: (options: CompileOptions) => boolean = () => true,
+) {
   return (doc: MeshDocument, other: OtherOptions) => {
     const index = indexSnapshot(parseSnapshot(structuredClone(doc)));
     const modes = everyModeSelection(other).filter(only);
@@ -75,13 +86,21 @@ describe(`compiler properties (${RUNS} random meshes each, every node, every mod
   test(
     "2. pods reached through a waypoint: off ⊆ cross-cluster ⊆ always, for the same node",
     // The check compiles all three modes itself: run it once per socket selection.
-    () => assertProperty([meshes, otherOptionsArb], everyNodeAndMode(checkWaypointMonotone, (o) => o.eastWestWaypoint === "off")),
+    () =>
+      assertProperty(
+        [meshes, otherOptionsArb],
+        everyNodeAndMode(checkWaypointMonotone, (o) => o.eastWestWaypoint === "off"),
+      ),
     timeoutFor(60),
   );
 
   test(
     "3. waypoint modes: no other cluster's pod IP in any address; remote addresses are node IPs at the tunnel port",
-    () => assertProperty([meshes, otherOptionsArb], everyNodeAndMode(checkNoRemotePodIps, (o) => o.eastWestWaypoint !== "off")),
+    () =>
+      assertProperty(
+        [meshes, otherOptionsArb],
+        everyNodeAndMode(checkNoRemotePodIps, (o) => o.eastWestWaypoint !== "off"),
+      ),
     timeoutFor(60),
   );
 

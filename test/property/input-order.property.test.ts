@@ -10,7 +10,7 @@ import { test } from "vitest";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { compilableNodes, meshDocumentArb, modeSelectionArb, otherOptionsArb } from "../support/random-mesh.js";
 import { checkPermutationInvariance } from "./checks.js";
-import { RUNS, assertProperty, timeoutFor } from "./harness.js";
+import { assertProperty, RUNS, timeoutFor } from "./harness.js";
 
 test(
   `8. an input permutation changes neither output bytes nor xDS versions (${RUNS} meshes)`,

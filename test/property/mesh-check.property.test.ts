@@ -14,7 +14,7 @@ import { test } from "vitest";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { everyModeSelection, meshDocumentArb, otherOptionsArb } from "../support/random-mesh.js";
 import { checkSchemaAndPaths } from "./checks.js";
-import { RUNS, assertProperty, timeoutFor } from "./harness.js";
+import { assertProperty, RUNS, timeoutFor } from "./harness.js";
 
 test(
   `1. every node passes the upstream schema check and verifyMesh is ok, all modes × socket selections (${RUNS} meshes)`,

@@ -2,14 +2,14 @@
  * Golden cases: `testdata/<case>/case.yaml` names a mesh file, a node and options; the expected
  * output lives in `golden/<case>/{clusters,endpoints,listeners,diagnostics}.yaml`.
  */
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { compileNode, type CompileResult } from "../../src/compile/compile-node.js";
-import { parseSnapshot } from "../../src/model/snapshot.js";
-import { localNodeFrom, parseNode, type LocalNode } from "../../src/model/node.js";
-import { parseOptions, type Options } from "../../src/model/options.js";
+import { type CompileResult, compileNode } from "../../src/compile/compile-node.js";
+import { type LocalNode, localNodeFrom, parseNode } from "../../src/model/node.js";
+import { type Options, parseOptions } from "../../src/model/options.js";
 import type { Snapshot } from "../../src/model/snapshot.js";
+import { parseSnapshot } from "../../src/model/snapshot.js";
 import { REPO_ROOT } from "./fixtures.js";
 
 export const TESTDATA = join(REPO_ROOT, "testdata");
@@ -32,7 +32,12 @@ export function caseNames(): string[] {
 }
 
 export function goldenNames(): string[] {
-  return existsSync(GOLDEN) ? readdirSync(GOLDEN, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort() : [];
+  return existsSync(GOLDEN)
+    ? readdirSync(GOLDEN, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name)
+        .sort()
+    : [];
 }
 
 export function loadCase(name: string): GoldenCase {

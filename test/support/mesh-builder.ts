@@ -1,6 +1,6 @@
 /** Small meshes for focused tests: terse endpoint and node helpers over the mesh-file format. */
 import type { LocalNodeInput } from "../../src/model/node.js";
-import { parseSnapshot, type MeshFileInput, type Snapshot } from "../../src/model/snapshot.js";
+import { type MeshFileInput, parseSnapshot, type Snapshot } from "../../src/model/snapshot.js";
 
 export interface EndpointSpec {
   cluster: string;
@@ -52,7 +52,13 @@ export function mesh(parts: Partial<Omit<MeshFileInput, "services">> & { service
 }
 
 /** The LocalNode input for a node of a mesh built here, hosting the given pods. */
-export function localNode(cluster: string, name: string, ip: string, pods: LocalNodeInput["pods"] = [], locality = { region: "r1", zone: "z1" }): LocalNodeInput {
+export function localNode(
+  cluster: string,
+  name: string,
+  ip: string,
+  pods: LocalNodeInput["pods"] = [],
+  locality = { region: "r1", zone: "z1" },
+): LocalNodeInput {
   return {
     clusterName: cluster,
     nodeName: name,

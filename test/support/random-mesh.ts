@@ -26,8 +26,8 @@
  */
 import fc from "fast-check";
 import { isInputError } from "../../src/errors.js";
-import { localNodeFrom, type LocalNode } from "../../src/model/node.js";
-import { SOCKET_SELECTIONS, WAYPOINT_MODES, type OptionsInput, type SocketSelection, type WaypointMode } from "../../src/model/options.js";
+import { type LocalNode, localNodeFrom } from "../../src/model/node.js";
+import { type OptionsInput, SOCKET_SELECTIONS, type SocketSelection, WAYPOINT_MODES, type WaypointMode } from "../../src/model/options.js";
 import { encodeServiceEndpoint, serviceEndpoint } from "../../src/model/registry.js";
 import type { MeshFileInput, Snapshot } from "../../src/model/snapshot.js";
 import { compareText } from "../../src/util/order.js";
@@ -186,7 +186,11 @@ function recordRecipe(options: RandomMeshOptions): fc.Arbitrary<RecordRecipe> {
       options.namelessRecords === false
         ? fc.constant(false)
         : fc.oneof({ weight: 12, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
-    nodeIp: fc.oneof({ weight: 6, arbitrary: fc.constant("known" as const) }, { weight: 2, arbitrary: fc.constant("missing" as const) }, { weight: 1, arbitrary: fc.constant("stale" as const) }),
+    nodeIp: fc.oneof(
+      { weight: 6, arbitrary: fc.constant("known" as const) },
+      { weight: 2, arbitrary: fc.constant("missing" as const) },
+      { weight: 1, arbitrary: fc.constant("stale" as const) },
+    ),
     health: fc.nat({ max: HEALTH_SPELLINGS.length - 1 }),
     ports: fc.nat({ max: 7 }),
     portSpelling: fc.constantFrom("port" as const, "ports" as const, "both" as const),
@@ -289,7 +293,10 @@ export function buildMeshDocument(recipe: MeshRecipe): Doc {
               .map((d) => ({
                 name: trustDomainOf(d),
                 clusters: CLUSTER_NAMES.slice(0, clusterCount).filter((_, c) => c % 2 === d),
-                bundle: d === 0 ? { filename: `/run/spire/bundles/${trustDomainOf(d)}.pem` } : { inlineString: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" },
+                bundle:
+                  d === 0
+                    ? { filename: `/run/spire/bundles/${trustDomainOf(d)}.pem` }
+                    : { inlineString: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" },
               })),
           }
         : recipe.trust === "shared-bundle"
@@ -303,7 +310,14 @@ export function buildMeshDocument(recipe: MeshRecipe): Doc {
     if (!cluster.nodeList) return;
     cluster.nodes.forEach((node, n) => {
       if (!node.listed) return;
-      nodes.push({ cluster: clusterName(c), name: nodeNameOf(n), ip: nodeIpOf(c, n), region: REGIONS[node.region]!, zone: ZONES[node.zone]!, ready: node.ready });
+      nodes.push({
+        cluster: clusterName(c),
+        name: nodeNameOf(n),
+        ip: nodeIpOf(c, n),
+        region: REGIONS[node.region]!,
+        zone: ZONES[node.zone]!,
+        ready: node.ready,
+      });
     });
   });
 

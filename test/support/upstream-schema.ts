@@ -8,8 +8,9 @@
  *  (c) the protoc-gen-validate rules annotated upstream hold (lengths, ranges, required messages
  *      and oneofs, repeated/map sizes, defined enums).
  */
-import { createRequire } from "node:module";
+
 import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, isAbsolute, join } from "node:path";
 import stableStringify from "fast-json-stable-stringify";
 import protobuf from "protobufjs";
@@ -175,7 +176,7 @@ function wireTypeFits(field: protobuf.Field, wireType: number): boolean {
 }
 
 function isPackable(field: protobuf.Field): boolean {
-  return field.resolvedType instanceof protobuf.Enum || (field.type in protobuf.types.packed);
+  return field.resolvedType instanceof protobuf.Enum || field.type in protobuf.types.packed;
 }
 
 function decodeMapEntry(field: protobuf.MapField, bytes: Uint8Array, path: string, sink: Sink): [string, Json] {
@@ -247,9 +248,7 @@ function defaultScalar(field: protobuf.FieldBase): Json {
 
 // ---- canonical JSON: the conventions of src/emit/render.ts -----------------------------------
 
-const WRAPPERS = new Set(
-  ["Bool", "String", "UInt32", "Int32", "Double", "Float", "UInt64", "Int64", "Bytes"].map((w) => `.google.protobuf.${w}Value`),
-);
+const WRAPPERS = new Set(["Bool", "String", "UInt32", "Int32", "Double", "Float", "UInt64", "Int64", "Bytes"].map((w) => `.google.protobuf.${w}Value`));
 
 function canonical(type: protobuf.Type, present: Map<string, Json>, path: string, sink: Sink): Json {
   const name = type.fullName;
@@ -404,7 +403,9 @@ function stringViolations(rule: Record<string, unknown>, value: string, at: stri
   const known = new Set(["min_len", "max_len", "min_bytes", "max_bytes", "prefix", "well_known_regex", "strict", "ignore_empty"]);
   return [
     ...checks.filter(([, broken]) => broken).map(([problem]) => `${at}: ${JSON.stringify(value)} ${problem}`),
-    ...Object.keys(rule).filter((key) => !known.has(key)).map((key) => `${at}: unsupported string rule ${key} (teach the checker)`),
+    ...Object.keys(rule)
+      .filter((key) => !known.has(key))
+      .map((key) => `${at}: unsupported string rule ${key} (teach the checker)`),
   ];
 }
 
@@ -430,7 +431,9 @@ function numberViolations(rule: Record<string, unknown>, value: number, at: stri
   const known = new Set(["gt", "gte", "lt", "lte"]);
   return [
     ...checks.filter(([, broken]) => broken).map(([problem]) => `${at}: ${value} ${problem}`),
-    ...Object.keys(rule).filter((key) => !known.has(key)).map((key) => `${at}: unsupported number rule ${key} (teach the checker)`),
+    ...Object.keys(rule)
+      .filter((key) => !known.has(key))
+      .map((key) => `${at}: unsupported number rule ${key} (teach the checker)`),
   ];
 }
 
@@ -440,7 +443,8 @@ function durationViolations(rule: Record<string, unknown>, value: Json, at: stri
   if (rule.gt !== undefined && !(seconds > durationSeconds(rule.gt))) problems.push(`${at}: ${value} must be > ${durationSeconds(rule.gt)}s`);
   if (rule.gte !== undefined && !(seconds >= durationSeconds(rule.gte))) problems.push(`${at}: ${value} must be ≥ ${durationSeconds(rule.gte)}s`);
   if (rule.lt !== undefined && !(seconds < durationSeconds(rule.lt))) problems.push(`${at}: ${value} must be < ${durationSeconds(rule.lt)}s`);
-  for (const key of Object.keys(rule)) if (!["gt", "gte", "lt", "required"].includes(key)) problems.push(`${at}: unsupported duration rule ${key} (teach the checker)`);
+  for (const key of Object.keys(rule))
+    if (!["gt", "gte", "lt", "required"].includes(key)) problems.push(`${at}: unsupported duration rule ${key} (teach the checker)`);
   return problems;
 }
 

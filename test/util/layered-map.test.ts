@@ -5,7 +5,14 @@ const base = new Map(Array.from({ length: 100 }, (_, i) => [`k${i}`, i]));
 
 describe("LayeredMap", () => {
   test("reads through its changes to the base, and leaves the base as it was", () => {
-    const map = LayeredMap.of(base, new Map<string, number | undefined>([["k1", -1], ["k2", undefined], ["new", 7]]));
+    const map = LayeredMap.of(
+      base,
+      new Map<string, number | undefined>([
+        ["k1", -1],
+        ["k2", undefined],
+        ["new", 7],
+      ]),
+    );
     expect(map).toBeInstanceOf(LayeredMap);
     expect([map.get("k1"), map.get("k2"), map.get("k3"), map.get("new"), map.get("absent")]).toEqual([-1, undefined, 3, 7, undefined]);
     expect([map.has("k1"), map.has("k2"), map.has("new"), map.has("absent")]).toEqual([true, false, true, false]);
@@ -15,9 +22,36 @@ describe("LayeredMap", () => {
   });
 
   test("iterates in the base's order, changed values in place, then new keys", () => {
-    const small = new Map([["a", 1], ["b", 2], ["c", 3], ["d", 4], ["e", 5], ["f", 6], ["g", 7], ["h", 8], ["i", 9]]);
-    const map = LayeredMap.of(small, new Map<string, number | undefined>([["z", 26], ["b", 20], ["c", undefined]]));
-    expect([...map]).toEqual([["a", 1], ["b", 20], ["d", 4], ["e", 5], ["f", 6], ["g", 7], ["h", 8], ["i", 9], ["z", 26]]);
+    const small = new Map([
+      ["a", 1],
+      ["b", 2],
+      ["c", 3],
+      ["d", 4],
+      ["e", 5],
+      ["f", 6],
+      ["g", 7],
+      ["h", 8],
+      ["i", 9],
+    ]);
+    const map = LayeredMap.of(
+      small,
+      new Map<string, number | undefined>([
+        ["z", 26],
+        ["b", 20],
+        ["c", undefined],
+      ]),
+    );
+    expect([...map]).toEqual([
+      ["a", 1],
+      ["b", 20],
+      ["d", 4],
+      ["e", 5],
+      ["f", 6],
+      ["g", 7],
+      ["h", 8],
+      ["i", 9],
+      ["z", 26],
+    ]);
     expect([...map.keys()]).toEqual(["a", "b", "d", "e", "f", "g", "h", "i", "z"]);
     expect([...map.values()]).toEqual([1, 20, 4, 5, 6, 7, 8, 9, 26]);
     const seen: string[] = [];

@@ -1,12 +1,12 @@
 import { describe, expect, test } from "vitest";
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { TransportSocketNameAction } from "../../gen/envoy/extensions/matching/common_inputs/transport_socket/v3/transport_socket_inputs.js";
-import { pack } from "../../src/envoy/any.js";
 import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import { unpackAny } from "../../src/emit/schema.js";
+import { pack } from "../../src/envoy/any.js";
 import { TRANSPORT_SOCKET_NAME_ACTION, UPSTREAM_TLS_CONTEXT } from "../../src/envoy/types.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
-import { compileMesh, type CompiledMesh } from "../../src/verify/compiled-mesh.js";
+import { type CompiledMesh, compileMesh } from "../../src/verify/compiled-mesh.js";
 import { checkCompiledMesh, explainPath, verifyMesh } from "../../src/verify/mesh-check.js";
 import type { PathFailureCode } from "../../src/verify/path.js";
 import { meshDocument } from "../support/fixtures.js";
@@ -47,8 +47,22 @@ describe("verifyMesh on the example mesh", () => {
     const path = verifyMesh(snapshot(true), crossCluster).paths.find((p) => p.source.pod?.name === "frontend-7d9f-abcde" && p.target.port === 8080)!;
     expect(path.status).toBe("ok");
     expect(path.landings.map((l) => [l.pod.cluster, l.pod.name, l.via, l.address, l.sni, l.socket])).toEqual([
-      ["west", "checkout-9a1e-y1", "west/node-2", "10.20.0.12:15009", "8080.checkout.team-a.mesh.aether", "waypoint|spiffe://aether.internal/ns/team-a/sa/frontend"],
-      ["west", "checkout-9a1e-y2", "west/node-2", "10.20.0.12:15009", "8080.checkout.team-a.mesh.aether", "waypoint|spiffe://aether.internal/ns/team-a/sa/frontend"],
+      [
+        "west",
+        "checkout-9a1e-y1",
+        "west/node-2",
+        "10.20.0.12:15009",
+        "8080.checkout.team-a.mesh.aether",
+        "waypoint|spiffe://aether.internal/ns/team-a/sa/frontend",
+      ],
+      [
+        "west",
+        "checkout-9a1e-y2",
+        "west/node-2",
+        "10.20.0.12:15009",
+        "8080.checkout.team-a.mesh.aether",
+        "waypoint|spiffe://aether.internal/ns/team-a/sa/frontend",
+      ],
     ]);
   });
 
@@ -85,7 +99,8 @@ describe("the check catches real mistakes", () => {
   test("an inbound chain without the structured server name", () => {
     const codes = failuresAfter((mesh) => {
       for (const listener of node(mesh, "west/node-2").listeners.filter((l) => l.name!.startsWith("inbound_checkout"))) {
-        for (const chain of listener.filter_chains!) chain.filter_chain_match!.server_names = chain.filter_chain_match!.server_names!.filter((n) => !n.includes("."));
+        for (const chain of listener.filter_chains!)
+          chain.filter_chain_match!.server_names = chain.filter_chain_match!.server_names!.filter((n) => !n.includes("."));
       }
     }, true);
     expect(codes).toEqual(["NO_INBOUND_CHAIN"]);
@@ -102,7 +117,10 @@ describe("the check catches real mistakes", () => {
     const codes = failuresAfter((mesh) => {
       const local = checkout8080(mesh).transport_socket_matcher!.on_no_match!.matcher!;
       local.matcher_tree!.exact_match_map!.map!["/var/run/netns/cni-3f1a9c"] = {
-        action: { name: "envoy.matching.action.transport_socket.name", typed_config: pack(TRANSPORT_SOCKET_NAME_ACTION, { name: "local|spiffe://aether.internal/ns/team-a/sa/ghost" } satisfies TransportSocketNameAction) },
+        action: {
+          name: "envoy.matching.action.transport_socket.name",
+          typed_config: pack(TRANSPORT_SOCKET_NAME_ACTION, { name: "local|spiffe://aether.internal/ns/team-a/sa/ghost" } satisfies TransportSocketNameAction),
+        },
       };
     });
     expect(codes).toEqual(["MISSING_SOCKET"]);
