@@ -28,13 +28,6 @@ export {
   type XdsTypeUrl,
 } from "./emit/xds.js";
 export { CompileInvariantError, formatPath, InputError, type InputIssue, type InputKind, isCompileInvariantError, isInputError } from "./errors.js";
-export {
-  type EndpointExplanation,
-  explainService,
-  formatServiceExplanation,
-  type PortExplanation,
-  type ServiceExplanation,
-} from "./explain.js";
 export { MAX_MESH_FILE_LENGTH, type MeshFileFormat, meshFileFormat, parseMeshFile } from "./model/mesh-file.js";
 export { type HostedPod, type LocalNode, type LocalNodeInput, localNodeFrom, parseNode, trustDomainOfCluster } from "./model/node.js";
 export {
@@ -71,6 +64,13 @@ export { ORIGIN_CLUSTER_KEY, ORIGIN_NODE_KEY, RESERVED_METADATA_KEYS, WAYPOINT_K
 export { CACHED_CONTEXTS, indexSnapshot, type SnapshotIndex } from "./plan/snapshot-index.js";
 export { type CompiledMesh, type CompiledNode, compileMesh } from "./verify/compiled-mesh.js";
 export { chosenPriority, evaluateSocketMatcher, type MatchInputs, type MatchOutcome, selectFilterChain } from "./verify/envoy-match.js";
+export {
+  type EndpointExplanation,
+  explainService,
+  formatServiceExplanation,
+  type PortExplanation,
+  type ServiceExplanation,
+} from "./verify/explain-service.js";
 export { formatMeshReport } from "./verify/format.js";
 export { checkCompiledMesh, explainPath, formatPathReport, type MeshCheckReport, verifyMesh } from "./verify/mesh-check.js";
 export { type Landing, PATH_FAILURES, type PathFailureCode, type PathReport, type PathSource, type PathTarget } from "./verify/path.js";

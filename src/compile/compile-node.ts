@@ -3,6 +3,7 @@ import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { Diagnostic } from "../diagnostics.js";
+import type { ResourceSet } from "../envoy/resources.js";
 import { type LocalNode, type LocalNodeInput, parseNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
@@ -15,7 +16,7 @@ import { inboundSide } from "./inbound.js";
 import { lintCompileResult } from "./lint.js";
 import { ingressAssignments, ingressClusters, tunnelListener, tunnelRoutes } from "./waypoint.js";
 
-export interface CompileResult {
+export interface CompileResult extends ResourceSet {
   readonly node: {
     readonly cluster: string;
     readonly name: string;
@@ -24,12 +25,6 @@ export interface CompileResult {
   };
   /** The options the node was compiled with, defaults applied. */
   readonly options: Options;
-  /** Sorted by name. */
-  readonly clusters: readonly Cluster[];
-  /** Sorted by cluster name. */
-  readonly endpoints: readonly ClusterLoadAssignment[];
-  /** Sorted by name. */
-  readonly listeners: readonly Listener[];
   readonly diagnostics: readonly Diagnostic[];
 }
 

@@ -6,11 +6,11 @@
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { LbEndpoint, LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import { type Diagnostic, diagnostic, lazyDiagnostic } from "../diagnostics.js";
-import { withEncodingCells } from "../emit/assignment-encoding.js";
 import { locality } from "../envoy/core.js";
 import { subClusterName } from "../naming.js";
 import { type EdsView, serviceViewKey } from "../plan/eds-view.js";
-import { type EncodingCell, type PlannedEndpoint, type PortPlan, planPort } from "../plan/endpoints.js";
+import { type EncodingCell, withEncodingCells } from "../plan/encoding-cells.js";
+import { type PlannedEndpoint, type PortPlan, planPort } from "../plan/endpoints.js";
 import { type IndexedService, memoized, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { compareNumbers } from "../util/order.js";
 

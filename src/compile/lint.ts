@@ -10,9 +10,10 @@ import type { TransportSocketNameAction } from "../../gen/envoy/extensions/match
 import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import type { Any } from "../../gen/google/protobuf/any.js";
 import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
-import { unpackAny } from "../emit/schema.js";
 import { packedMessage } from "../envoy/any.js";
 import { hostPort } from "../envoy/core.js";
+import type { ResourceSet } from "../envoy/resources.js";
+import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION } from "../envoy/types.js";
 import { CompileInvariantError } from "../errors.js";
 import { MAX_DNS_LABEL, MAX_SERVER_NAME_BYTES } from "../naming.js";
@@ -34,12 +35,6 @@ export const LINT_RULES = [
 
 export type LintRule = (typeof LINT_RULES)[number];
 
-export interface LintableResult {
-  readonly clusters: readonly Cluster[];
-  readonly endpoints: readonly ClusterLoadAssignment[];
-  readonly listeners: readonly Listener[];
-}
-
 /**
  * Resources that passed. Compiled resources are shared between compiles (and never mutated), so a
  * cached cluster or assignment is linted once, when it is built.
@@ -47,7 +42,7 @@ export interface LintableResult {
 const passed = new WeakSet<object>();
 
 /** Throws `CompileInvariantError` on the first broken rule; returns the result untouched otherwise. */
-export function lintCompileResult<T extends LintableResult>(result: T): T {
+export function lintCompileResult<T extends ResourceSet>(result: T): T {
   uniqueNames(
     "clusters",
     result.clusters.map((c) => c.name ?? ""),

@@ -1,7 +1,7 @@
 /**
  * A faster `ClusterLoadAssignment.encode` producing exactly the same bytes. The compiler shares
  * each LbEndpoint between every view and node that emits it, with a cell for its encoding
- * (`withEncodingCells`), so each is encoded once and spliced; only the grouping (locality,
+ * (see plan/encoding-cells.ts), so each is encoded once and spliced; only the grouping (locality,
  * priority) is written per assignment, straight into the output with precomputed lengths. Field
  * order is the generated encoder's: cluster_name, endpoints {locality, metadata, lb_endpoints,
  * load_balancing_weight, priority}, policy.
@@ -10,27 +10,15 @@ import { BinaryWriter } from "@bufbuild/protobuf/wire";
 import { Locality } from "../../gen/envoy/config/core/v3/base.js";
 import { type ClusterLoadAssignment, ClusterLoadAssignment_Policy } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import { LbEndpoint, LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
-import type { EncodingCell } from "../plan/endpoints.js";
+import { type AssignmentCells, type EncodingCell, encodingCellsOf } from "../plan/encoding-cells.js";
 import { messageField, varintSize } from "./wire-size.js";
-
-/**
- * Per assignment, a cell per LbEndpoint in order (none where the bytes are not shared). Keyed by
- * assignment, not by LbEndpoint: a few thousand weak entries per view instead of one per endpoint,
- * which kept the garbage collector busy out of proportion.
- */
-const cellsByAssignment = new WeakMap<ClusterLoadAssignment, readonly (EncodingCell | undefined)[]>();
-
-/** Records where the encoding of each of the assignment's LbEndpoints (in order) may be kept. */
-export function withEncodingCells(assignment: ClusterLoadAssignment, cells: readonly (EncodingCell | undefined)[]): void {
-  cellsByAssignment.set(assignment, cells);
-}
 
 /** Reused: `finish()` copies out what was written and keeps the grown buffer. */
 const writer = new BinaryWriter();
 const partWriter = new BinaryWriter();
 
 export function encodeAssignment(assignment: ClusterLoadAssignment): Uint8Array {
-  const cells = cellsByAssignment.get(assignment);
+  const cells = encodingCellsOf(assignment);
   let next = 0;
   if (assignment.cluster_name) writer.uint32(10).string(assignment.cluster_name);
   for (const group of assignment.endpoints ?? []) {
@@ -45,7 +33,7 @@ export function encodeAssignment(assignment: ClusterLoadAssignment): Uint8Array 
 }
 
 /** One LocalityLbEndpoints (field 2); groups with metadata or a weight take the generated encoder. */
-function writeGroup(group: LocalityLbEndpoints, cells: readonly (EncodingCell | undefined)[] | undefined, first: number): void {
+function writeGroup(group: LocalityLbEndpoints, cells: AssignmentCells | undefined, first: number): void {
   if (group.metadata !== undefined || group.load_balancing_weight !== undefined) {
     const bytes = LocalityLbEndpoints.encode(group, partWriter).finish();
     writer.uint32(18).uint32(bytes.length).raw(bytes);

@@ -9,9 +9,9 @@ import type { Bootstrap } from "../../gen/envoy/config/bootstrap/v3/bootstrap.js
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { Node } from "../../gen/envoy/config/core/v3/base.js";
 import { type ApiConfigSource, ApiConfigSource_ApiType, ApiVersion } from "../../gen/envoy/config/core/v3/config_source.js";
-import type { CompileResult } from "../compile/compile-node.js";
 import { locality } from "../envoy/core.js";
 import { staticCluster } from "../envoy/listener.js";
+import type { ResourceSet } from "../envoy/resources.js";
 import type { ConfigSourceOption, Options } from "../model/options.js";
 import { compareText } from "../util/order.js";
 import { type JsonValue, renderMessage } from "./render.js";
@@ -21,13 +21,19 @@ export interface BootstrapOptions {
   readonly xdsCluster?: { readonly name?: string; readonly address?: string; readonly port?: number };
 }
 
+/** A node's resources, with what the bootstrap needs to know about the node and how it was compiled. */
+export interface BootstrapInput extends ResourceSet {
+  readonly node: { readonly cluster: string; readonly name: string; readonly locality: { readonly region: string; readonly zone: string } };
+  readonly options: Pick<Options, "sds" | "eds">;
+}
+
 interface StubTarget {
   readonly name: string;
   readonly address: string;
   readonly port: number;
 }
 
-export function toBootstrap(result: CompileResult, options: BootstrapOptions = {}): Bootstrap {
+export function toBootstrap(result: BootstrapInput, options: BootstrapOptions = {}): Bootstrap {
   const xds: StubTarget = {
     name: options.xdsCluster?.name ?? "xds_cluster",
     address: options.xdsCluster?.address ?? "127.0.0.1",
@@ -47,12 +53,12 @@ export function renderBootstrap(bootstrap: Bootstrap): { [key: string]: JsonValu
   return renderMessage("envoy.config.bootstrap.v3.Bootstrap", bootstrap);
 }
 
-function usesAds(options: Options): boolean {
+function usesAds(options: BootstrapInput["options"]): boolean {
   return options.sds === "ads" || options.eds === "ads";
 }
 
 /** The node identity the control plane sees: `<cluster>/<name>`. */
-function bootstrapNode(node: CompileResult["node"]): Node {
+function bootstrapNode(node: BootstrapInput["node"]): Node {
   const result: Node = { id: `${node.cluster}/${node.name}`, cluster: node.cluster };
   const where = locality(node.locality.region, node.locality.zone);
   if (where) result.locality = where;
@@ -60,7 +66,7 @@ function bootstrapNode(node: CompileResult["node"]): Node {
 }
 
 /** HTTP/2 (gRPC) static clusters at the xDS address: the ADS server, then each named gRPC source. */
-function stubClusters(options: Options, ads: boolean, xds: StubTarget): Cluster[] {
+function stubClusters(options: BootstrapInput["options"], ads: boolean, xds: StubTarget): Cluster[] {
   const names = new Set<string>();
   if (ads) names.add(xds.name);
   for (const source of [options.sds, options.eds]) {

@@ -5,7 +5,7 @@
  * Default values are omitted, as Envoy's config dump does.
  */
 import type { Any } from "../../gen/google/protobuf/any.js";
-import { enumValueName, type FieldInfo, FieldType, lookupMessage, unpackAny } from "./schema.js";
+import { enumValueName, type FieldInfo, FieldType, lookupMessage, unpackAny } from "../envoy/schema.js";
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 

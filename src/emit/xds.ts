@@ -8,8 +8,8 @@ import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { Any } from "../../gen/google/protobuf/any.js";
-import type { CompileResult } from "../compile/compile-node.js";
 import { TYPE_URL_PREFIX, typeUrl } from "../envoy/any.js";
+import type { ResourceSet } from "../envoy/resources.js";
 import { compareText } from "../util/order.js";
 import { encodeAssignment } from "./assignment-encoding.js";
 import { encodeCluster } from "./cluster-encoding.js";
@@ -76,7 +76,7 @@ const LISTENER: ResourceType<Listener> = {
  * The compile result's resources, encoded and versioned. A version depends only on the resource's
  * bytes, so an unchanged resource keeps its version across compiles and processes.
  */
-export function toXdsResources(result: CompileResult): XdsResources {
+export function toXdsResources(result: ResourceSet): XdsResources {
   return {
     [XDS_TYPE_URLS.clusters]: xdsResources(CLUSTER, result.clusters),
     [XDS_TYPE_URLS.endpoints]: xdsResources(CLUSTER_LOAD_ASSIGNMENT, result.endpoints),

@@ -14,14 +14,10 @@ import type { ServiceEndpoint } from "../model/registry.js";
 import { outboundClusterName } from "../naming.js";
 import { compareText, ipSortKey } from "../util/order.js";
 import type { EdsView } from "./eds-view.js";
+import type { EncodingCell } from "./encoding-cells.js";
 import { type IndexedService, memoized, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
 
 export type Route = "direct" | "waypoint";
-
-/** A slot for the encoded bytes of a shared message. */
-export interface EncodingCell {
-  bytes?: Uint8Array;
-}
 
 /** Keys aether-xds owns in `envoy.lb` metadata; user metadata never overrides them. */
 export const WAYPOINT_KEY = "waypoint";

@@ -12,7 +12,7 @@ import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_co
 import type { Any } from "../../gen/google/protobuf/any.js";
 import type { TypedExtensionConfig } from "../../gen/xds/core/v3/extension.js";
 import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
-import { unpackAny } from "../emit/schema.js";
+import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION } from "../envoy/types.js";
 
 /** Whether a `server_names` entry matches an SNI: exact, or `*.suffix` matching any number of leading labels. */

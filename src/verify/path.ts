@@ -11,8 +11,8 @@ import type { ClusterConfig } from "../../gen/envoy/extensions/clusters/aggregat
 import type { TcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
 import type { CommonTlsContext, DownstreamTlsContext, UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import type { SPIFFECertValidatorConfig } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls_spiffe_validator_config.js";
-import { unpackAny } from "../emit/schema.js";
 import { hostPort } from "../envoy/core.js";
+import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION } from "../envoy/types.js";
 import {
   bundleSecretName,

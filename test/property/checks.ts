@@ -12,9 +12,9 @@ import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_so
 import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
 import { type CompileResult, compileNode } from "../../src/compile/compile-node.js";
 import { type Diagnostic, LEFT_OUT_CODES } from "../../src/diagnostics.js";
-import { unpackAny } from "../../src/emit/schema.js";
 import { toXdsResources } from "../../src/emit/xds.js";
 import { hostPort } from "../../src/envoy/core.js";
+import { unpackAny } from "../../src/envoy/schema.js";
 import { EXTENSION } from "../../src/envoy/types.js";
 import { type LocalNode, localNodeFrom, trustDomainOfCluster } from "../../src/model/node.js";
 import { type OptionsInput, parseOptions } from "../../src/model/options.js";

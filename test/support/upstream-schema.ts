@@ -15,7 +15,7 @@ import { dirname, isAbsolute, join } from "node:path";
 import stableStringify from "fast-json-stable-stringify";
 import protobuf from "protobufjs";
 import { formatDuration, renderMessage } from "../../src/emit/render.js";
-import { lookupMessage } from "../../src/emit/schema.js";
+import { lookupMessage } from "../../src/envoy/schema.js";
 
 const require = createRequire(import.meta.url);
 const XDS_PACKAGE_DIR = dirname(require.resolve("@grpc/grpc-js-xds/package.json"));

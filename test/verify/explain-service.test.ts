@@ -1,7 +1,7 @@
 import { expect, test } from "vitest";
-import { explainService, formatServiceExplanation } from "../src/explain.js";
-import { localNodeFrom } from "../src/model/node.js";
-import { exampleSnapshot } from "./support/fixtures.js";
+import { localNodeFrom } from "../../src/model/node.js";
+import { explainService, formatServiceExplanation } from "../../src/verify/explain-service.js";
+import { exampleSnapshot } from "../support/fixtures.js";
 
 test("explains where traffic for a service goes from a node, and why", () => {
   const snapshot = exampleSnapshot();

@@ -15,7 +15,7 @@ import { protoMetadata as tls } from "../../gen/envoy/extensions/transport_socke
 import { protoMetadata as spiffeValidator } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls_spiffe_validator_config.js";
 import { protoMetadata as httpProtocolOptions } from "../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options.js";
 import type { Any } from "../../gen/google/protobuf/any.js";
-import { packedMessage, typeNameOfUrl } from "../envoy/any.js";
+import { packedMessage, typeNameOfUrl } from "./any.js";
 
 /** protobuf `FieldDescriptorProto.Type` values the renderers distinguish. */
 export enum FieldType {

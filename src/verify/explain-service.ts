@@ -3,16 +3,16 @@
  * one service, per port: which socket each source uses, every endpoint by priority with its route,
  * and every endpoint left out with its reason.
  */
-import { HealthStatus } from "../gen/envoy/config/core/v3/health_check.js";
-import { compactPriorities, portAssignments } from "./compile/endpoints.js";
-import { type DiagnosticCode, LEFT_OUT_CODES } from "./diagnostics.js";
-import { InputError } from "./errors.js";
-import { type LocalNode, type LocalNodeInput, parseNode } from "./model/node.js";
-import { type Options, type OptionsInput, parseOptions } from "./model/options.js";
-import type { Snapshot } from "./model/snapshot.js";
-import { type ServiceKey, socketName } from "./naming.js";
-import { planNode } from "./plan/node-plan.js";
-import { indexSnapshot, type SnapshotIndex } from "./plan/snapshot-index.js";
+import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
+import { compactPriorities, portAssignments } from "../compile/endpoints.js";
+import { type DiagnosticCode, LEFT_OUT_CODES } from "../diagnostics.js";
+import { InputError } from "../errors.js";
+import { type LocalNode, type LocalNodeInput, parseNode } from "../model/node.js";
+import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
+import type { Snapshot } from "../model/snapshot.js";
+import { type ServiceKey, socketName } from "../naming.js";
+import { planNode } from "../plan/node-plan.js";
+import { indexSnapshot, type SnapshotIndex } from "../plan/snapshot-index.js";
 
 export interface EndpointExplanation {
   readonly priority: number;
