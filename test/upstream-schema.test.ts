@@ -24,6 +24,14 @@ describe("our proto subset declares exactly what upstream Envoy declares", () =>
     expect(newer).toEqual([
       "envoy.config.cluster.v3.Cluster.transport_socket_matcher = 59",
       "envoy.config.core.v3.SocketAddress.network_namespace_filepath = 7",
+      "envoy.extensions.transport_sockets.tls.v3.CommonTlsContext.custom_tls_certificate_selector = 16",
+      "envoy.extensions.transport_sockets.tls.v3.SPIFFECertValidatorConfig.trust_bundles = 2",
+    ]);
+    const packages = NEWER_THAN_COPY.sources.map((source) => /package ([\w.]+);/.exec(source)?.[1]);
+    expect(packages).toEqual([
+      "envoy.extensions.matching.common_inputs.transport_socket.v3",
+      "envoy.extensions.transport_sockets.tls.cert_selectors.on_demand_secret.v3",
+      "envoy.extensions.transport_sockets.tls.cert_mappers.filter_state_override.v3",
     ]);
   });
 

@@ -36,8 +36,10 @@ const UPSTREAM_ENTRY_FILES = [
   "envoy/config/listener/v3/listener.proto",
   "envoy/extensions/clusters/aggregate/v3/cluster.proto",
   "envoy/extensions/filters/http/router/v3/router.proto",
+  "envoy/extensions/filters/listener/original_dst/v3/original_dst.proto",
   "envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto",
   "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto",
+  "envoy/extensions/filters/network/set_filter_state/v3/set_filter_state.proto",
   "envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.proto",
   "envoy/extensions/transport_sockets/tls/v3/tls.proto",
   "envoy/extensions/transport_sockets/tls/v3/tls_spiffe_validator_config.proto",
@@ -56,9 +58,20 @@ export const NEWER_THAN_COPY = {
     { message: "envoy.config.cluster.v3.Cluster", name: "transport_socket_matcher", id: 59, type: "xds.type.matcher.v3.Matcher" },
     // SocketAddress.network_namespace_filepath: bind a listener inside a netns (1.36).
     { message: "envoy.config.core.v3.SocketAddress", name: "network_namespace_filepath", id: 7, type: "string" },
+    // CommonTlsContext.custom_tls_certificate_selector: the client certificate chosen per connection (1.38).
+    {
+      message: "envoy.extensions.transport_sockets.tls.v3.CommonTlsContext",
+      name: "custom_tls_certificate_selector",
+      id: 16,
+      type: "envoy.config.core.v3.TypedExtensionConfig",
+    },
+    // SPIFFECertValidatorConfig.trust_bundles: a watched SPIFFE bundle map.
+    { message: "envoy.extensions.transport_sockets.tls.v3.SPIFFECertValidatorConfig", name: "trust_bundles", id: 2, type: "envoy.config.core.v3.DataSource" },
   ],
-  /** The transport-socket matching inputs and action (1.37), a package the copy does not have. */
-  source: `
+  /** Packages the copy does not have: one source each. */
+  sources: [
+    /** The transport-socket matching inputs and action (1.37). */
+    `
     syntax = "proto3";
     package envoy.extensions.matching.common_inputs.transport_socket.v3;
     import "validate/validate.proto";
@@ -79,6 +92,29 @@ export const NEWER_THAN_COPY = {
       string name = 1 [(validate.rules).string = {min_len: 1}];
     }
   `,
+    /** The on-demand certificate selector (1.38). */
+    `
+    syntax = "proto3";
+    package envoy.extensions.transport_sockets.tls.cert_selectors.on_demand_secret.v3;
+    import "envoy/config/core/v3/config_source.proto";
+    import "envoy/config/core/v3/extension.proto";
+    import "validate/validate.proto";
+    message Config {
+      envoy.config.core.v3.ConfigSource config_source = 1 [(validate.rules).message = {required: true}];
+      envoy.config.core.v3.TypedExtensionConfig certificate_mapper = 2 [(validate.rules).message = {required: true}];
+      repeated string prefetch_secret_names = 3;
+    }
+  `,
+    /** The filter-state certificate mapper (1.38). */
+    `
+    syntax = "proto3";
+    package envoy.extensions.transport_sockets.tls.cert_mappers.filter_state_override.v3;
+    import "validate/validate.proto";
+    message Config {
+      string default_value = 1 [(validate.rules).string = {min_len: 1}];
+    }
+  `,
+  ],
 };
 
 let rootCache: protobuf.Root | undefined;
@@ -93,7 +129,7 @@ export function upstreamRoot(): protobuf.Root {
     return found ?? protobuf.util.path.resolve(origin, target);
   };
   root.loadSync(UPSTREAM_ENTRY_FILES, { keepCase: true });
-  protobuf.parse(NEWER_THAN_COPY.source, root, { keepCase: true });
+  for (const source of NEWER_THAN_COPY.sources) protobuf.parse(source, root, { keepCase: true });
   for (const field of NEWER_THAN_COPY.fields) {
     root.lookupType(field.message).add(new protobuf.Field(field.name, field.id, field.type));
   }

@@ -34,6 +34,7 @@ export interface Cluster {
   load_assignment?: ClusterLoadAssignment | undefined;
   typed_extension_protocol_options?: { [key: string]: Any } | undefined;
   transport_socket?: TransportSocket | undefined;
+  connection_pool_per_downstream_connection?: boolean | undefined;
 }
 
 export enum Cluster_DiscoveryType {
@@ -89,6 +90,7 @@ function createBaseCluster(): Cluster {
     load_assignment: undefined,
     typed_extension_protocol_options: {},
     transport_socket: undefined,
+    connection_pool_per_downstream_connection: false,
   };
 }
 
@@ -128,6 +130,12 @@ export const Cluster: MessageFns<Cluster> = {
     });
     if (message.transport_socket !== undefined) {
       TransportSocket.encode(message.transport_socket, writer.uint32(194).fork()).join();
+    }
+    if (
+      message.connection_pool_per_downstream_connection !== undefined &&
+      message.connection_pool_per_downstream_connection !== false
+    ) {
+      writer.uint32(408).bool(message.connection_pool_per_downstream_connection);
     }
     return writer;
   },
@@ -237,6 +245,14 @@ export const Cluster: MessageFns<Cluster> = {
             }
 
             message.transport_socket = TransportSocket.decode(reader, reader.uint32());
+            continue;
+          }
+          case 51: {
+            if (tag !== 408) {
+              break;
+            }
+
+            message.connection_pool_per_downstream_connection = reader.bool();
             continue;
           }
         }
@@ -663,6 +679,18 @@ export const protoMetadata = {
         "defaultValue": "",
         "oneofIndex": 0,
         "jsonName": "transportSocket",
+        "options": undefined,
+        "proto3Optional": false,
+      }, {
+        "name": "connection_pool_per_downstream_connection",
+        "number": 51,
+        "label": 1,
+        "type": 8,
+        "typeName": "",
+        "extendee": "",
+        "defaultValue": "",
+        "oneofIndex": 0,
+        "jsonName": "connectionPoolPerDownstreamConnection",
         "options": undefined,
         "proto3Optional": false,
       }],

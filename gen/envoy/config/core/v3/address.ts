@@ -7,6 +7,7 @@
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import type { FileDescriptorProto } from "ts-proto-descriptors";
+import { protoMetadata as protoMetadata1, UInt32Value } from "../../../../google/protobuf/wrappers.js";
 
 export const protobufPackage = "envoy.config.core.v3";
 
@@ -25,6 +26,11 @@ export interface SocketAddress {
 export enum SocketAddress_Protocol {
   TCP = 0,
   UDP = 1,
+}
+
+export interface CidrRange {
+  address_prefix?: string | undefined;
+  prefix_len?: number | undefined;
 }
 
 export interface Address {
@@ -95,6 +101,63 @@ export const SocketAddress: MessageFns<SocketAddress> = {
             }
 
             message.network_namespace_filepath = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseCidrRange(): CidrRange {
+  return { address_prefix: "", prefix_len: undefined };
+}
+
+export const CidrRange: MessageFns<CidrRange> = {
+  encode(message: CidrRange, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.address_prefix !== undefined && message.address_prefix !== "") {
+      writer.uint32(10).string(message.address_prefix);
+    }
+    if (message.prefix_len !== undefined) {
+      UInt32Value.encode({ value: message.prefix_len! }, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CidrRange {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCidrRange();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.address_prefix = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.prefix_len = UInt32Value.decode(reader, reader.uint32()).value;
             continue;
           }
         }
@@ -184,7 +247,7 @@ export const protoMetadata = {
   fileDescriptor: {
     "name": "envoy/config/core/v3/address.proto",
     "package": "envoy.config.core.v3",
-    "dependency": [],
+    "dependency": ["google/protobuf/wrappers.proto"],
     "publicDependency": [],
     "weakDependency": [],
     "optionDependency": [],
@@ -260,6 +323,42 @@ export const protoMetadata = {
       "reservedName": [],
       "visibility": 0,
     }, {
+      "name": "CidrRange",
+      "field": [{
+        "name": "address_prefix",
+        "number": 1,
+        "label": 1,
+        "type": 9,
+        "typeName": "",
+        "extendee": "",
+        "defaultValue": "",
+        "oneofIndex": 0,
+        "jsonName": "addressPrefix",
+        "options": undefined,
+        "proto3Optional": false,
+      }, {
+        "name": "prefix_len",
+        "number": 2,
+        "label": 1,
+        "type": 11,
+        "typeName": ".google.protobuf.UInt32Value",
+        "extendee": "",
+        "defaultValue": "",
+        "oneofIndex": 0,
+        "jsonName": "prefixLen",
+        "options": undefined,
+        "proto3Optional": false,
+      }],
+      "extension": [],
+      "nestedType": [],
+      "enumType": [],
+      "extensionRange": [],
+      "oneofDecl": [],
+      "options": undefined,
+      "reservedRange": [],
+      "reservedName": [],
+      "visibility": 0,
+    }, {
       "name": "Address",
       "field": [{
         "name": "socket_address",
@@ -291,7 +390,7 @@ export const protoMetadata = {
     "sourceCodeInfo": {
       "location": [{
         "path": [4, 0, 2, 3],
-        "span": [21, 2, 40],
+        "span": [23, 2, 40],
         "leadingComments": " Path of the netns file the socket should be created in (e.g. /var/run/netns/<name>).\n",
         "trailingComments": "",
         "leadingDetachedComments": [],
@@ -303,9 +402,10 @@ export const protoMetadata = {
   references: {
     ".envoy.config.core.v3.SocketAddress": SocketAddress,
     ".envoy.config.core.v3.SocketAddress.Protocol": SocketAddress_Protocol,
+    ".envoy.config.core.v3.CidrRange": CidrRange,
     ".envoy.config.core.v3.Address": Address,
   },
-  dependencies: [],
+  dependencies: [protoMetadata1],
 } as const satisfies ProtoMetadata;
 
 export interface MessageFns<T> {

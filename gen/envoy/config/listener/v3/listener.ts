@@ -7,6 +7,8 @@
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import type { FileDescriptorProto } from "ts-proto-descriptors";
+import { Duration, protoMetadata as protoMetadata4 } from "../../../../google/protobuf/duration.js";
+import { BoolValue, protoMetadata as protoMetadata5 } from "../../../../google/protobuf/wrappers.js";
 import { Address, protoMetadata as protoMetadata1 } from "../../core/v3/address.js";
 import { protoMetadata as protoMetadata2, TrafficDirection } from "../../core/v3/base.js";
 import { FilterChain, ListenerFilter, protoMetadata as protoMetadata3 } from "./listener_components.js";
@@ -22,6 +24,9 @@ export interface Listener {
   filter_chains?: FilterChain[] | undefined;
   listener_filters?: ListenerFilter[] | undefined;
   traffic_direction?: TrafficDirection | undefined;
+  use_original_dst?: boolean | undefined;
+  listener_filters_timeout?: Duration | undefined;
+  continue_on_listener_filters_timeout?: boolean | undefined;
 }
 
 function createBaseListener(): Listener {
@@ -32,6 +37,9 @@ function createBaseListener(): Listener {
     filter_chains: [],
     listener_filters: [],
     traffic_direction: 0,
+    use_original_dst: undefined,
+    listener_filters_timeout: undefined,
+    continue_on_listener_filters_timeout: false,
   };
 }
 
@@ -58,6 +66,18 @@ export const Listener: MessageFns<Listener> = {
     }
     if (message.traffic_direction !== undefined && message.traffic_direction !== 0) {
       writer.uint32(128).int32(message.traffic_direction);
+    }
+    if (message.use_original_dst !== undefined) {
+      BoolValue.encode({ value: message.use_original_dst! }, writer.uint32(34).fork()).join();
+    }
+    if (message.listener_filters_timeout !== undefined) {
+      Duration.encode(message.listener_filters_timeout, writer.uint32(122).fork()).join();
+    }
+    if (
+      message.continue_on_listener_filters_timeout !== undefined &&
+      message.continue_on_listener_filters_timeout !== false
+    ) {
+      writer.uint32(136).bool(message.continue_on_listener_filters_timeout);
     }
     return writer;
   },
@@ -129,6 +149,30 @@ export const Listener: MessageFns<Listener> = {
             message.traffic_direction = reader.int32() as any;
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.use_original_dst = BoolValue.decode(reader, reader.uint32()).value;
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.listener_filters_timeout = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 17: {
+            if (tag !== 136) {
+              break;
+            }
+
+            message.continue_on_listener_filters_timeout = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -174,6 +218,8 @@ export const protoMetadata = {
       "envoy/config/core/v3/address.proto",
       "envoy/config/core/v3/base.proto",
       "envoy/config/listener/v3/listener_components.proto",
+      "google/protobuf/duration.proto",
+      "google/protobuf/wrappers.proto",
     ],
     "publicDependency": [],
     "weakDependency": [],
@@ -252,6 +298,42 @@ export const protoMetadata = {
         "jsonName": "trafficDirection",
         "options": undefined,
         "proto3Optional": false,
+      }, {
+        "name": "use_original_dst",
+        "number": 4,
+        "label": 1,
+        "type": 11,
+        "typeName": ".google.protobuf.BoolValue",
+        "extendee": "",
+        "defaultValue": "",
+        "oneofIndex": 0,
+        "jsonName": "useOriginalDst",
+        "options": undefined,
+        "proto3Optional": false,
+      }, {
+        "name": "listener_filters_timeout",
+        "number": 15,
+        "label": 1,
+        "type": 11,
+        "typeName": ".google.protobuf.Duration",
+        "extendee": "",
+        "defaultValue": "",
+        "oneofIndex": 0,
+        "jsonName": "listenerFiltersTimeout",
+        "options": undefined,
+        "proto3Optional": false,
+      }, {
+        "name": "continue_on_listener_filters_timeout",
+        "number": 17,
+        "label": 1,
+        "type": 8,
+        "typeName": "",
+        "extendee": "",
+        "defaultValue": "",
+        "oneofIndex": 0,
+        "jsonName": "continueOnListenerFiltersTimeout",
+        "options": undefined,
+        "proto3Optional": false,
       }],
       "extension": [],
       "nestedType": [],
@@ -272,7 +354,7 @@ export const protoMetadata = {
     "edition": 0,
   },
   references: { ".envoy.config.listener.v3.Listener": Listener },
-  dependencies: [protoMetadata1, protoMetadata2, protoMetadata3],
+  dependencies: [protoMetadata1, protoMetadata2, protoMetadata3, protoMetadata4, protoMetadata5],
 } as const satisfies ProtoMetadata;
 
 export interface MessageFns<T> {

@@ -7,9 +7,10 @@
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import type { FileDescriptorProto } from "ts-proto-descriptors";
-import { Any, protoMetadata as protoMetadata2 } from "../../../../google/protobuf/any.js";
-import { protoMetadata as protoMetadata3, UInt32Value } from "../../../../google/protobuf/wrappers.js";
-import { protoMetadata as protoMetadata1, TransportSocket } from "../../core/v3/base.js";
+import { Any, protoMetadata as protoMetadata3 } from "../../../../google/protobuf/any.js";
+import { protoMetadata as protoMetadata4, UInt32Value } from "../../../../google/protobuf/wrappers.js";
+import { CidrRange, protoMetadata as protoMetadata1 } from "../../core/v3/address.js";
+import { protoMetadata as protoMetadata2, TransportSocket } from "../../core/v3/base.js";
 
 export const protobufPackage = "envoy.config.listener.v3";
 
@@ -22,6 +23,7 @@ export interface Filter {
 
 export interface FilterChainMatch {
   destination_port?: number | undefined;
+  prefix_ranges?: CidrRange[] | undefined;
   server_names?: string[] | undefined;
   transport_protocol?: string | undefined;
   application_protocols?: string[] | undefined;
@@ -97,13 +99,24 @@ export const Filter: MessageFns<Filter> = {
 };
 
 function createBaseFilterChainMatch(): FilterChainMatch {
-  return { destination_port: undefined, server_names: [], transport_protocol: "", application_protocols: [] };
+  return {
+    destination_port: undefined,
+    prefix_ranges: [],
+    server_names: [],
+    transport_protocol: "",
+    application_protocols: [],
+  };
 }
 
 export const FilterChainMatch: MessageFns<FilterChainMatch> = {
   encode(message: FilterChainMatch, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.destination_port !== undefined) {
       UInt32Value.encode({ value: message.destination_port! }, writer.uint32(66).fork()).join();
+    }
+    if (message.prefix_ranges !== undefined && message.prefix_ranges.length !== 0) {
+      for (const v of message.prefix_ranges) {
+        CidrRange.encode(v!, writer.uint32(26).fork()).join();
+      }
     }
     if (message.server_names !== undefined && message.server_names.length !== 0) {
       for (const v of message.server_names) {
@@ -140,6 +153,17 @@ export const FilterChainMatch: MessageFns<FilterChainMatch> = {
             }
 
             message.destination_port = UInt32Value.decode(reader, reader.uint32()).value;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            const el = CidrRange.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.prefix_ranges!.push(el);
+            }
             continue;
           }
           case 11: {
@@ -354,7 +378,12 @@ export const protoMetadata = {
   fileDescriptor: {
     "name": "envoy/config/listener/v3/listener_components.proto",
     "package": "envoy.config.listener.v3",
-    "dependency": ["envoy/config/core/v3/base.proto", "google/protobuf/any.proto", "google/protobuf/wrappers.proto"],
+    "dependency": [
+      "envoy/config/core/v3/address.proto",
+      "envoy/config/core/v3/base.proto",
+      "google/protobuf/any.proto",
+      "google/protobuf/wrappers.proto",
+    ],
     "publicDependency": [],
     "weakDependency": [],
     "optionDependency": [],
@@ -406,6 +435,18 @@ export const protoMetadata = {
         "defaultValue": "",
         "oneofIndex": 0,
         "jsonName": "destinationPort",
+        "options": undefined,
+        "proto3Optional": false,
+      }, {
+        "name": "prefix_ranges",
+        "number": 3,
+        "label": 3,
+        "type": 11,
+        "typeName": ".envoy.config.core.v3.CidrRange",
+        "extendee": "",
+        "defaultValue": "",
+        "oneofIndex": 0,
+        "jsonName": "prefixRanges",
         "options": undefined,
         "proto3Optional": false,
       }, {
@@ -565,7 +606,7 @@ export const protoMetadata = {
     ".envoy.config.listener.v3.FilterChain": FilterChain,
     ".envoy.config.listener.v3.ListenerFilter": ListenerFilter,
   },
-  dependencies: [protoMetadata1, protoMetadata2, protoMetadata3],
+  dependencies: [protoMetadata1, protoMetadata2, protoMetadata3, protoMetadata4],
 } as const satisfies ProtoMetadata;
 
 export interface MessageFns<T> {

@@ -22,6 +22,7 @@ export interface VirtualHost {
 export interface Route {
   match?: RouteMatch | undefined;
   route?: RouteAction | undefined;
+  direct_response?: DirectResponseAction | undefined;
 }
 
 export interface RouteMatch {
@@ -31,6 +32,10 @@ export interface RouteMatch {
 export interface RouteAction {
   cluster?: string | undefined;
   timeout?: Duration | undefined;
+}
+
+export interface DirectResponseAction {
+  status?: number | undefined;
 }
 
 function createBaseVirtualHost(): VirtualHost {
@@ -112,7 +117,7 @@ export const VirtualHost: MessageFns<VirtualHost> = {
 };
 
 function createBaseRoute(): Route {
-  return { match: undefined, route: undefined };
+  return { match: undefined, route: undefined, direct_response: undefined };
 }
 
 export const Route: MessageFns<Route> = {
@@ -122,6 +127,9 @@ export const Route: MessageFns<Route> = {
     }
     if (message.route !== undefined) {
       RouteAction.encode(message.route, writer.uint32(18).fork()).join();
+    }
+    if (message.direct_response !== undefined) {
+      DirectResponseAction.encode(message.direct_response, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -153,6 +161,14 @@ export const Route: MessageFns<Route> = {
             }
 
             message.route = RouteAction.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.direct_response = DirectResponseAction.decode(reader, reader.uint32());
             continue;
           }
         }
@@ -256,6 +272,52 @@ export const RouteAction: MessageFns<RouteAction> = {
             }
 
             message.timeout = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseDirectResponseAction(): DirectResponseAction {
+  return { status: 0 };
+}
+
+export const DirectResponseAction: MessageFns<DirectResponseAction> = {
+  encode(message: DirectResponseAction, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.status !== undefined && message.status !== 0) {
+      writer.uint32(8).uint32(message.status);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DirectResponseAction {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDirectResponseAction();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.status = reader.uint32();
             continue;
           }
         }
@@ -377,6 +439,18 @@ export const protoMetadata = {
         "jsonName": "route",
         "options": undefined,
         "proto3Optional": false,
+      }, {
+        "name": "direct_response",
+        "number": 7,
+        "label": 1,
+        "type": 11,
+        "typeName": ".envoy.config.route.v3.DirectResponseAction",
+        "extendee": "",
+        "defaultValue": "",
+        "oneofIndex": 0,
+        "jsonName": "directResponse",
+        "options": undefined,
+        "proto3Optional": false,
       }],
       "extension": [],
       "nestedType": [],
@@ -447,6 +521,30 @@ export const protoMetadata = {
       "reservedRange": [],
       "reservedName": [],
       "visibility": 0,
+    }, {
+      "name": "DirectResponseAction",
+      "field": [{
+        "name": "status",
+        "number": 1,
+        "label": 1,
+        "type": 13,
+        "typeName": "",
+        "extendee": "",
+        "defaultValue": "",
+        "oneofIndex": 0,
+        "jsonName": "status",
+        "options": undefined,
+        "proto3Optional": false,
+      }],
+      "extension": [],
+      "nestedType": [],
+      "enumType": [],
+      "extensionRange": [],
+      "oneofDecl": [],
+      "options": undefined,
+      "reservedRange": [],
+      "reservedName": [],
+      "visibility": 0,
     }],
     "enumType": [],
     "service": [],
@@ -461,6 +559,7 @@ export const protoMetadata = {
     ".envoy.config.route.v3.Route": Route,
     ".envoy.config.route.v3.RouteMatch": RouteMatch,
     ".envoy.config.route.v3.RouteAction": RouteAction,
+    ".envoy.config.route.v3.DirectResponseAction": DirectResponseAction,
   },
   dependencies: [protoMetadata1],
 } as const satisfies ProtoMetadata;

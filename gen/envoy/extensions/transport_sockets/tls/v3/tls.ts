@@ -7,9 +7,10 @@
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import type { FileDescriptorProto } from "ts-proto-descriptors";
-import { BoolValue, protoMetadata as protoMetadata3 } from "../../../../../google/protobuf/wrappers.js";
-import { CertificateValidationContext, protoMetadata as protoMetadata1 } from "./common.js";
-import { protoMetadata as protoMetadata2, SdsSecretConfig } from "./secret.js";
+import { BoolValue, protoMetadata as protoMetadata4, UInt32Value } from "../../../../../google/protobuf/wrappers.js";
+import { protoMetadata as protoMetadata1, TypedExtensionConfig } from "../../../../config/core/v3/extension.js";
+import { CertificateValidationContext, protoMetadata as protoMetadata2 } from "./common.js";
+import { protoMetadata as protoMetadata3, SdsSecretConfig } from "./secret.js";
 
 export const protobufPackage = "envoy.extensions.transport_sockets.tls.v3";
 
@@ -18,6 +19,7 @@ export const protobufFileName = "envoy/extensions/transport_sockets/tls/v3/tls.p
 export interface UpstreamTlsContext {
   common_tls_context?: CommonTlsContext | undefined;
   sni?: string | undefined;
+  max_session_keys?: number | undefined;
 }
 
 export interface DownstreamTlsContext {
@@ -32,6 +34,7 @@ export interface CommonTlsContext {
   validation_context_sds_secret_config?: SdsSecretConfig | undefined;
   combined_validation_context?: CommonTlsContext_CombinedCertificateValidationContext | undefined;
   alpn_protocols?: string[] | undefined;
+  custom_tls_certificate_selector?: TypedExtensionConfig | undefined;
 }
 
 export interface CommonTlsContext_CombinedCertificateValidationContext {
@@ -40,7 +43,7 @@ export interface CommonTlsContext_CombinedCertificateValidationContext {
 }
 
 function createBaseUpstreamTlsContext(): UpstreamTlsContext {
-  return { common_tls_context: undefined, sni: "" };
+  return { common_tls_context: undefined, sni: "", max_session_keys: undefined };
 }
 
 export const UpstreamTlsContext: MessageFns<UpstreamTlsContext> = {
@@ -50,6 +53,9 @@ export const UpstreamTlsContext: MessageFns<UpstreamTlsContext> = {
     }
     if (message.sni !== undefined && message.sni !== "") {
       writer.uint32(18).string(message.sni);
+    }
+    if (message.max_session_keys !== undefined) {
+      UInt32Value.encode({ value: message.max_session_keys! }, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -81,6 +87,14 @@ export const UpstreamTlsContext: MessageFns<UpstreamTlsContext> = {
             }
 
             message.sni = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.max_session_keys = UInt32Value.decode(reader, reader.uint32()).value;
             continue;
           }
         }
@@ -171,6 +185,7 @@ function createBaseCommonTlsContext(): CommonTlsContext {
     validation_context_sds_secret_config: undefined,
     combined_validation_context: undefined,
     alpn_protocols: [],
+    custom_tls_certificate_selector: undefined,
   };
 }
 
@@ -200,6 +215,9 @@ export const CommonTlsContext: MessageFns<CommonTlsContext> = {
       for (const v of message.alpn_protocols) {
         writer.uint32(34).string(v!);
       }
+    }
+    if (message.custom_tls_certificate_selector !== undefined) {
+      TypedExtensionConfig.encode(message.custom_tls_certificate_selector, writer.uint32(130).fork()).join();
     }
     return writer;
   },
@@ -264,6 +282,14 @@ export const CommonTlsContext: MessageFns<CommonTlsContext> = {
             if (el !== undefined) {
               message.alpn_protocols!.push(el);
             }
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.custom_tls_certificate_selector = TypedExtensionConfig.decode(reader, reader.uint32());
             continue;
           }
         }
@@ -370,6 +396,7 @@ export const protoMetadata = {
     "name": "envoy/extensions/transport_sockets/tls/v3/tls.proto",
     "package": "envoy.extensions.transport_sockets.tls.v3",
     "dependency": [
+      "envoy/config/core/v3/extension.proto",
       "envoy/extensions/transport_sockets/tls/v3/common.proto",
       "envoy/extensions/transport_sockets/tls/v3/secret.proto",
       "google/protobuf/wrappers.proto",
@@ -401,6 +428,18 @@ export const protoMetadata = {
         "defaultValue": "",
         "oneofIndex": 0,
         "jsonName": "sni",
+        "options": undefined,
+        "proto3Optional": false,
+      }, {
+        "name": "max_session_keys",
+        "number": 4,
+        "label": 1,
+        "type": 11,
+        "typeName": ".google.protobuf.UInt32Value",
+        "extendee": "",
+        "defaultValue": "",
+        "oneofIndex": 0,
+        "jsonName": "maxSessionKeys",
         "options": undefined,
         "proto3Optional": false,
       }],
@@ -523,6 +562,18 @@ export const protoMetadata = {
         "jsonName": "alpnProtocols",
         "options": undefined,
         "proto3Optional": false,
+      }, {
+        "name": "custom_tls_certificate_selector",
+        "number": 16,
+        "label": 1,
+        "type": 11,
+        "typeName": ".envoy.config.core.v3.TypedExtensionConfig",
+        "extendee": "",
+        "defaultValue": "",
+        "oneofIndex": 0,
+        "jsonName": "customTlsCertificateSelector",
+        "options": undefined,
+        "proto3Optional": false,
       }],
       "extension": [],
       "nestedType": [{
@@ -585,7 +636,7 @@ export const protoMetadata = {
     ".envoy.extensions.transport_sockets.tls.v3.CommonTlsContext.CombinedCertificateValidationContext":
       CommonTlsContext_CombinedCertificateValidationContext,
   },
-  dependencies: [protoMetadata1, protoMetadata2, protoMetadata3],
+  dependencies: [protoMetadata1, protoMetadata2, protoMetadata3, protoMetadata4],
 } as const satisfies ProtoMetadata;
 
 export interface MessageFns<T> {

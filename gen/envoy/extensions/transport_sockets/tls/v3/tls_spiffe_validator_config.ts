@@ -15,6 +15,7 @@ export const protobufFileName = "envoy/extensions/transport_sockets/tls/v3/tls_s
 
 export interface SPIFFECertValidatorConfig {
   trust_domains?: SPIFFECertValidatorConfig_TrustDomain[] | undefined;
+  trust_bundles?: DataSource | undefined;
 }
 
 export interface SPIFFECertValidatorConfig_TrustDomain {
@@ -23,7 +24,7 @@ export interface SPIFFECertValidatorConfig_TrustDomain {
 }
 
 function createBaseSPIFFECertValidatorConfig(): SPIFFECertValidatorConfig {
-  return { trust_domains: [] };
+  return { trust_domains: [], trust_bundles: undefined };
 }
 
 export const SPIFFECertValidatorConfig: MessageFns<SPIFFECertValidatorConfig> = {
@@ -32,6 +33,9 @@ export const SPIFFECertValidatorConfig: MessageFns<SPIFFECertValidatorConfig> = 
       for (const v of message.trust_domains) {
         SPIFFECertValidatorConfig_TrustDomain.encode(v!, writer.uint32(10).fork()).join();
       }
+    }
+    if (message.trust_bundles !== undefined) {
+      DataSource.encode(message.trust_bundles, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -58,6 +62,14 @@ export const SPIFFECertValidatorConfig: MessageFns<SPIFFECertValidatorConfig> = 
             if (el !== undefined) {
               message.trust_domains!.push(el);
             }
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.trust_bundles = DataSource.decode(reader, reader.uint32());
             continue;
           }
         }
@@ -174,6 +186,18 @@ export const protoMetadata = {
         "defaultValue": "",
         "oneofIndex": 0,
         "jsonName": "trustDomains",
+        "options": undefined,
+        "proto3Optional": false,
+      }, {
+        "name": "trust_bundles",
+        "number": 2,
+        "label": 1,
+        "type": 11,
+        "typeName": ".envoy.config.core.v3.DataSource",
+        "extendee": "",
+        "defaultValue": "",
+        "oneofIndex": 0,
+        "jsonName": "trustBundles",
         "options": undefined,
         "proto3Optional": false,
       }],
