@@ -47,6 +47,11 @@ export function serviceSpiffeId(trustDomain: string, ref: ServiceRef): string {
   return `spiffe://${trustDomain}/ns/${ref.namespace}/sa/${ref.service}`;
 }
 
+/** What every workload identity of a trust domain starts with: `spiffe://<trustDomain>/ns/`. */
+export function workloadSpiffePrefix(trustDomain: string): string {
+  return `spiffe://${trustDomain}/ns/`;
+}
+
 /** SDS name of a trust domain's CA bundle, as the SPIRE agent serves it. */
 export function bundleSecretName(trustDomain: string): string {
   return `spiffe://${trustDomain}`;
@@ -73,7 +78,7 @@ export interface ServicePort extends ServiceRef {
 
 /** Outbound service cluster (and its EDS service name): `<svc>.<ns>.<meshDomain>:<port>`. */
 export function outboundClusterName(meshDomain: string, target: ServicePort): string {
-  return `${target.service}.${target.namespace}.${meshDomain}:${target.port}`;
+  return serviceAuthority(meshDomain, target, target.port);
 }
 
 export function parseOutboundClusterName(name: string): (ServicePort & { meshDomain: string }) | undefined {
@@ -167,10 +172,42 @@ export function inboundListenerName(ref: PodRef): string {
 }
 
 export function parseInboundListenerName(name: string): PodRef | undefined {
-  const match = /^inbound_([^_]+)_([^_]+)$/.exec(name);
+  return parsePodListener(name, /^inbound_([^_]+)_([^_]+)$/);
+}
+
+/** A hosted pod's HTTP egress listener, bound in its netns: `outbound_<pod>_<ns>`. */
+export function outboundListenerName(ref: PodRef): string {
+  return `outbound_${ref.pod}_${ref.namespace}`;
+}
+
+export function parseOutboundListenerName(name: string): PodRef | undefined {
+  return parsePodListener(name, /^outbound_([^_]+)_([^_]+)$/);
+}
+
+/** A hosted pod's transparent capture listener for service VIPs: `capture_<pod>_<ns>`. */
+export function captureListenerName(ref: PodRef): string {
+  return `capture_${ref.pod}_${ref.namespace}`;
+}
+
+export function parseCaptureListenerName(name: string): PodRef | undefined {
+  return parsePodListener(name, /^capture_([^_]+)_([^_]+)$/);
+}
+
+/** A capture listener's chain for one service VIP and port: `vip_<svc>_<ns>_<port>`. */
+export function captureChainName(target: ServicePort): string {
+  return `vip_${target.service}_${target.namespace}_${target.port}`;
+}
+
+function parsePodListener(name: string, pattern: RegExp): PodRef | undefined {
+  const match = pattern.exec(name);
   if (!match) return undefined;
   const [, pod, namespace] = match as unknown as [string, string, string];
   return isDnsSubdomain(pod) && isDnsLabel(namespace) ? { pod, namespace } : undefined;
+}
+
+/** The HTTP authority a pod uses for a service: `<svc>.<ns>.<meshDomain>`, with `:<port>` to pick a port. */
+export function serviceAuthority(meshDomain: string, ref: ServiceRef, port?: number): string {
+  return `${ref.service}.${ref.namespace}.${meshDomain}${port === undefined ? "" : `:${port}`}`;
 }
 
 /** The per-port filter chain of a pod inbound listener: `port_<port>`. */

@@ -38,6 +38,14 @@ describe("aether-xds compile", () => {
     expect(existsSync(join(out, "listeners.yaml"))).toBe(true);
   });
 
+  test("--source-identity sockets with --envoy-version 1.37 emits per-source sockets with a pool per downstream connection", () => {
+    const args = ["compile", "--snapshot", MESH, "--node", "east/node-1", "--source-identity", "sockets", "--envoy-version", "1.37"];
+    const { code, stdout } = runCli(args);
+    expect(code).toBe(0);
+    expect(stdout).toContain("name: local|spiffe://aether.internal/ns/team-a/sa/frontend");
+    expect(stdout).toContain("connection_pool_per_downstream_connection: true");
+  });
+
   test("--socket-selection aggregate emits aggregate clusters", () => {
     const { stdout } = runCli(["compile", "--snapshot", MESH, "--node", "east/node-1", "--mode", "cross-cluster", "--socket-selection", "aggregate"]);
     expect(stdout).toContain("name: envoy.clusters.aggregate");
@@ -89,7 +97,12 @@ describe("aether-xds bootstrap", () => {
     expect(code).toBe(0);
     const bootstrap = parseYaml(stdout);
     expect(bootstrap.node).toEqual({ id: "east/node-1", cluster: "east", locality: { region: "eu-west-1", zone: "eu-west-1a" } });
-    expect(bootstrap.static_resources.listeners.map((l: any) => l.name)).toEqual(["ew_tunnel", "inbound_frontend-7d9f-abcde_team-a"]);
+    expect(bootstrap.static_resources.listeners.map((l: any) => l.name)).toEqual([
+      "capture_frontend-7d9f-abcde_team-a",
+      "ew_tunnel",
+      "inbound_frontend-7d9f-abcde_team-a",
+      "outbound_frontend-7d9f-abcde_team-a",
+    ]);
     const stub = bootstrap.static_resources.clusters.find((c: any) => c.name === "xds_cluster");
     expect(stub.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address).toEqual({ address: "10.0.0.5", port_value: 18001 });
     expect(bootstrap.dynamic_resources.ads_config.grpc_services[0].envoy_grpc.cluster_name).toBe("xds_cluster");
@@ -166,6 +179,10 @@ describe("help and errors", () => {
     ],
     [["bootstrap", "--snapshot", MESH, "--node", "east/node-1", "--xds-address", "nowhere"], "aether-xds: --xds-address must be HOST:PORT\n"],
     [["compile", "extra", "--snapshot", MESH], /^aether-xds: Unexpected argument 'extra'/],
+    [
+      ["compile", "--snapshot", MESH, "--node", "east/node-1", "--envoy-version", "1.37"],
+      'aether-xds: invalid options:\n  sourceIdentity: "selector" needs Envoy ≥ 1.38, but envoyVersion is 1.37: raise envoyVersion (or sourceIdentity "sockets", which runs on 1.37)\n',
+    ],
   ])("%j exits 2 with one clear message", (args, expected) => {
     const { code, stderr, stdout } = runCli(args as string[]);
     expect(code).toBe(2);

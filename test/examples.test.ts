@@ -26,7 +26,9 @@ test("examples/xds-server.ts sends everything first, then only the assignment th
     .split("\n");
   expect(lines[0]).toBe("# east/node-1 connects: everything");
   expect(lines[1]).toMatch(/^Cluster: app_frontend-7d9f-abcde_team-a_8080@<version>, checkout\.team-a\.mesh\.aether:8080@<version>, /);
-  expect(lines[3]).toBe("Listener: ew_tunnel@<version>, inbound_frontend-7d9f-abcde_team-a@<version>");
+  expect(lines[3]).toBe(
+    "Listener: capture_frontend-7d9f-abcde_team-a@<version>, ew_tunnel@<version>, inbound_frontend-7d9f-abcde_team-a@<version>, outbound_frontend-7d9f-abcde_team-a@<version>",
+  );
   expect(lines.slice(4)).toEqual([
     "# west's unhealthy payments pod recovers: one assignment changes",
     "ClusterLoadAssignment: payments.team-b.mesh.aether:8443@<version>",

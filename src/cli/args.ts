@@ -8,19 +8,42 @@ import type { Snapshot } from "../model/snapshot.js";
 /** A problem with how the command was called: reported on one line, exit code 2. */
 export class UsageError extends Error {}
 
+/** Each flag that sets a compile option: the option, whether it is a number, and its help line. */
+const OPTION_FLAGS = {
+  mode: { option: "eastWestWaypoint", numeric: false, help: "--mode off|cross-cluster|always      which endpoints go through a waypoint (default off)" },
+  "socket-selection": { option: "socketSelection", numeric: false, help: "--socket-selection matcher|aggregate  per-endpoint socket choice (default matcher)" },
+  "source-identity": {
+    option: "sourceIdentity",
+    numeric: false,
+    help: "--source-identity selector|sockets    per-connection certificate (Envoy ≥ 1.38) or a socket per source (default selector)",
+  },
+  "envoy-version": {
+    option: "envoyVersion",
+    numeric: false,
+    help: "--envoy-version 1.N                    the oldest Envoy the output must run on (default 1.38)",
+  },
+  "inbound-port": { option: "inboundPort", numeric: true, help: "--inbound-port N                      pod inbound mTLS port (default 15008)" },
+  "tunnel-port": { option: "tunnelPort", numeric: true, help: "--tunnel-port N                       node tunnel listener port (default 15009)" },
+  "egress-port": { option: "egressPort", numeric: true, help: "--egress-port N                       pods' HTTP egress port on 127.0.0.1 (default 15001)" },
+  "capture-port": { option: "capturePort", numeric: true, help: "--capture-port N                      pods' VIP capture port (default 15002)" },
+  "selector-sds": {
+    option: "selectorSds",
+    numeric: false,
+    help: "--selector-sds CLUSTER                 the certificate selector's SDS cluster (default sds_grpc)",
+  },
+} as const;
+
+type OptionFlag = keyof typeof OPTION_FLAGS;
+
 export const COMPILE_FLAGS = {
   snapshot: { type: "string" },
-  mode: { type: "string" },
-  "socket-selection": { type: "string" },
-  "inbound-port": { type: "string" },
-  "tunnel-port": { type: "string" },
   help: { type: "boolean" },
+  ...(Object.fromEntries(Object.keys(OPTION_FLAGS).map((flag) => [flag, { type: "string" }])) as Record<OptionFlag, { type: "string" }>),
 } as const satisfies ParseArgsConfig["options"];
 
-export const OPTION_FLAGS_HELP = `  --mode off|cross-cluster|always      which endpoints go through a waypoint (default off)
-  --socket-selection matcher|aggregate  per-endpoint socket choice (default matcher)
-  --inbound-port N                      pod inbound mTLS port (default 15008)
-  --tunnel-port N                       node tunnel listener port (default 15009)`;
+export const OPTION_FLAGS_HELP = Object.values(OPTION_FLAGS)
+  .map(({ help }) => `  ${help}`)
+  .join("\n");
 
 /** Strict parsing: an unknown flag or a positional argument is an error (exit code 2). */
 export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(argv: readonly string[], flags: T): Flags<T> {
@@ -44,12 +67,12 @@ export function readSnapshot(path: string | undefined): Snapshot {
 }
 
 /** Compile options from the shared flags, validated like any options. */
-export function optionsFrom(values: { mode?: string; "socket-selection"?: string; "inbound-port"?: string; "tunnel-port"?: string }): Options {
+export function optionsFrom(values: Partial<Record<OptionFlag, string>>): Options {
   const input: Record<string, unknown> = {};
-  if (values.mode !== undefined) input.eastWestWaypoint = values.mode;
-  if (values["socket-selection"] !== undefined) input.socketSelection = values["socket-selection"];
-  if (values["inbound-port"] !== undefined) input.inboundPort = Number(values["inbound-port"]);
-  if (values["tunnel-port"] !== undefined) input.tunnelPort = Number(values["tunnel-port"]);
+  for (const [flag, { option, numeric }] of Object.entries(OPTION_FLAGS)) {
+    const value = values[flag as OptionFlag];
+    if (value !== undefined) input[option] = numeric ? Number(value) : value;
+  }
   return parseOptions(input);
 }
 

@@ -1,8 +1,18 @@
 /**
  * Outbound service clusters: one per dependency service and port. The transport socket is chosen
- * per endpoint and per source by a two-level matcher — first the endpoint's `waypoint` label
- * (local socket, SNI `<port>`; or waypoint socket, SNI `<port>.<svc>.<ns>.<meshDomain>`), then the
- * source pod's netns (its own SVID). Sockets differ only in SNI: same client cert, SAN pin, ALPN.
+ * per endpoint — the `local` socket (SNI `<port>`) for a direct dial, the `waypoint` socket (SNI
+ * `<port>.<svc>.<ns>.<meshDomain>`) for an endpoint behind a node's waypoint — and per source, so
+ * each pod presents its own certificate. How the source's certificate is chosen depends on the
+ * source-identity mode:
+ *
+ * - `selector`: each socket picks the client certificate per connection, from the identity the
+ *   pod's outbound listener stamped (which also partitions the connection pools). Two sockets,
+ *   chosen by the endpoint's `waypoint` label; nothing in the cluster depends on the node's pods.
+ * - `sockets`: one socket per source identity and variant, chosen by a second matcher level on
+ *   the source's netns, with one connection pool per downstream connection so a pool opened by one
+ *   pod is never reused by another.
+ *
+ * Sockets differ only in SNI and client certificate: same SAN pins, validation and ALPN.
  */
 import { type Cluster, Cluster_DiscoveryType, Cluster_LbPolicy, type Cluster_TransportSocketMatch } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { TransportSocket } from "../../gen/envoy/config/core/v3/base.js";
@@ -11,7 +21,7 @@ import { pack } from "../envoy/any.js";
 import { LB_METADATA_NAMESPACE } from "../envoy/core.js";
 import { http2ProtocolOptions } from "../envoy/listener.js";
 import { descend, endpointMetadataInput, exactMatchTree, filterStateInput, useSocket } from "../envoy/matcher.js";
-import { upstreamSockets } from "../envoy/tls.js";
+import { selectedCertificateSocket, type UpstreamSocketSpec, upstreamSockets } from "../envoy/tls.js";
 import { AGGREGATE_CLUSTER_CONFIG, EXTENSION } from "../envoy/types.js";
 import { directSni, type SocketVariant, serviceSpiffeId, socketName, subClusterName, waypointSni } from "../naming.js";
 import { WAYPOINT_KEY } from "../plan/endpoints.js";
@@ -19,7 +29,81 @@ import { cached, type NodePlan } from "../plan/node-plan.js";
 import type { IndexedService } from "../plan/snapshot-index.js";
 import { compareText } from "../util/order.js";
 
-/** The per-node part of every outbound cluster, built once per compile. */
+export interface OutboundTarget {
+  readonly service: IndexedService;
+  readonly port: number;
+  readonly clusterName: string;
+}
+
+/** The clusters of one service port: one (`matcher`), or the aggregate and its halves. */
+export function outboundClusters(plan: NodePlan, target: OutboundTarget): Cluster[] {
+  const variants: SocketVariant[] = plan.waypointOn ? ["local", "waypoint"] : ["local"];
+  const sockets = plan.options.sourceIdentity === "selector" ? selectorSockets(plan, target) : perSourceSockets(plan, target);
+  if (plan.options.socketSelection === "matcher") return [edsCluster(plan, target, target.clusterName, sockets(variants))];
+  return [
+    aggregateCluster(
+      target.clusterName,
+      variants.map((half) => subClusterName(target.clusterName, half)),
+    ),
+    ...variants.map((half) => edsCluster(plan, target, subClusterName(target.clusterName, half), sockets([half]))),
+  ];
+}
+
+/** How one EDS cluster picks its transport socket. */
+interface SocketChoice {
+  /** The named sockets a matcher chooses from (none: `fallback` is the only socket). */
+  readonly table: readonly Cluster_TransportSocketMatch[];
+  readonly matcher?: Matcher;
+  /** The cluster's own socket: the only one, or what Envoy uses if the matcher names no socket. */
+  readonly fallback?: TransportSocket;
+  /** The choice depends on the source, so pools must not be shared across downstream connections. */
+  readonly perDownstreamPools: boolean;
+}
+
+function edsCluster(plan: NodePlan, target: OutboundTarget, name: string, choice: SocketChoice): Cluster {
+  const cluster: Cluster = {
+    name,
+    type: Cluster_DiscoveryType.EDS,
+    eds_cluster_config: { eds_config: plan.eds, service_name: name },
+  };
+  if (protocolOf(target) === "http2") cluster.typed_extension_protocol_options = http2ProtocolOptions();
+  if (choice.table.length > 0) cluster.transport_socket_matches = [...choice.table];
+  if (choice.matcher) cluster.transport_socket_matcher = choice.matcher;
+  if (choice.fallback) cluster.transport_socket = choice.fallback;
+  if (choice.perDownstreamPools) cluster.connection_pool_per_downstream_connection = true;
+  return cluster;
+}
+
+// ---- selector mode --------------------------------------------------------------------------
+
+/**
+ * One socket per variant, each selecting the source's certificate per connection. With both
+ * variants, the endpoint's `waypoint` label picks one; with one, it is the cluster's socket.
+ */
+function selectorSockets(plan: NodePlan, target: OutboundTarget): (variants: readonly SocketVariant[]) => SocketChoice {
+  const shared = socketSpec(plan, target);
+  const selection = plan.certificateSelection;
+  const socket = (variant: SocketVariant) => selectedCertificateSocket({ ...shared, sni: sniOf(plan, target, variant) }, selection);
+  return (variants) => {
+    if (variants.length === 1) return { table: [], fallback: socket(variants[0]!), perDownstreamPools: false };
+    return {
+      table: variants.map((variant) => ({ name: variant, transport_socket: socket(variant) })),
+      matcher: WAYPOINT_LABEL_MATCHER,
+      perDownstreamPools: false,
+    };
+  };
+}
+
+/** `envoy.lb` / `waypoint` == "true" → the `waypoint` socket, else `local`. The same for every cluster. */
+const WAYPOINT_LABEL_MATCHER = exactMatchTree(
+  endpointMetadataInput(LB_METADATA_NAMESPACE, WAYPOINT_KEY),
+  new Map([["true", useSocket("waypoint")]]),
+  useSocket("local"),
+);
+
+// ---- sockets mode ---------------------------------------------------------------------------
+
+/** The per-node part of every outbound cluster in `sockets` mode, built once per compile context. */
 export interface SourceMatchers {
   /** Matcher mode: the two-level tree (or one level when the node hosts no pods). */
   readonly matcher: Matcher | undefined;
@@ -27,9 +111,11 @@ export interface SourceMatchers {
   readonly perSource: Readonly<Record<SocketVariant, Matcher | undefined>>;
 }
 
-export function sourceMatchers(plan: NodePlan): SourceMatchers {
-  const perSource = { local: perSourceMatcher(plan, "local"), waypoint: perSourceMatcher(plan, "waypoint") };
-  return { matcher: plan.waypointOn ? byWaypointLabel(plan, perSource) : perSource.local, perSource };
+function sourceMatchers(plan: NodePlan): SourceMatchers {
+  return cached(plan.cache, "matchers", () => {
+    const perSource = { local: perSourceMatcher(plan, "local"), waypoint: perSourceMatcher(plan, "waypoint") };
+    return { matcher: plan.waypointOn ? byWaypointLabel(plan, perSource) : perSource.local, perSource };
+  });
 }
 
 /** Level 2: the source pod's netns → that pod's socket; anything else → the node's socket. */
@@ -48,48 +134,22 @@ function byWaypointLabel(plan: NodePlan, perSource: SourceMatchers["perSource"])
   return exactMatchTree(endpointMetadataInput(LB_METADATA_NAMESPACE, WAYPOINT_KEY), new Map([["true", branch("waypoint")]]), branch("local"));
 }
 
-export interface OutboundTarget {
-  readonly service: IndexedService;
-  readonly port: number;
-  readonly clusterName: string;
-}
-
-/** The clusters of one service port: one (`matcher`), or the aggregate and its halves. */
-export function outboundClusters(plan: NodePlan, selection: SourceMatchers, target: OutboundTarget): Cluster[] {
-  if (plan.options.socketSelection === "matcher") {
-    const variants: SocketVariant[] = plan.waypointOn ? ["local", "waypoint"] : ["local"];
-    return [edsCluster(plan, target, target.clusterName, variants, selection.matcher)];
-  }
-  const halves: SocketVariant[] = plan.waypointOn ? ["local", "waypoint"] : ["local"];
-  return [
-    aggregateCluster(
-      target.clusterName,
-      halves.map((half) => subClusterName(target.clusterName, half)),
-    ),
-    ...halves.map((half) => edsCluster(plan, target, subClusterName(target.clusterName, half), [half], selection.perSource[half])),
-  ];
-}
-
-function edsCluster(plan: NodePlan, target: OutboundTarget, name: string, variants: readonly SocketVariant[], matcher: Matcher | undefined): Cluster {
-  const cluster: Cluster = {
-    name,
-    type: Cluster_DiscoveryType.EDS,
-    eds_cluster_config: { eds_config: plan.eds, service_name: name },
+/**
+ * A socket per source identity and variant. The node's own local socket is also the cluster's
+ * socket, so a matcher naming a socket that does not exist falls back to TLS, never plaintext.
+ */
+function perSourceSockets(plan: NodePlan, target: OutboundTarget): (variants: readonly SocketVariant[]) => SocketChoice {
+  const matchers = sourceMatchers(plan);
+  const perSource = plan.identityByNetns.size > 0;
+  const sockets = upstreamSockets(socketSpec(plan, target), plan.certificates, perSource);
+  const socketOf = (variant: SocketVariant, identity: string) => sockets(sniOf(plan, target, variant), identity);
+  return (variants) => {
+    const matcher = variants.length === 2 ? matchers.matcher : matchers.perSource[variants[0]!];
+    const fallback = socketOf(variants[0]!, plan.nodeIdentity);
+    if (!matcher) return { table: [], fallback, perDownstreamPools: false };
+    const table = socketNames(plan, variants).map(({ name, identity, variant }) => ({ name, transport_socket: socketOf(variant, identity) }));
+    return { table, matcher, fallback, perDownstreamPools: perSource };
   };
-  if (protocolOf(target) === "http2") cluster.typed_extension_protocol_options = http2ProtocolOptions();
-  if (matcher) {
-    cluster.transport_socket_matches = socketTable(plan, target, variants);
-    cluster.transport_socket_matcher = matcher;
-  } else {
-    // No pods to tell apart and a single variant: one socket, the node's own.
-    cluster.transport_socket = socketsFor(plan, target)(variants[0]!, plan.nodeIdentity);
-  }
-  return cluster;
-}
-
-function socketTable(plan: NodePlan, target: OutboundTarget, variants: readonly SocketVariant[]): Cluster_TransportSocketMatch[] {
-  const socketOf = socketsFor(plan, target);
-  return socketNames(plan, variants).map(({ name, identity, variant }) => ({ name, transport_socket: socketOf(variant, identity) }));
 }
 
 /** The table's entries, sorted by name: the same for every cluster of the node, so built once. */
@@ -102,15 +162,15 @@ function socketNames(plan: NodePlan, variants: readonly SocketVariant[]) {
   });
 }
 
-/** The target's sockets, by variant (which SNI) and source identity (which certificate). */
-function socketsFor(plan: NodePlan, target: OutboundTarget): (variant: SocketVariant, identity: string) => TransportSocket {
-  const { service, port } = target;
-  const sockets = upstreamSockets(
-    { alpn: protocolOf(target) === "http2" ? ["h2"] : [], pinnedSans: destinationIdentities(plan, service), validation: plan.validation },
-    plan.certificates,
-  );
-  const sni = { local: directSni(port), waypoint: waypointSni(plan.node.meshDomain, { ...service.ref, port }) };
-  return (variant, identity) => sockets(sni[variant], identity);
+// ---- shared ---------------------------------------------------------------------------------
+
+/** Everything a socket to the target has besides SNI and client certificate. */
+function socketSpec(plan: NodePlan, target: OutboundTarget): Omit<UpstreamSocketSpec, "sni" | "source"> {
+  return { alpn: protocolOf(target) === "http2" ? ["h2"] : [], pinnedSans: destinationIdentities(plan, target.service), validation: plan.validation };
+}
+
+function sniOf(plan: NodePlan, target: OutboundTarget, variant: SocketVariant): string {
+  return variant === "local" ? directSni(target.port) : waypointSni(plan.node.meshDomain, { ...target.service.ref, port: target.port });
 }
 
 /** The service's identity in each trust domain it runs in (the node's own when it runs nowhere yet). */

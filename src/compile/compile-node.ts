@@ -7,13 +7,14 @@ import type { ResourceSet } from "../envoy/resources.js";
 import { type LocalNode, type LocalNodeInput, parseNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
-import { cached, type NodePlan, planNode } from "../plan/node-plan.js";
+import { cached, type NodePlan, planNode, reuseIfUnchanged } from "../plan/node-plan.js";
 import { indexSnapshot, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { compareText } from "../util/order.js";
-import { outboundClusters, sourceMatchers } from "./clusters.js";
+import { outboundClusters } from "./clusters.js";
 import { type PortAssignments, portAssignments } from "./endpoints.js";
 import { inboundSide } from "./inbound.js";
 import { lintCompileResult } from "./lint.js";
+import { outboundListeners } from "./outbound.js";
 import { ingressAssignments, ingressClusters, tunnelListener, tunnelRoutes } from "./waypoint.js";
 
 export interface CompileResult extends ResourceSet {
@@ -36,7 +37,6 @@ export interface CompileResult extends ResourceSet {
 export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode | LocalNodeInput, options: Options | OptionsInput = {}): CompileResult {
   const index = "serviceKeys" in snapshot ? snapshot : indexSnapshot(snapshot);
   const plan = planNode(index, parseNode(node), parseOptions(options));
-  const matchers = cached(plan.cache, "matchers", () => sourceMatchers(plan));
   // Outbound clusters by the service's cluster signature, then port.
   const outbound = cached(plan.cache, "outbound", () => new Map<string, Map<number, Cluster[]>>());
   const clusters: Cluster[] = [];
@@ -49,13 +49,13 @@ export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode 
       let byPort = outbound.get(service.clusterSignature);
       if (!byPort) outbound.set(service.clusterSignature, (byPort = new Map()));
       let built = byPort.get(port);
-      if (!built) byPort.set(port, (built = outboundClusters(plan, matchers, target)));
+      if (!built) byPort.set(port, (built = outboundClusters(plan, target)));
       clusters.push(...built);
       endpoints.push(...assignments.assignments);
       eds.push(assignments);
     }
   }
-  const side = cached(plan.cache, `waypoint\u0000${plan.waypointSignature}`, () => waypointSide(plan));
+  const side = reuseIfUnchanged(plan.nodeSide, nodeSideInputs(plan), () => nodeSide(plan));
   clusters.push(...side.clusters);
   endpoints.push(...side.endpoints);
   let diagnostics: Diagnostic[] | undefined;
@@ -72,15 +72,29 @@ export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode 
   });
 }
 
-/** What the node serves: its tunnel listener and ingress clusters, its pods' inbound listeners. */
-function waypointSide(plan: NodePlan) {
+/**
+ * Everything the node's listeners depend on: the mesh settings, its hosted pods and their
+ * services (the waypoint signature), and the ports and protocols of the services it calls — not
+ * their endpoints, so an endpoint change leaves the listeners as they are.
+ */
+function nodeSideInputs(plan: NodePlan): unknown[] {
+  const { mesh, protocols, exports, dependencies, vips } = plan.index.snapshot;
+  return [mesh, protocols, exports, dependencies, vips, plan.waypointSignature, ...plan.dependencies.map((service) => service.clusterSignature)];
+}
+
+/**
+ * What the node listens on and the clusters behind it: its tunnel listener and ingress clusters,
+ * its pods' inbound listeners and their application clusters, its pods' outbound listeners.
+ */
+function nodeSide(plan: NodePlan) {
   const routes = tunnelRoutes(plan);
   const ingress = ingressAssignments(plan, routes);
   const inbound = inboundSide(plan);
+  const listeners = [...tunnelListener(plan, routes), ...inbound.listeners, ...outboundListeners(plan)];
   return {
     clusters: [...ingressClusters(plan, routes), ...inbound.clusters],
     endpoints: ingress.assignments,
-    listeners: [...tunnelListener(plan, routes), ...inbound.listeners].sort((a, b) => compareText(a.name!, b.name!)),
+    listeners: listeners.sort((a, b) => compareText(a.name!, b.name!)),
     diagnostics: [...ingress.diagnostics, ...inbound.diagnostics],
   };
 }

@@ -51,6 +51,9 @@ function inboundListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): Li
   return {
     name: inboundListenerName(ref),
     address: socketAddress("0.0.0.0", plan.options.inboundPort, hosted.netns),
+    // Every pod's inbound listener binds the same address (in its own netns): without a prefix of
+    // its own, all of them would share one stats scope.
+    stat_prefix: inboundListenerName(ref),
     filter_chains: hosted.ports.map((port) => inboundChain(plan, hosted, ref, port)),
     listener_filters: [tlsInspector()],
     traffic_direction: TrafficDirection.INBOUND,
@@ -70,6 +73,7 @@ function inboundChain(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: 
       alpn: http2 ? ["h2"] : [],
       server: { spiffeId: hosted.identity, sds: plan.sds },
       validation: plan.validation,
+      clientSanPrefixes: plan.workloadSanPrefixes,
     }),
     name: inboundChainName(port),
   };

@@ -18,6 +18,7 @@ import { EXTENSION } from "../envoy/types.js";
 import { CompileInvariantError } from "../errors.js";
 import { MAX_DNS_LABEL, MAX_SERVER_NAME_BYTES } from "../naming.js";
 import { MAX_UINT32 } from "./endpoints.js";
+import { IDENTITY_LINT_RULES, lintClusterIdentity, lintListenerStamps } from "./lint-identity.js";
 
 export const LINT_RULES = [
   "unique-resource-names",
@@ -31,6 +32,7 @@ export const LINT_RULES = [
   "contiguous-priorities",
   "unique-endpoint-address",
   "uint32-weights",
+  ...IDENTITY_LINT_RULES,
 ] as const;
 
 export type LintRule = (typeof LINT_RULES)[number];
@@ -102,6 +104,7 @@ function lintCluster(cluster: Cluster, serverNames: ServerNames): void {
   }
   checkSni(name, cluster.transport_socket?.typed_config, serverNames);
   if (cluster.transport_socket_matcher) lintMatcher(name, cluster.transport_socket_matcher, sockets);
+  lintClusterIdentity(cluster, fail);
 }
 
 function checkSni(resource: string, typedConfig: Any | undefined, serverNames: ServerNames): void {
@@ -163,10 +166,12 @@ function lintListener(listener: Listener, checked: ServerNames): void {
       match.transport_protocol ?? "",
       [...(match.application_protocols ?? [])].sort(),
       match.destination_port ?? null,
+      (match.prefix_ranges ?? []).map((range) => `${range.address_prefix}/${range.prefix_len}`).sort(),
     ]);
     if (matches.has(key)) fail("unique-chain-match", name, `two filter chains match ${key}`);
     matches.add(key);
   }
+  lintListenerStamps(listener, fail);
 }
 
 /** Exact names, or a leading `*.` wildcard: no partial wildcards, DNS label and SNI length limits. */

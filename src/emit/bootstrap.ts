@@ -24,7 +24,7 @@ export interface BootstrapOptions {
 /** A node's resources, with what the bootstrap needs to know about the node and how it was compiled. */
 export interface BootstrapInput extends ResourceSet {
   readonly node: { readonly cluster: string; readonly name: string; readonly locality: { readonly region: string; readonly zone: string } };
-  readonly options: Pick<Options, "sds" | "eds">;
+  readonly options: Pick<Options, "sds" | "eds" | "sourceIdentity" | "selectorSds">;
 }
 
 interface StubTarget {
@@ -65,7 +65,7 @@ function bootstrapNode(node: BootstrapInput["node"]): Node {
   return result;
 }
 
-/** HTTP/2 (gRPC) static clusters at the xDS address: the ADS server, then each named gRPC source. */
+/** HTTP/2 (gRPC) static clusters at the xDS address: the ADS server, then each named gRPC source, sorted later. */
 function stubClusters(options: BootstrapInput["options"], ads: boolean, xds: StubTarget): Cluster[] {
   const names = new Set<string>();
   if (ads) names.add(xds.name);
@@ -73,6 +73,8 @@ function stubClusters(options: BootstrapInput["options"], ads: boolean, xds: Stu
     const name = grpcClusterOf(source);
     if (name) names.add(name);
   }
+  // The certificate selector's own SDS stream (never the ADS one).
+  if (options.sourceIdentity === "selector") names.add(options.selectorSds);
   return [...names].map((name) => staticCluster(name, xds.address, xds.port, true));
 }
 

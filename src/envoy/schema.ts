@@ -7,10 +7,14 @@ import { protoMetadata as registry } from "../../gen/aether/registry/v1/endpoint
 import { protoMetadata as bootstrap } from "../../gen/envoy/config/bootstrap/v3/bootstrap.js";
 import { protoMetadata as aggregate } from "../../gen/envoy/extensions/clusters/aggregate/v3/cluster.js";
 import { protoMetadata as router } from "../../gen/envoy/extensions/filters/http/router/v3/router.js";
+import { protoMetadata as originalDst } from "../../gen/envoy/extensions/filters/listener/original_dst/v3/original_dst.js";
 import { protoMetadata as tlsInspector } from "../../gen/envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.js";
 import { protoMetadata as httpConnectionManager } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
+import { protoMetadata as setFilterState } from "../../gen/envoy/extensions/filters/network/set_filter_state/v3/set_filter_state.js";
 import { protoMetadata as tcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
 import { protoMetadata as transportSocketInputs } from "../../gen/envoy/extensions/matching/common_inputs/transport_socket/v3/transport_socket_inputs.js";
+import { protoMetadata as filterStateOverride } from "../../gen/envoy/extensions/transport_sockets/tls/cert_mappers/filter_state_override/v3/config.js";
+import { protoMetadata as onDemandSecret } from "../../gen/envoy/extensions/transport_sockets/tls/cert_selectors/on_demand_secret/v3/config.js";
 import { protoMetadata as tls } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import { protoMetadata as spiffeValidator } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls_spiffe_validator_config.js";
 import { protoMetadata as httpProtocolOptions } from "../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options.js";
@@ -94,11 +98,15 @@ const ROOT_FILES: readonly FileMetadata[] = [
   aggregate,
   router,
   tlsInspector,
+  originalDst,
   httpConnectionManager,
+  setFilterState,
   tcpProxy,
   transportSocketInputs,
   spiffeValidator,
   tls,
+  onDemandSecret,
+  filterStateOverride,
   httpProtocolOptions,
   registry,
 ] as unknown as FileMetadata[];

@@ -7,15 +7,22 @@
 import { BinaryWriter } from "@bufbuild/protobuf/wire";
 import type { DataSource, TransportSocket } from "../../gen/envoy/config/core/v3/base.js";
 import type { ConfigSource } from "../../gen/envoy/config/core/v3/config_source.js";
+import type { TypedExtensionConfig } from "../../gen/envoy/config/core/v3/extension.js";
 import { type SubjectAltNameMatcher, SubjectAltNameMatcher_SanType } from "../../gen/envoy/extensions/transport_sockets/tls/v3/common.js";
-import { CommonTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
+import { CommonTlsContext, type UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import { pack, packEncoded } from "./any.js";
-import { DOWNSTREAM_TLS_CONTEXT, EXTENSION, SPIFFE_VALIDATOR_CONFIG, UPSTREAM_TLS_CONTEXT } from "./types.js";
+import { DOWNSTREAM_TLS_CONTEXT, EXTENSION, FILTER_STATE_OVERRIDE, ON_DEMAND_SECRET, SPIFFE_VALIDATOR_CONFIG, UPSTREAM_TLS_CONTEXT } from "./types.js";
 
 /** How peers' certificates are validated; derived once per compile from the mesh's trust. */
 export type TrustValidation =
   | { readonly kind: "sds-bundle"; readonly bundleSecret: string; readonly sds: ConfigSource }
-  | { readonly kind: "spiffe"; readonly trustDomains: readonly { readonly name: string; readonly bundle: DataSource }[] };
+  | {
+      readonly kind: "spiffe";
+      /** Every trust domain, with its inline bundle unless `bundles` holds them all. */
+      readonly trustDomains: readonly { readonly name: string; readonly bundle?: DataSource }[];
+      /** A SPIFFE bundle map (Envoy watches a file source); takes precedence over per-domain bundles. */
+      readonly bundles?: DataSource;
+    };
 
 export interface TlsIdentity {
   /** The SPIFFE ID whose SVID this side presents; also its SDS secret name. */
@@ -31,6 +38,12 @@ export interface UpstreamSocketSpec {
   readonly pinnedSans: readonly string[];
   readonly validation: TrustValidation;
 }
+
+/**
+ * Per-source sockets never resume a session (`max_session_keys: 0`): a resumed session is keyed
+ * without the certificate that created it, so one source could resume another's.
+ */
+const NO_SESSION_RESUMPTION = 0;
 
 /** Encodes (once per identity) the client-certificate part of a CommonTlsContext. */
 export type CertificateEncoder = (spiffeId: string) => { readonly bytes: Uint8Array; readonly configs: CommonTlsContext["tls_certificate_sds_secret_configs"] };
@@ -58,21 +71,55 @@ export function certificateEncoder(sds: ConfigSource): CertificateEncoder {
 export function upstreamSockets(
   shared: Omit<UpstreamSocketSpec, "sni" | "source">,
   certificates: CertificateEncoder,
+  perSource: boolean,
 ): (sni: string, spiffeId: string) => TransportSocket {
-  const rest = commonTlsContext(undefined, shared.alpn, shared.validation, shared.pinnedSans);
+  const rest = commonTlsContext(undefined, shared.alpn, shared.validation, shared.pinnedSans.map(uriSan));
   const restBytes = CommonTlsContext.encode(rest).finish();
   return (sni, spiffeId) => {
     const certificate = certificates(spiffeId);
-    const message = { common_tls_context: { tls_certificate_sds_secret_configs: certificate.configs, ...rest }, sni };
-    const bytes = splice
+    const message: UpstreamTlsContext = { common_tls_context: { tls_certificate_sds_secret_configs: certificate.configs, ...rest }, sni };
+    splice
       .uint32(10)
       .uint32(certificate.bytes.length + restBytes.length)
       .raw(certificate.bytes)
       .raw(restBytes)
       .uint32(18)
-      .string(sni)
-      .finish();
-    return { name: EXTENSION.tlsTransportSocket, typed_config: packEncoded(UPSTREAM_TLS_CONTEXT.typeName, bytes, message) };
+      .string(sni);
+    if (perSource) {
+      message.max_session_keys = NO_SESSION_RESUMPTION;
+      splice.uint32(34).uint32(0); // max_session_keys: an empty UInt32Value, i.e. 0
+    }
+    return { name: EXTENSION.tlsTransportSocket, typed_config: packEncoded(UPSTREAM_TLS_CONTEXT.typeName, splice.finish(), message) };
+  };
+}
+
+/**
+ * Where the certificate selector finds the source's SVID: the SDS secret named by the identity the
+ * downstream listener stamped (`envoy.tls.certificate_mappers.on_demand_secret`), else the node's
+ * own, which is fetched ahead of the first connection.
+ */
+export interface CertificateSelection {
+  /** The selector's own gRPC SDS source (never ADS). */
+  readonly sds: ConfigSource;
+  readonly defaultIdentity: string;
+}
+
+/**
+ * An upstream socket whose client certificate is chosen per connection, so one socket serves
+ * every source and the cluster does not depend on which pods the node hosts.
+ */
+export function selectedCertificateSocket(spec: Omit<UpstreamSocketSpec, "source">, selection: CertificateSelection): TransportSocket {
+  const context = commonTlsContext(undefined, spec.alpn, spec.validation, spec.pinnedSans.map(uriSan));
+  context.custom_tls_certificate_selector = certificateSelector(selection);
+  const message: UpstreamTlsContext = { common_tls_context: context, sni: spec.sni, max_session_keys: NO_SESSION_RESUMPTION };
+  return { name: EXTENSION.tlsTransportSocket, typed_config: pack(UPSTREAM_TLS_CONTEXT, message) };
+}
+
+function certificateSelector(selection: CertificateSelection): TypedExtensionConfig {
+  const mapper = { name: EXTENSION.filterStateOverrideMapper, typed_config: pack(FILTER_STATE_OVERRIDE, { default_value: selection.defaultIdentity }) };
+  return {
+    name: EXTENSION.onDemandSecretSelector,
+    typed_config: pack(ON_DEMAND_SECRET, { config_source: selection.sds, certificate_mapper: mapper, prefetch_secret_names: [selection.defaultIdentity] }),
   };
 }
 
@@ -83,6 +130,8 @@ export interface DownstreamSocketSpec {
   readonly alpn: readonly string[];
   readonly server: TlsIdentity;
   readonly validation: TrustValidation;
+  /** URI SAN prefixes a client certificate must match one of (e.g. the workload shape `spiffe://<td>/ns/`). */
+  readonly clientSanPrefixes: readonly string[];
 }
 
 /** Terminates mTLS: presents the server's SVID, requires and validates a client certificate. */
@@ -90,7 +139,7 @@ export function downstreamTlsSocket(spec: DownstreamSocketSpec): TransportSocket
   return {
     name: EXTENSION.tlsTransportSocket,
     typed_config: pack(DOWNSTREAM_TLS_CONTEXT, {
-      common_tls_context: commonTlsContext(spec.server, spec.alpn, spec.validation, []),
+      common_tls_context: commonTlsContext(spec.server, spec.alpn, spec.validation, spec.clientSanPrefixes.map(uriSanPrefix)),
       require_client_certificate: true,
     }),
   };
@@ -101,11 +150,11 @@ function commonTlsContext(
   identity: TlsIdentity | undefined,
   alpn: readonly string[],
   validation: TrustValidation,
-  pinnedSans: readonly string[],
+  sans: readonly SubjectAltNameMatcher[],
 ): CommonTlsContext {
   const context: CommonTlsContext = {
     ...(identity ? { tls_certificate_sds_secret_configs: [{ name: identity.spiffeId, sds_config: identity.sds }] } : {}),
-    ...validationOf(validation, pinnedSans.map(uriSan)),
+    ...validationOf(validation, sans),
   };
   if (alpn.length > 0) context.alpn_protocols = [...alpn];
   return context;
@@ -115,8 +164,12 @@ function uriSan(spiffeId: string): SubjectAltNameMatcher {
   return { san_type: SubjectAltNameMatcher_SanType.URI, matcher: { exact: spiffeId } };
 }
 
-function validationOf(validation: TrustValidation, sans: SubjectAltNameMatcher[]): CommonTlsContext {
-  const pins = sans.length > 0 ? { match_typed_subject_alt_names: sans } : {};
+function uriSanPrefix(prefix: string): SubjectAltNameMatcher {
+  return { san_type: SubjectAltNameMatcher_SanType.URI, matcher: { prefix } };
+}
+
+function validationOf(validation: TrustValidation, sans: readonly SubjectAltNameMatcher[]): CommonTlsContext {
+  const pins = sans.length > 0 ? { match_typed_subject_alt_names: [...sans] } : {};
   if (validation.kind === "sds-bundle") {
     // The SDS bundle is merged into the default context, which carries the SAN pins.
     return {
@@ -132,7 +185,9 @@ function validationOf(validation: TrustValidation, sans: SubjectAltNameMatcher[]
       custom_validator_config: {
         name: EXTENSION.spiffeValidator,
         typed_config: pack(SPIFFE_VALIDATOR_CONFIG, {
-          trust_domains: validation.trustDomains.map((domain) => ({ name: domain.name, trust_bundle: domain.bundle })),
+          // Envoy requires the domains listed even when the bundle map supplies their bundles.
+          trust_domains: validation.trustDomains.map((domain) => (domain.bundle ? { name: domain.name, trust_bundle: domain.bundle } : { name: domain.name })),
+          ...(validation.bundles ? { trust_bundles: validation.bundles } : {}),
         }),
       },
       ...pins,

@@ -17,6 +17,9 @@ export const SNAPSHOT_LIMITS = {
   nodes: 100_000,
 } as const;
 
+const PER_DOMAIN_BUNDLE_ERROR =
+  "a bundle file per trust domain is read once and goes stale at CA rotation: give mesh.trust.bundles (a SPIFFE bundle map file, which Envoy watches), or this domain's bundle inline ({ inlineString: <PEM> })";
+
 const bundleSource = z.union([
   z.strictObject({
     filename: z
@@ -36,15 +39,25 @@ const sharedTrust = z.strictObject({
   bundleSdsName: z.string().min(1).max(1024).optional(),
 });
 
-/** SPIFFE federation: per-cluster trust domains, each with its CA bundle. */
+/**
+ * SPIFFE federation: per-cluster trust domains. Their CA bundles come from a SPIFFE bundle map
+ * (`bundles`: a file Envoy watches, so a CA rotation is picked up, or inline JSON), or inline per
+ * domain (PEM, pushed with the config). A bundle file per domain is refused: Envoy reads it once.
+ */
 const federatedTrust = z.strictObject({
   mode: z.literal("federated"),
+  bundles: bundleSource.optional(),
   trustDomains: z
     .array(
       z.strictObject({
         name: trustDomain,
         clusters: z.array(clusterName).min(1, { error: "a trust domain needs at least one cluster" }),
-        bundle: bundleSource,
+        bundle: z
+          .union([
+            z.strictObject({ inlineString: z.string().min(1).max(1_048_576) }),
+            z.strictObject({ filename: z.string() }).superRefine((_, ctx) => ctx.addIssue({ code: "custom", message: PER_DOMAIN_BUNDLE_ERROR })),
+          ])
+          .optional(),
       }),
     )
     .min(1, { error: "federation needs at least one trust domain" }),
@@ -90,6 +103,8 @@ const meshFile = z.strictObject({
   exports: z.array(serviceKeyField).optional(),
   protocols: z.record(serviceKeyField, z.record(z.string().regex(/^[1-9]\d{0,4}$/, { error: "not a port" }), portProtocol)).default({}),
   dependencies: z.record(serviceKeyField, z.array(serviceKeyField)).optional(),
+  /** Service VIPs (a clusterset VIP per service): pods' connections to VIP:port are captured and proxied. */
+  vips: z.record(serviceKeyField, ipAddress).optional(),
 });
 
 export type MeshFileInput = z.input<typeof meshFile>;
@@ -119,6 +134,8 @@ export interface Snapshot {
   readonly protocols: ReadonlyMap<ServiceKey, ReadonlyMap<number, PortProtocol>>;
   /** Services each service calls; undefined when the snapshot has no dependency data. */
   readonly dependencies: ReadonlyMap<ServiceKey, readonly ServiceKey[]> | undefined;
+  /** Each service's VIP, canonical; undefined when the snapshot has none (nothing is captured). */
+  readonly vips: ReadonlyMap<ServiceKey, string> | undefined;
 }
 
 /**
@@ -138,7 +155,7 @@ export function parseSnapshot(input: unknown): Snapshot {
   const services = records.success ? parseServices(records.data, issues) : new Map<ServiceKey, ServiceEndpoint[]>();
   if (file.success) issues.push(...crossCheck(file.data, services));
   if (!file.success || issues.length > 0) throw new InputError("snapshot", issues);
-  const { mesh, nodes, exports, protocols, dependencies } = file.data;
+  const { mesh, nodes, exports, protocols, dependencies, vips } = file.data;
   return {
     mesh,
     nodes,
@@ -148,6 +165,7 @@ export function parseSnapshot(input: unknown): Snapshot {
       Object.entries(protocols).map(([key, ports]) => [key as ServiceKey, new Map(Object.entries(ports).map(([port, protocol]) => [Number(port), protocol]))]),
     ),
     dependencies: dependencies && new Map(Object.entries(dependencies).map(([key, deps]) => [key as ServiceKey, [...new Set(deps)].sort() as ServiceKey[]])),
+    vips: vips && new Map(Object.entries(vips).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) as [ServiceKey, string][]),
   };
 }
 
@@ -239,6 +257,7 @@ function crossCheck(file: MeshFile, services: ReadonlyMap<ServiceKey, readonly S
   return [
     ...duplicateNodeIssues(file.nodes),
     ...trustIssues(file, services),
+    ...vipIssues(file),
     ...sniIssues(file.mesh.meshDomain, [
       ...[...services.keys()].map((key) => ({ key, path: ["services", key] })),
       ...Object.keys(file.protocols).map((key) => ({ key, path: ["protocols", key] })),
@@ -284,7 +303,32 @@ function trustIssues(file: MeshFile, services: ReadonlyMap<ServiceKey, readonly 
   for (const [key, endpoints] of services) {
     endpoints.forEach((endpoint, index) => issues.push(...unmapped(endpoint.clusterName, ["services", key, index, "clusterName"])));
   }
-  return dedupeByMessage(issues);
+  return [...bundleIssues(trust), ...dedupeByMessage(issues)];
+}
+
+/**
+ * No two services share a VIP. A VIP may name a service with no endpoints yet (or none left): it
+ * is captured once the service has a port.
+ */
+function vipIssues(file: MeshFile): InputIssue[] {
+  const owner = new Map<string, string>();
+  return Object.entries(file.vips ?? {}).flatMap(([key, vip]) => {
+    const path = formatPath(["vips", key]);
+    const other = owner.get(vip);
+    owner.set(vip, key);
+    return other ? [{ path, message: `VIP ${vip} is already ${other}'s` }] : [];
+  });
+}
+
+/** Under federation the bundles come from one map, or inline for every trust domain. */
+function bundleIssues(trust: Extract<MeshFile["mesh"]["trust"], { mode: "federated" }>): InputIssue[] {
+  return trust.trustDomains.flatMap((domain, index) => {
+    const path = formatPath(["mesh", "trust", "trustDomains", index, "bundle"]);
+    if (trust.bundles && domain.bundle) return [{ path, message: "give mesh.trust.bundles or a bundle per trust domain, not both" }];
+    if (!trust.bundles && !domain.bundle)
+      return [{ path, message: "no CA bundle: give mesh.trust.bundles (a SPIFFE bundle map) or this domain's inlineString" }];
+    return [];
+  });
 }
 
 /** Reports an unmapped cluster once, at its first occurrence. */

@@ -6,13 +6,13 @@
 import type { ConfigSource } from "../../gen/envoy/config/core/v3/config_source.js";
 import { type Diagnostic, diagnostic } from "../diagnostics.js";
 import { configSource } from "../envoy/core.js";
-import { type CertificateEncoder, certificateEncoder, type TrustValidation } from "../envoy/tls.js";
+import { type CertificateEncoder, type CertificateSelection, certificateEncoder, type TrustValidation } from "../envoy/tls.js";
 import { InputError } from "../errors.js";
 import type { HostedPod, LocalNode } from "../model/node.js";
 import { trustDomainOfCluster } from "../model/node.js";
 import type { Options } from "../model/options.js";
 import type { PortProtocol, TrustConfig } from "../model/snapshot.js";
-import { bundleSecretName, type ServiceKey, type ServiceRef, serviceKey, serviceSpiffeId } from "../naming.js";
+import { bundleSecretName, type ServiceKey, type ServiceRef, serviceKey, serviceSpiffeId, workloadSpiffePrefix } from "../naming.js";
 import { compareText } from "../util/order.js";
 import { type EdsView, edsView } from "./eds-view.js";
 import { contextCache, type HostedEndpoint, type IndexedService, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
@@ -33,11 +33,18 @@ export interface NodePlan {
   readonly hostedPods: readonly HostedPodPlan[];
   /** Everything the waypoint side (tunnel, ingress, inbound) depends on beyond the context. */
   readonly waypointSignature: string;
+  /**
+   * The last node-side output compiled for this node and options (listeners and the clusters
+   * behind them), with the inputs it came from: one entry per node, replaced when an input changes.
+   */
+  readonly nodeSide: ReuseSlot;
   /** Services the node's pods may call, sorted, each with at least one port. */
   readonly dependencies: readonly IndexedService[];
   readonly sds: ConfigSource;
-  /** The source identities' certificate configs, encoded once per compile context. */
+  /** The source identities' certificate configs, encoded once per compile context (`sockets` mode). */
   readonly certificates: CertificateEncoder;
+  /** Where the certificate selector finds each source's SVID (`selector` mode). */
+  readonly certificateSelection: CertificateSelection;
   /**
    * Work that depends only on this compile context — the node's identities and netns, its trust
    * domain and the options — cached across compiles (see `SnapshotIndex.contexts`).
@@ -45,6 +52,12 @@ export interface NodePlan {
   readonly cache: Map<string, unknown>;
   readonly eds: ConfigSource;
   readonly validation: TrustValidation;
+  /**
+   * `spiffe://<td>/ns/` for every trusted trust domain: the workload shape a client certificate
+   * must have to reach an application, so another kind of SVID of the trust domain (a SPIRE
+   * agent's, say) cannot.
+   */
+  readonly workloadSanPrefixes: readonly string[];
   readonly diagnostics: readonly Diagnostic[];
 }
 
@@ -79,12 +92,15 @@ export function planNode(index: SnapshotIndex, node: LocalNode, options: Options
     identityByNetns: basics.identityByNetns,
     hostedPods: hosted,
     waypointSignature,
+    nodeSide: basics.nodeSide,
     dependencies: dependencyScope(index, node, diagnostics),
     sds: basics.sds,
     certificates: cached(cache, "certificates", () => certificateEncoder(basics.sds)),
+    certificateSelection: basics.certificateSelection,
     cache,
     eds: basics.eds,
     validation: trustValidation(index.snapshot.mesh.trust, basics.sds),
+    workloadSanPrefixes: workloadSanPrefixes(index.snapshot.mesh.trust),
     diagnostics,
   };
 }
@@ -93,6 +109,7 @@ export function planNode(index: SnapshotIndex, node: LocalNode, options: Options
 interface NodeBasics {
   /** The last hosted side computed, with what it was computed from. */
   lastHosted?: HostedSide;
+  readonly nodeSide: ReuseSlot;
   readonly sortedPods: readonly HostedPod[];
   readonly identityByNetns: ReadonlyMap<string, string>;
   readonly identities: readonly string[];
@@ -100,6 +117,7 @@ interface NodeBasics {
   readonly view: EdsView;
   readonly sds: ConfigSource;
   readonly eds: ConfigSource;
+  readonly certificateSelection: CertificateSelection;
   readonly diagnostics: readonly Diagnostic[];
 }
 
@@ -115,6 +133,7 @@ function nodeBasics(node: LocalNode, options: Options): NodeBasics {
     const pods = sortedPods(node);
     const identityByNetns = sourcesByNetns(node, pods, diagnostics);
     basics = {
+      nodeSide: {},
       sortedPods: pods,
       identityByNetns,
       identities: [...new Set([node.spiffeId, ...identityByNetns.values()])].sort(compareText),
@@ -122,6 +141,7 @@ function nodeBasics(node: LocalNode, options: Options): NodeBasics {
       view: edsView(node, options),
       sds: configSource(options.sds),
       eds: configSource(options.eds),
+      certificateSelection: { sds: configSource({ grpcCluster: options.selectorSds }), defaultIdentity: node.spiffeId },
       diagnostics,
     };
     byOptions.set(options, basics);
@@ -129,9 +149,14 @@ function nodeBasics(node: LocalNode, options: Options): NodeBasics {
   return basics;
 }
 
-/** What a node's outbound clusters depend on besides the services themselves. */
+/**
+ * What a node's outbound clusters depend on besides the services themselves. In `selector` mode
+ * that is not the node's pods, so every node with the same identity, trust domain and options
+ * shares one context — and the same cluster objects.
+ */
 function contextKey(node: LocalNode, options: Options, identityByNetns: ReadonlyMap<string, string>): string {
-  return JSON.stringify([node.spiffeId, node.trustDomain, node.meshDomain, [...identityByNetns], options]);
+  const sources = options.sourceIdentity === "sockets" ? [...identityByNetns] : [];
+  return JSON.stringify([node.spiffeId, node.trustDomain, node.meshDomain, sources, options]);
 }
 
 interface HostedSide {
@@ -172,6 +197,22 @@ function waypointSignature(index: SnapshotIndex, node: LocalNode, hosted: readon
     node.nodeName,
     hosted.map((h) => [h.pod, h.netns, h.ports, index.services.get(h.service)?.serial ?? 0]),
   ]);
+}
+
+/** A one-entry cache: the last value computed, and the inputs it was computed from. */
+export interface ReuseSlot {
+  inputs?: readonly unknown[];
+  value?: unknown;
+}
+
+/** The slot's value when every input is the same (`===`) as last time; else computed and kept. */
+export function reuseIfUnchanged<T>(slot: ReuseSlot, inputs: readonly unknown[], compute: () => T): T {
+  const last = slot.inputs;
+  if (last && last.length === inputs.length && last.every((input, i) => input === inputs[i])) return slot.value as T;
+  const value = compute();
+  slot.inputs = inputs;
+  slot.value = value;
+  return value;
 }
 
 /** A cache entry, computed on first use. */
@@ -215,7 +256,7 @@ function sourcesByNetns(node: LocalNode, pods: readonly HostedPod[], diagnostics
       diagnostics.push(
         diagnostic(
           "POD_WITHOUT_NETNS",
-          `pod ${pod.namespace}/${pod.name} has no network namespace: its outbound traffic uses the node identity and it gets no inbound listener`,
+          `pod ${pod.namespace}/${pod.name} has no network namespace: it gets no inbound or outbound listeners (its traffic never enters the mesh)`,
           { service },
         ),
       );
@@ -231,10 +272,7 @@ function sourcesByNetns(node: LocalNode, pods: readonly HostedPod[], diagnostics
     }
     const names = pods.map((pod) => `${pod.namespace}/${pod.name}`).join(", ");
     diagnostics.push(
-      diagnostic(
-        "NETNS_CONFLICT",
-        `pods ${names} all claim network namespace ${netns}: none is told apart (their traffic uses the node identity) and none gets an inbound listener`,
-      ),
+      diagnostic("NETNS_CONFLICT", `pods ${names} all claim network namespace ${netns}: none is told apart, so none gets inbound or outbound listeners`),
     );
   }
   return byNetns;
@@ -289,15 +327,21 @@ function dependencyScope(index: SnapshotIndex, node: LocalNode, diagnostics: Dia
   return scope;
 }
 
+function workloadSanPrefixes(trust: TrustConfig): string[] {
+  const domains = trust.mode === "shared" ? [trust.trustDomain] : trust.trustDomains.map((domain) => domain.name);
+  return domains.sort(compareText).map(workloadSpiffePrefix);
+}
+
 function trustValidation(trust: TrustConfig, sds: ConfigSource): TrustValidation {
   if (trust.mode === "shared") {
     return { kind: "sds-bundle", bundleSecret: trust.bundleSdsName ?? bundleSecretName(trust.trustDomain), sds };
   }
   const trustDomains = [...trust.trustDomains]
     .sort((a, b) => compareText(a.name, b.name))
-    .map((domain) => ({
-      name: domain.name,
-      bundle: "filename" in domain.bundle ? { filename: domain.bundle.filename } : { inline_string: domain.bundle.inlineString },
-    }));
-  return { kind: "spiffe", trustDomains };
+    .map((domain) =>
+      domain.bundle && "inlineString" in domain.bundle ? { name: domain.name, bundle: { inline_string: domain.bundle.inlineString } } : { name: domain.name },
+    );
+  if (!trust.bundles) return { kind: "spiffe", trustDomains };
+  const bundles = "filename" in trust.bundles ? { filename: trust.bundles.filename } : { inline_string: trust.bundles.inlineString };
+  return { kind: "spiffe", trustDomains, bundles };
 }

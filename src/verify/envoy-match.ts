@@ -1,14 +1,17 @@
 /**
  * Envoy's selection rules, replayed over compiled resources: filter-chain choice by server name
- * and transport protocol, the xds matcher tree of `transport_socket_matcher`, and priority choice
- * in an assignment. These mirror Envoy's documented behaviour (ENVOY-FACTS §1, §2, §4) so tests
+ * and transport protocol or by destination, virtual-host choice by authority, the xds matcher tree
+ * of `transport_socket_matcher`, and priority choice in an assignment. These mirror Envoy's documented behaviour (ENVOY-FACTS §1, §2, §4) so tests
  * and the mesh check can say where a connection lands without an Envoy binary.
  */
 
+import { BlockList, isIP } from "node:net";
+import type { CidrRange } from "../../gen/envoy/config/core/v3/address.js";
 import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
+import type { VirtualHost } from "../../gen/envoy/config/route/v3/route_components.js";
 import type { Any } from "../../gen/google/protobuf/any.js";
 import type { TypedExtensionConfig } from "../../gen/xds/core/v3/extension.js";
 import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
@@ -137,4 +140,38 @@ export function chosenPriority(assignment: ClusterLoadAssignment): { priority: n
   }
   const priority = [...byPriority.keys()].sort((a, b) => a - b).find((p) => byPriority.get(p)!.length > 0);
   return priority === undefined ? undefined : { priority, endpoints: byPriority.get(priority)! };
+}
+
+/**
+ * The virtual host Envoy picks for an authority: an exact domain (with or without the port, as
+ * written), then the catch-all `*`. aether-xds emits no other wildcard forms.
+ */
+export function selectVirtualHost(virtualHosts: readonly VirtualHost[], authority: string): VirtualHost | undefined {
+  const host = authority.toLowerCase();
+  return virtualHosts.find((vhost) => (vhost.domains ?? []).includes(host)) ?? virtualHosts.find((vhost) => (vhost.domains ?? []).includes("*"));
+}
+
+/**
+ * The filter chain Envoy picks for a connection by its (original) destination: chains for the
+ * destination port beat chains without one; then the longest prefix range containing the address
+ * beats chains without ranges. No backtracking (ENVOY-FACTS §2). Undefined: the connection is closed.
+ */
+export function selectChainByDestination(chains: readonly FilterChain[], ip: string, port: number): FilterChain | undefined {
+  const forPort = chains.filter((chain) => chain.filter_chain_match?.destination_port === port);
+  const byPort = forPort.length > 0 ? forPort : chains.filter((chain) => chain.filter_chain_match?.destination_port === undefined);
+  const longest = (chain: FilterChain) =>
+    Math.max(-1, ...(chain.filter_chain_match?.prefix_ranges ?? []).filter((range) => cidrContains(range, ip)).map((range) => range.prefix_len ?? 0));
+  const best = Math.max(-1, ...byPort.map(longest));
+  if (best >= 0) return byPort.find((chain) => longest(chain) === best);
+  return byPort.find((chain) => (chain.filter_chain_match?.prefix_ranges ?? []).length === 0);
+}
+
+function cidrContains(range: CidrRange, ip: string): boolean {
+  const family = isIP(ip);
+  const prefix = range.address_prefix ?? "";
+  if (family === 0 || isIP(prefix) !== family) return false;
+  const list = new BlockList();
+  const type = family === 6 ? "ipv6" : "ipv4";
+  list.addSubnet(prefix, range.prefix_len ?? (family === 6 ? 128 : 32), type);
+  return list.check(ip, type);
 }

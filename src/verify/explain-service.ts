@@ -10,7 +10,7 @@ import { InputError } from "../errors.js";
 import { type LocalNode, type LocalNodeInput, parseNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
-import { type ServiceKey, socketName } from "../naming.js";
+import { type ServiceKey, type SocketVariant, socketName } from "../naming.js";
 import { planNode } from "../plan/node-plan.js";
 import { indexSnapshot, type SnapshotIndex } from "../plan/snapshot-index.js";
 
@@ -29,8 +29,8 @@ export interface EndpointExplanation {
 export interface PortExplanation {
   readonly port: number;
   readonly cluster: string;
-  /** Per source netns (or "(any other)" for the node itself): the sockets it would use. */
-  readonly sources: readonly { readonly source: string; readonly direct: string; readonly waypoint?: string }[];
+  /** Per source netns (or "(any other)" for the node itself): the certificate it presents and the sockets it would use. */
+  readonly sources: readonly { readonly source: string; readonly certificate: string; readonly direct: string; readonly waypoint?: string }[];
   readonly endpoints: readonly EndpointExplanation[];
   readonly leftOut: readonly { readonly pod: string; readonly code: DiagnosticCode; readonly message: string }[];
 }
@@ -54,11 +54,11 @@ export function explainService(
   const sources = [
     ...[...plan.identityByNetns].map(([netns, identity]) => ({ source: netns, identity })),
     { source: "(any other)", identity: plan.nodeIdentity },
-  ].map(({ source, identity }) => ({
-    source,
-    direct: socketName("local", identity),
-    ...(plan.waypointOn ? { waypoint: socketName("waypoint", identity) } : {}),
-  }));
+  ].map(({ source, identity }) => {
+    // selector: one socket per variant, the certificate chosen per connection; sockets: one per source.
+    const socket = (variant: SocketVariant) => (plan.options.sourceIdentity === "selector" ? variant : socketName(variant, identity));
+    return { source, certificate: identity, direct: socket("local"), ...(plan.waypointOn ? { waypoint: socket("waypoint") } : {}) };
+  });
   const ports = indexed.ports.map((port): PortExplanation => {
     const { plan: portPlan, diagnostics } = portAssignments(index, plan.view, indexed, port);
     const priorities = compactPriorities(portPlan.endpoints);
@@ -89,7 +89,8 @@ export function formatServiceExplanation(explanation: ServiceExplanation): strin
   for (const port of explanation.ports) {
     lines.push(`  port ${port.port} → cluster ${port.cluster}`);
     for (const source of port.sources) {
-      lines.push(`    from ${source.source}: direct socket ${source.direct}${source.waypoint ? `, waypoint socket ${source.waypoint}` : ""}`);
+      const waypoint = source.waypoint ? `, waypoint socket ${source.waypoint}` : "";
+      lines.push(`    from ${source.source}: certificate ${source.certificate}, direct socket ${source.direct}${waypoint}`);
     }
     if (port.endpoints.length === 0) lines.push("    no endpoints");
     for (const e of port.endpoints) {

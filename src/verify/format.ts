@@ -2,14 +2,14 @@
 import { formatPathReport, type MeshCheckReport, sourceName } from "./mesh-check.js";
 import type { PathReport } from "./path.js";
 
-const CELL: Record<PathReport["status"], string> = { ok: "✓", failed: "✗", unreachable: "·", unverified: "?" };
+const CELL: Record<PathReport["status"], string> = { ok: "✓", failed: "✗", unreachable: "·", unverified: "?", "not-captured": "-" };
 const MAX_MATRIX_ROWS = 80;
 const MAX_MATRIX_COLUMNS = 40;
 
 export function formatMeshReport(report: MeshCheckReport): string {
   const counts = countBy(report.paths.map((p) => p.status));
   const lines = [
-    `mesh check (${report.mode}): ${report.paths.length} paths — ${counts.ok ?? 0} ok, ${counts.failed ?? 0} failed, ${counts.unreachable ?? 0} unreachable, ${counts.unverified ?? 0} not followed`,
+    `mesh check (${report.mode}): ${report.paths.length} paths — ${counts.ok ?? 0} ok, ${counts.failed ?? 0} failed, ${counts.unreachable ?? 0} unreachable, ${counts.unverified ?? 0} not followed, ${counts["not-captured"] ?? 0} not captured`,
   ];
   for (const [node, reason] of report.skippedNodes) lines.push(`  node ${node} not compiled: ${reason}`);
   for (const [node, reason] of report.failedNodes) lines.push(`  node ${node} FAILED to compile: ${reason}`);
@@ -39,7 +39,7 @@ function matrix(paths: readonly PathReport[]): string[] {
     ...header,
     `${"source".padEnd(width)}  ${columns.map((_, i) => `[${i + 1}]`).join(" ")}`,
     ...grid,
-    "✓ lands on a pod of the service   ✗ failed   · no healthy endpoint   ? not followed (node not compiled)",
+    "✓ lands on a pod of the service   ✗ failed   · no healthy endpoint   ? not followed (node not compiled)   - not captured (no VIP for a TCP port, or no netns)",
   ];
 }
 

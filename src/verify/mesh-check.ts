@@ -12,7 +12,7 @@ import { planNode } from "../plan/node-plan.js";
 import type { SnapshotIndex } from "../plan/snapshot-index.js";
 import { compareText } from "../util/order.js";
 import { type CompiledMesh, type CompiledNode, type CompileProgress, compileMesh, podsByAddress, tunnelAddresses } from "./compiled-mesh.js";
-import { type PathReport, type PathSource, type PathTarget, type ReplayContext, replayPath } from "./path.js";
+import { PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type PoolUse, type ReplayContext, replayPath } from "./path.js";
 
 export interface MeshCheckReport {
   readonly ok: boolean;
@@ -31,11 +31,36 @@ export function verifyMesh(snapshot: Snapshot | SnapshotIndex, options: Options 
 /** The check over already-compiled output (tests seed mistakes into it). */
 export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
   const context = replayContext(mesh);
-  const paths = [...mesh.nodes.values()].flatMap((node) =>
+  const replayed = [...mesh.nodes.values()].flatMap((node) =>
     sourcesOf(mesh, node).flatMap((source) => targetsOf(mesh, node, source).map((target) => replayPath(context, source, target))),
   );
+  const paths = withSharedPoolFailures(replayed);
   const ok = mesh.failed.size === 0 && paths.every((p) => p.status !== "failed");
   return { ok, mode: mesh.options.eastWestWaypoint, paths, skippedNodes: mesh.skipped, failedNodes: mesh.failed };
+}
+
+/**
+ * Sources of one node whose connections to one cluster carry the same pool key share Envoy's
+ * upstream pools there; if their certificates differ, a pooled connection opened by one carries
+ * another's requests. Every path in such a group fails.
+ */
+function withSharedPoolFailures(paths: readonly PathReport[]): PathReport[] {
+  const certificates = new Map<string, Set<string>>();
+  const groupOf = (pool: PoolUse) => (pool.key === undefined ? undefined : `${pool.node}\u0000${pool.cluster}\u0000${pool.key}`);
+  for (const { pool } of paths) {
+    const group = pool && groupOf(pool);
+    if (!group) continue;
+    if (!certificates.has(group)) certificates.set(group, new Set());
+    certificates.get(group)!.add(pool.certificate);
+  }
+  return paths.map((path) => {
+    const group = path.pool && groupOf(path.pool);
+    const shared = group ? certificates.get(group)! : undefined;
+    if (!shared || shared.size < 2) return path;
+    const others = [...shared].filter((certificate) => certificate !== path.pool!.certificate).sort(compareText);
+    const reason = `${PATH_FAILURES.POOL_SHARED_ACROSS_SOURCES}: ${path.pool!.cluster} on ${path.pool!.node}, pool key "${path.pool!.key}", shared with ${others.join(", ")}`;
+    return { ...path, status: "failed" as const, failures: [...path.failures, { code: "POOL_SHARED_ACROSS_SOURCES" as const, reason, hops: [] }] };
+  });
 }
 
 export function replayContext(mesh: CompiledMesh): ReplayContext {
@@ -111,6 +136,7 @@ export function sourceName(source: PathSource): string {
 export function formatPathReport(report: PathReport): string {
   const lines = [`${sourceName(report.source)} → ${report.target.service}:${report.target.port} (${report.cluster}): ${report.status}`];
   if (report.status === "unreachable") lines.push("  no healthy endpoint in any priority");
+  if (report.note) lines.push(`  not captured: ${report.note}`);
   for (const landing of report.landings) {
     lines.push(`  lands on ${landing.pod.cluster}/${landing.pod.namespace}/${landing.pod.name}${landing.via ? ` via ${landing.via}` : " directly"}`);
     landing.hops.forEach((hop) => lines.push(`    ${hop}`));

@@ -9,11 +9,13 @@ import type { TransportSocket } from "../../gen/envoy/config/core/v3/base.js";
 import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import type { ClusterConfig } from "../../gen/envoy/extensions/clusters/aggregate/v3/cluster.js";
 import type { TcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
+import type { Config as FilterStateOverrideConfig } from "../../gen/envoy/extensions/transport_sockets/tls/cert_mappers/filter_state_override/v3/config.js";
+import type { Config as OnDemandSecretConfig } from "../../gen/envoy/extensions/transport_sockets/tls/cert_selectors/on_demand_secret/v3/config.js";
 import type { CommonTlsContext, DownstreamTlsContext, UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import type { SPIFFECertValidatorConfig } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls_spiffe_validator_config.js";
 import { hostPort } from "../envoy/core.js";
 import { unpackAny } from "../envoy/schema.js";
-import { EXTENSION } from "../envoy/types.js";
+import { EXTENSION, FILTER_STATE } from "../envoy/types.js";
 import {
   bundleSecretName,
   outboundClusterName,
@@ -25,15 +27,22 @@ import {
 } from "../naming.js";
 import type { CompiledMesh, CompiledNode, RegistryPod } from "./compiled-mesh.js";
 import { inboundListenerIn } from "./compiled-mesh.js";
+import { enterAtSource, type StampedValue } from "./entry.js";
 import { chosenPriority, evaluateSocketMatcher, selectFilterChain } from "./envoy-match.js";
 
 export const PATH_FAILURES = {
+  NO_OUTBOUND_LISTENER: "the source pod has no egress listener in its network namespace",
+  NO_ROUTE: "the egress listener has no route to a cluster for the service's authority",
+  NO_CAPTURE_CHAIN: "the capture listener has no chain for the service's VIP and port",
   NO_CLUSTER: "the source node has no cluster for the service port",
   MATCHER_NO_MATCH: "the transport-socket matcher yields no socket (Envoy would use the default: plaintext)",
   MATCHER_INVALID: "the transport-socket matcher cannot be evaluated",
   MISSING_SOCKET: "the matcher names a socket that does not exist (Envoy would use the default socket)",
   NO_TLS: "no TLS socket on this hop",
   WRONG_CLIENT_CERT: "the source presents a certificate other than its own",
+  SELECTOR_OVER_ADS: "the certificate selector fetches over ADS (Envoy 1.38–1.40 crash on it; a secret already watched on ADS never arrives)",
+  POOL_SHARED_ACROSS_SOURCES:
+    "sources with different certificates share the node's upstream connection pool: one's requests may go out with another's certificate",
   NO_SAN_PIN: "the source does not pin the destination identity",
   POD_IP_NOT_ROUTABLE: "a pod IP that is not routable from the source's cluster",
   UNKNOWN_ADDRESS: "an address that is neither a pod's inbound port nor a waypoint",
@@ -97,13 +106,30 @@ export interface PathReport {
   /**
    * ok: every healthy endpoint of the chosen priority lands (or could not be followed, see
    * `unverified`); failed: at least one does not; unreachable: no healthy endpoint at all;
-   * unverified: none could be followed.
+   * unverified: none could be followed; not-captured: the source has no way in by design (see `note`).
    */
-  readonly status: "ok" | "failed" | "unreachable" | "unverified";
+  readonly status: "ok" | "failed" | "unreachable" | "unverified" | "not-captured";
   readonly landings: readonly Landing[];
   readonly failures: readonly PathFailure[];
   /** Endpoints on nodes the snapshot cannot compile (e.g. no known IP): not a mistake, not proven. */
   readonly unverified: readonly PathFailure[];
+  /** Why a `not-captured` source has no way in. */
+  readonly note?: string;
+  /** The upstream connection pool the source's connections use (checked across sources by the mesh check). */
+  readonly pool?: PoolUse;
+}
+
+/**
+ * Envoy keys an upstream pool by host and the hashable filter state shared by the downstream
+ * connection (or gives each downstream connection its own). Sources of one node with the same key
+ * share pools, so they must present the same certificate.
+ */
+export interface PoolUse {
+  readonly node: string;
+  readonly cluster: string;
+  /** The hashable values that partition the pools; undefined: a pool per downstream connection. */
+  readonly key: string | undefined;
+  readonly certificate: string;
 }
 
 export interface ReplayContext {
@@ -124,26 +150,35 @@ class PathError extends Error {
 interface Trip {
   readonly source: PathSource;
   readonly target: PathTarget;
+  readonly filterState: ReadonlyMap<string, StampedValue>;
   readonly hops: string[];
 }
 
 export function replayPath(context: ReplayContext, source: PathSource, target: PathTarget): PathReport {
   const node = context.mesh.nodes.get(source.node)!;
-  const clusterName = outboundClusterName(context.mesh.index.snapshot.mesh.meshDomain, { ...parseServiceKey(target.service)!, port: target.port });
-  const base = { source, target, cluster: clusterName };
-  const clusters = edsClustersOf(node, clusterName);
+  const entry = enterAtSource(context, node, source, target);
+  const expected = outboundClusterName(context.mesh.index.snapshot.mesh.meshDomain, { ...parseServiceKey(target.service)!, port: target.port });
+  const none = { landings: [], failures: [], unverified: [] };
+  if (entry.kind === "not-captured") return { source, target, cluster: expected, status: "not-captured", ...none, note: entry.reason };
+  if (entry.kind === "failed") {
+    const failure = { code: entry.code, reason: `${PATH_FAILURES[entry.code]}: ${entry.detail}`, hops: entry.hops };
+    return { source, target, cluster: expected, status: "failed", ...none, failures: [failure] };
+  }
+  const base = { source, target, cluster: entry.cluster };
+  const clusters = edsClustersOf(node, entry.cluster);
   if (clusters.length === 0) {
-    const failure = { code: "NO_CLUSTER" as const, reason: `${PATH_FAILURES.NO_CLUSTER}: ${clusterName}`, hops: [] };
-    return { ...base, status: "failed", landings: [], failures: [failure], unverified: [] };
+    const failure = { code: "NO_CLUSTER" as const, reason: `${PATH_FAILURES.NO_CLUSTER}: ${entry.cluster}`, hops: [...entry.hops] };
+    return { ...base, status: "failed", ...none, failures: [failure] };
   }
   const chosen = chooseLevel(node, clusters);
-  if (!chosen) return { ...base, status: "unreachable", landings: [], failures: [], unverified: [] };
+  if (!chosen) return { ...base, status: "unreachable", ...none };
   const landings: Landing[] = [];
   const failures: PathFailure[] = [];
   const unverified: PathFailure[] = [];
   for (const endpoint of chosen.endpoints) {
     const address = addressOf(endpoint);
-    const trip: Trip = { source, target, hops: [`${chosen.cluster.name} priority ${chosen.priority}: dial ${address}`] };
+    const hops = [...entry.hops, `${chosen.cluster.name} priority ${chosen.priority}: dial ${address}`, poolHop(chosen.cluster, entry.filterState)];
+    const trip: Trip = { source, target, filterState: entry.filterState, hops };
     try {
       landings.push(...connect(context, trip, chosen.cluster, endpoint, chosen.priority));
     } catch (error) {
@@ -152,7 +187,29 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
     }
   }
   const status = failures.length > 0 ? "failed" : landings.length > 0 ? "ok" : "unverified";
-  return { ...base, status, landings, failures, unverified };
+  // Every landing presented the source's own certificate (else it failed): that is what its pool carries.
+  const pool = landings.length > 0 ? poolUse(source, chosen.cluster, entry.filterState) : undefined;
+  return { ...base, status, landings, failures, unverified, ...(pool ? { pool } : {}) };
+}
+
+function poolHop(cluster: Cluster, filterState: ReadonlyMap<string, StampedValue>): string {
+  if (cluster.connection_pool_per_downstream_connection) return "connection pool: one per downstream connection";
+  const key = poolKey(filterState);
+  return key ? `connection pool: per host and ${key}` : "connection pool: per host, shared with every source that stamps nothing hashable";
+}
+
+function poolKey(filterState: ReadonlyMap<string, StampedValue>): string {
+  return [...filterState]
+    .filter(([, stamped]) => stamped.hashable)
+    .map(([key, { value }]) => `${key}=${value}`)
+    .sort()
+    .join(",");
+}
+
+/** The pool the source's connections to this cluster use. */
+function poolUse(source: PathSource, cluster: Cluster, filterState: ReadonlyMap<string, StampedValue>): PoolUse {
+  const key = cluster.connection_pool_per_downstream_connection ? undefined : poolKey(filterState);
+  return { node: source.node, cluster: cluster.name ?? "", key, certificate: source.identity };
 }
 
 /** The EDS cluster(s) Envoy balances over: the cluster itself, or an aggregate's halves in order. */
@@ -185,7 +242,7 @@ function addressOf(endpoint: LbEndpoint): string {
 function connect(context: ReplayContext, trip: Trip, cluster: Cluster, endpoint: LbEndpoint, priority: number): Landing[] {
   const { name: socketName, socket } = socketFor(context, trip, cluster, endpoint);
   const client = tlsOf<UpstreamTlsContext>(socket, "upstream");
-  const identity = certificateOf(client.common_tls_context);
+  const identity = presentedCertificate(client, trip.filterState);
   const sni = client.sni ?? "";
   trip.hops.push(`socket ${socketName}: SNI "${sni}", client certificate ${identity}`);
   if (identity !== trip.source.identity) throw new PathError("WRONG_CLIENT_CERT", `${identity}, expected ${trip.source.identity}`);
@@ -212,7 +269,7 @@ function socketFor(context: ReplayContext, trip: Trip, cluster: Cluster, endpoin
     if (!cluster.transport_socket) throw new PathError("NO_TLS", `cluster ${cluster.name} has no transport socket`);
     return { name: "(the cluster's transport_socket)", socket: cluster.transport_socket };
   }
-  const filterState: Record<string, string> = trip.source.netns ? { [context.mesh.options.netnsFilterStateKey]: trip.source.netns } : {};
+  const filterState = Object.fromEntries([...trip.filterState].map(([key, { value }]) => [key, value]));
   const outcome = evaluateSocketMatcher(cluster.transport_socket_matcher, {
     endpointMetadata: (endpoint.metadata?.filter_metadata ?? {}) as Record<string, Record<string, unknown>>,
     filterState,
@@ -233,6 +290,22 @@ function tlsOf<T extends UpstreamTlsContext | DownstreamTlsContext>(socket: Tran
 
 function certificateOf(context: CommonTlsContext | undefined): string {
   return context?.tls_certificate_sds_secret_configs?.[0]?.name ?? "(none)";
+}
+
+/**
+ * The client certificate a connection presents: with a certificate selector, the SDS secret its
+ * mapper names — the shared filter-state value under the mapper's key, else its default — and
+ * otherwise the socket's own certificate.
+ */
+function presentedCertificate(tls: UpstreamTlsContext, filterState: ReadonlyMap<string, StampedValue>): string {
+  const selector = tls.common_tls_context?.custom_tls_certificate_selector;
+  if (!selector?.typed_config) return certificateOf(tls.common_tls_context);
+  const config = unpackAny(selector.typed_config)?.message as OnDemandSecretConfig | undefined;
+  if (!config?.config_source?.api_config_source) throw new PathError("SELECTOR_OVER_ADS", selector.name ?? "");
+  const mapper = config.certificate_mapper;
+  if (mapper?.name !== EXTENSION.filterStateOverrideMapper || !mapper.typed_config) return "(no certificate mapper)";
+  const fallback = (unpackAny(mapper.typed_config)?.message as FilterStateOverrideConfig | undefined)?.default_value ?? "(none)";
+  return filterState.get(FILTER_STATE.certificateMapperKey)?.value ?? fallback;
 }
 
 function pinnedSans(context: CommonTlsContext | undefined): string[] {

@@ -1,12 +1,17 @@
 import { describe, expect, test } from "vitest";
+import { ApiVersion } from "../../gen/envoy/config/core/v3/config_source.js";
+import type { FilterStateValue } from "../../gen/envoy/extensions/filters/common/set_filter_state/v3/value.js";
+import type { Config as SetFilterStateConfig } from "../../gen/envoy/extensions/filters/network/set_filter_state/v3/set_filter_state.js";
+import type { Config as OnDemandSecretConfig } from "../../gen/envoy/extensions/transport_sockets/tls/cert_selectors/on_demand_secret/v3/config.js";
 import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import { type CompileResult, compileNode } from "../../src/compile/compile-node.js";
 import { LINT_RULES, type LintRule, lintCompileResult } from "../../src/compile/lint.js";
 import { pack } from "../../src/envoy/any.js";
 import { unpackAny } from "../../src/envoy/schema.js";
-import { UPSTREAM_TLS_CONTEXT } from "../../src/envoy/types.js";
+import { ON_DEMAND_SECRET, SET_FILTER_STATE, UPSTREAM_TLS_CONTEXT } from "../../src/envoy/types.js";
 import { isCompileInvariantError } from "../../src/errors.js";
 import { localNodeFrom } from "../../src/model/node.js";
+import { SOURCE_IDENTITIES, type SourceIdentity } from "../../src/model/options.js";
 import { exampleSnapshot } from "../support/fixtures.js";
 
 /**
@@ -14,13 +19,15 @@ import { exampleSnapshot } from "../support/fixtures.js";
  * with later compiles and never mutated, so the linter checks each one once: a test that breaks
  * one works on a copy.
  */
-function compiled(): { -readonly [K in keyof CompileResult]: CompileResult[K] extends readonly (infer T)[] ? T[] : CompileResult[K] } {
+function compiled(sourceIdentity: SourceIdentity = "selector"): {
+  -readonly [K in keyof CompileResult]: CompileResult[K] extends readonly (infer T)[] ? T[] : CompileResult[K];
+} {
   const snapshot = exampleSnapshot();
-  return structuredClone(compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), { eastWestWaypoint: "cross-cluster" })) as never;
+  return structuredClone(compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), { eastWestWaypoint: "cross-cluster", sourceIdentity })) as never;
 }
 
-function brokenRule(mutate: (result: ReturnType<typeof compiled>) => void): { rule: string; resource: string } | undefined {
-  const result = compiled();
+function brokenRule(mutate: (result: ReturnType<typeof compiled>) => void, mode?: SourceIdentity): { rule: string; resource: string } | undefined {
+  const result = compiled(mode);
   mutate(result);
   try {
     lintCompileResult(result);
@@ -35,12 +42,30 @@ const CHECKOUT = "checkout.team-a.mesh.aether:8080";
 const cluster = (r: ReturnType<typeof compiled>, name = CHECKOUT) => r.clusters.find((c) => c.name === name)!;
 const assignment = (r: ReturnType<typeof compiled>, name = CHECKOUT) => r.endpoints.find((a) => a.cluster_name === name)!;
 const tunnel = (r: ReturnType<typeof compiled>) => r.listeners.find((l) => l.name === "ew_tunnel")!;
+const EGRESS = "outbound_frontend-7d9f-abcde_team-a";
 
-const trips: [LintRule, (r: ReturnType<typeof compiled>) => void, string][] = [
+/** Repacks the TLS context of one of the cluster's sockets after `change`. */
+function changeSocket(r: ReturnType<typeof compiled>, index: number, change: (tls: UpstreamTlsContext) => void): void {
+  const socket = cluster(r).transport_socket_matches![index]!.transport_socket!;
+  const tls = structuredClone(unpackAny(socket.typed_config!)!.message as UpstreamTlsContext);
+  change(tls);
+  socket.typed_config = pack(UPSTREAM_TLS_CONTEXT, tls);
+}
+
+/** Repacks the egress listener's identity stamp after `change`. */
+function changeStamp(r: ReturnType<typeof compiled>, change: (value: FilterStateValue) => void): void {
+  const filters = r.listeners.find((l) => l.name === EGRESS)!.filter_chains![0]!.filters!;
+  const config = structuredClone(unpackAny(filters[0]!.typed_config!)!.message as SetFilterStateConfig);
+  change(config.on_new_connection![0]!);
+  // A new filter object: the capture listener shares the original.
+  filters[0] = { ...filters[0]!, typed_config: pack(SET_FILTER_STATE, config) };
+}
+
+const trips: [LintRule, (r: ReturnType<typeof compiled>) => void, string, SourceIdentity?][] = [
   ["unique-resource-names", (r) => r.clusters.push(cluster(r)), CHECKOUT],
   ["unique-socket-names", (r) => cluster(r).transport_socket_matches!.push(cluster(r).transport_socket_matches![0]!), CHECKOUT],
   ["action-names-a-socket", (r) => cluster(r).transport_socket_matches!.splice(0, 1), CHECKOUT],
-  ["nested-on-no-match", (r) => delete cluster(r).transport_socket_matcher!.on_no_match!.matcher!.on_no_match, CHECKOUT],
+  ["nested-on-no-match", (r) => delete cluster(r).transport_socket_matcher!.on_no_match!.matcher!.on_no_match, CHECKOUT, "sockets"],
   ["non-empty-match-map", (r) => (cluster(r).transport_socket_matcher!.matcher_tree!.exact_match_map!.map = {}), CHECKOUT],
   ["unique-chain-match", (r) => tunnel(r).filter_chains!.push({ ...tunnel(r).filter_chains![0]!, name: "copy" }), "ew_tunnel"],
   ["no-partial-wildcard", (r) => (tunnel(r).filter_chains![0]!.filter_chain_match!.server_names = ["*frontend.team-a.mesh.aether"]), "ew_tunnel"],
@@ -72,15 +97,31 @@ const trips: [LintRule, (r: ReturnType<typeof compiled>) => void, string][] = [
     },
     CHECKOUT,
   ],
+  ["pool-per-downstream-connection", (r) => delete cluster(r).connection_pool_per_downstream_connection, CHECKOUT, "sockets"],
+  ["no-session-resumption", (r) => changeSocket(r, 0, (tls) => delete tls.max_session_keys), CHECKOUT, "sockets"],
+  ["no-session-resumption", (r) => changeSocket(r, 0, (tls) => delete tls.max_session_keys), CHECKOUT, "selector"],
+  ["tls-fallback-socket", (r) => delete cluster(r).transport_socket, CHECKOUT, "sockets"],
+  [
+    "selector-own-sds",
+    (r) =>
+      changeSocket(r, 1, (tls) => {
+        const selector = tls.common_tls_context!.custom_tls_certificate_selector!;
+        const config = unpackAny(selector.typed_config!)!.message as OnDemandSecretConfig;
+        selector.typed_config = pack(ON_DEMAND_SECRET, { ...config, config_source: { ads: {}, resource_api_version: ApiVersion.V3 } });
+      }),
+    CHECKOUT,
+  ],
+  ["hashable-identity-stamp", (r) => changeStamp(r, (value) => (value.factory_key = "envoy.string")), EGRESS],
+  ["hashable-identity-stamp", (r) => changeStamp(r, (value) => delete value.shared_with_upstream), EGRESS],
 ];
 
 describe("the output linter fails closed", () => {
-  test("a real compile passes it", () => {
-    expect(brokenRule(() => {})).toBeUndefined();
+  test.each(SOURCE_IDENTITIES)("a real compile passes it (%s mode)", (mode) => {
+    expect(brokenRule(() => {}, mode)).toBeUndefined();
   });
 
-  test.each(trips)("%s", (rule, mutate, resource) => {
-    expect(brokenRule(mutate)).toEqual({ rule, resource });
+  test.each(trips)("%s", (rule, mutate, resource, mode) => {
+    expect(brokenRule(mutate, mode)).toEqual({ rule, resource });
   });
 
   test("every rule has a test that trips it", () => {

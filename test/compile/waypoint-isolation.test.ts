@@ -2,12 +2,14 @@ import { describe, expect, test } from "vitest";
 import { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import { compileNode } from "../../src/compile/compile-node.js";
 import { renderResource } from "../../src/emit/text.js";
+import type { SourceIdentity, WaypointMode } from "../../src/model/options.js";
 import { loadCase } from "../support/cases.js";
 
 describe("turning the waypoint on changes nothing inside one cluster", () => {
   const single = loadCase("single-cluster");
-  const off = compileNode(single.snapshot, single.node, { eastWestWaypoint: "off" });
-  const on = compileNode(single.snapshot, single.node, { eastWestWaypoint: "cross-cluster" });
+  const compile = (eastWestWaypoint: WaypointMode, sourceIdentity: SourceIdentity = "selector") =>
+    compileNode(single.snapshot, single.node, { eastWestWaypoint, sourceIdentity });
+  const [off, on] = [compile("off"), compile("cross-cluster")];
 
   // The waypoint side (ew_tunnel and its ew_ingress clusters) is what turning the waypoint on adds.
   const notIngress = <T extends { name?: string; cluster_name?: string }>(list: readonly T[]) =>
@@ -23,8 +25,21 @@ describe("turning the waypoint on changes nothing inside one cluster", () => {
     expect(bytes(on.endpoints)).toEqual(bytes(off.endpoints));
   });
 
-  test("outbound clusters differ only by the added waypoint sockets and the first matcher level", () => {
-    const outbound = (list: typeof on.clusters) => notIngress(list).filter((c) => !c.name!.startsWith("app_"));
+  const outbound = (list: typeof on.clusters) => notIngress(list).filter((c) => !c.name!.startsWith("app_"));
+
+  test("selector mode: outbound clusters differ only by the waypoint socket and the matcher that picks it", () => {
+    expect(outbound(on.clusters).map((c) => c.name)).toEqual(outbound(off.clusters).map((c) => c.name));
+    const offOutbound = outbound(off.clusters);
+    outbound(on.clusters).forEach((cluster, i) => {
+      const [withWaypoint, without] = [renderResource("clusters", cluster) as any, renderResource("clusters", offOutbound[i]) as any];
+      expect(withWaypoint.transport_socket_matches.find((m: any) => m.name === "local").transport_socket).toEqual(without.transport_socket);
+      const rest = (c: any) => ({ ...c, transport_socket_matches: undefined, transport_socket_matcher: undefined, transport_socket: undefined });
+      expect(rest(withWaypoint)).toEqual(rest(without));
+    });
+  });
+
+  test("sockets mode: outbound clusters differ only by the added waypoint sockets and the first matcher level", () => {
+    const [on, off] = [compile("cross-cluster", "sockets"), compile("off", "sockets")];
     expect(outbound(on.clusters).map((c) => c.name)).toEqual(outbound(off.clusters).map((c) => c.name));
     expect(notIngress(on.clusters).filter((c) => c.name!.startsWith("app_"))).toEqual(off.clusters.filter((c) => c.name!.startsWith("app_")));
     const offOutbound = outbound(off.clusters);

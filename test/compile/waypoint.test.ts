@@ -19,9 +19,12 @@ const rendered = (result: CompileResult, kind: "clusters" | "listeners" | "endpo
   return found && renderResource(kind, found);
 };
 
+/** The listeners a node serves (tunnel, pod inbound), not its pods' outbound ones. */
+const servingListeners = (result: CompileResult) => result.listeners.map((l) => l.name!).filter((name) => !/^(outbound|capture)_/.test(name));
+
 describe("the host tunnel listener", () => {
   const host = loadCase("waypoint-host");
-  const result = compileNode(host.snapshot, host.node, host.options);
+  const result = compileNode(host.snapshot, host.node, host.options.get("selector")!);
   const tunnel = rendered(result, "listeners", "ew_tunnel");
 
   test("binds node_ip:tunnelPort in the host netns, inbound, with the TLS inspector", () => {
@@ -66,23 +69,20 @@ describe("the host tunnel listener", () => {
       ...host.node,
       pods: [...host.node.pods, { ...host.node.pods.find((p) => p.name === "api-n1")!, name: "api-n1-b", ip: "10.32.0.11", netns: "/var/run/netns/api-n1-b" }],
     };
-    const chains = rendered(compileNode(host.snapshot, node, host.options), "listeners", "ew_tunnel").filter_chains.map((c: any) => c.name);
+    const chains = rendered(compileNode(host.snapshot, node, host.options.get("selector")!), "listeners", "ew_tunnel").filter_chains.map((c: any) => c.name);
     expect(chains).toEqual(["ew_api_shop", "ew_web_shop"]);
   });
 
   test("no tunnel listener when the waypoint is off, or when nothing exported is hosted", () => {
-    expect(compileNode(host.snapshot, host.node, { eastWestWaypoint: "off" }).listeners.map((l) => l.name)).toEqual([
-      "inbound_api-n1_shop",
-      "inbound_db-n1_shop",
-    ]);
+    expect(servingListeners(compileNode(host.snapshot, host.node, { eastWestWaypoint: "off" }))).toEqual(["inbound_api-n1_shop", "inbound_db-n1_shop"]);
     const onlyDb = { ...host.node, pods: host.node.pods.filter((p) => p.serviceAccount === "db") };
-    expect(compileNode(host.snapshot, onlyDb, host.options).listeners.map((l) => l.name)).toEqual(["inbound_db-n1_shop"]);
+    expect(servingListeners(compileNode(host.snapshot, onlyDb, host.options.get("selector")!))).toEqual(["inbound_db-n1_shop"]);
   });
 });
 
 describe("pod inbound listeners", () => {
   const host = loadCase("waypoint-host");
-  const on = compileNode(host.snapshot, host.node, host.options);
+  const on = compileNode(host.snapshot, host.node, host.options.get("selector")!);
   const inbound = rendered(on, "listeners", "inbound_api-n1_shop");
 
   test("bind 0.0.0.0:inboundPort inside the pod's netns, with the TLS inspector", () => {
@@ -127,10 +127,10 @@ describe("pod inbound listeners", () => {
     });
   });
 
-  test("terminating pods, and pods without a netns, get no listener", () => {
-    expect(on.listeners.map((l) => l.name)).toEqual(["ew_tunnel", "inbound_api-n1_shop", "inbound_db-n1_shop"]);
+  test("terminating pods get no inbound listener (still an outbound one), pods without a netns no listener at all", () => {
+    expect(on.listeners.map((l) => l.name)).toEqual(["ew_tunnel", "inbound_api-n1_shop", "inbound_db-n1_shop", "outbound_web-n1_shop"]);
     expect(on.diagnostics.filter((d) => d.code === "POD_TERMINATING" || d.code === "POD_WITHOUT_NETNS").map((d) => d.message)).toEqual([
-      "pod shop/batch-n1 has no network namespace: its outbound traffic uses the node identity and it gets no inbound listener",
+      "pod shop/batch-n1 has no network namespace: it gets no inbound or outbound listeners (its traffic never enters the mesh)",
       "pod shop/web-n1 is terminating: no inbound listener",
     ]);
   });
@@ -147,17 +147,32 @@ describe("the seed's verification, on compiled output", () => {
     const assignment = east.endpoints.find((a) => a.cluster_name === "checkout.team-a.mesh.aether:8080")!;
     const remote = assignment.endpoints!.flatMap((g) => g.lb_endpoints!).find((lb) => lb.metadata?.filter_metadata?.["envoy.lb"]?.waypoint === "true")!;
     expect(remote.endpoint!.address!.socket_address).toMatchObject({ address: "10.20.0.12", port_value: 15009 });
-    // 2. frontend's connection to it picks frontend's waypoint socket: structured SNI, frontend's SVID.
+    // 2. frontend's outbound listener, in its netns, stamps frontend's identity (hashable, shared
+    //    with the upstream connection); the endpoint's waypoint label picks the waypoint socket:
+    //    structured SNI, and a certificate selector that presents the stamped identity's SVID.
+    const egress = renderResource(
+      "listeners",
+      east.listeners.find((l) => l.name === "outbound_frontend-7d9f-abcde_team-a"),
+    ) as any;
+    expect(egress.address.socket_address.network_namespace_filepath).toBe("/var/run/netns/cni-3f1a9c");
+    expect(egress.filter_chains[0].filters[0].typed_config.on_new_connection).toEqual([
+      {
+        object_key: "envoy.tls.certificate_mappers.on_demand_secret",
+        factory_key: "envoy.hashable_string",
+        format_string: { text_format_source: { inline_string: "spiffe://aether.internal/ns/team-a/sa/frontend" } },
+        read_only: true,
+        shared_with_upstream: "ONCE",
+      },
+    ]);
     const cluster = east.clusters.find((c) => c.name === "checkout.team-a.mesh.aether:8080")!;
-    const choice = evaluateSocketMatcher(cluster.transport_socket_matcher!, {
-      endpointMetadata: remote.metadata!.filter_metadata as never,
-      filterState: { "envoy.network.network_namespace": "/var/run/netns/cni-3f1a9c" },
-    });
-    expect(choice).toMatchObject({ kind: "socket", name: "waypoint|spiffe://aether.internal/ns/team-a/sa/frontend" });
+    const choice = evaluateSocketMatcher(cluster.transport_socket_matcher!, { endpointMetadata: remote.metadata!.filter_metadata as never, filterState: {} });
+    expect(choice).toMatchObject({ kind: "socket", name: "waypoint" });
     const socket = renderResource("clusters", cluster) as any;
-    const tls = socket.transport_socket_matches.find((m: any) => m.name === (choice as { name: string }).name).transport_socket.typed_config;
+    const tls = socket.transport_socket_matches.find((m: any) => m.name === "waypoint").transport_socket.typed_config;
     expect(tls.sni).toBe("8080.checkout.team-a.mesh.aether");
-    expect(tls.common_tls_context.tls_certificate_sds_secret_configs[0].name).toBe("spiffe://aether.internal/ns/team-a/sa/frontend");
+    expect(tls.common_tls_context.custom_tls_certificate_selector.typed_config.certificate_mapper.name).toBe(
+      "envoy.tls.upstream_certificate_mappers.filter_state_override",
+    );
     expect(tls.common_tls_context.combined_validation_context.default_validation_context.match_typed_subject_alt_names[0].matcher.exact).toBe(
       "spiffe://aether.internal/ns/team-a/sa/checkout",
     );

@@ -5,7 +5,7 @@ import { type CompileResult, compileNode } from "../../src/compile/compile-node.
 import { renderBootstrap, toBootstrap } from "../../src/emit/bootstrap.js";
 import { renderMessage } from "../../src/emit/render.js";
 import type { OptionsInput } from "../../src/model/options.js";
-import { caseNames, compileCase, loadCase } from "../support/cases.js";
+import { caseModes, compileCase, loadCase } from "../support/cases.js";
 import { upstreamProblems } from "../support/upstream-schema.js";
 
 const BOOTSTRAP = "envoy.config.bootstrap.v3.Bootstrap";
@@ -28,7 +28,7 @@ const adsTo = (cluster: string) => ({
 });
 
 describe("toBootstrap", () => {
-  const result = compileCase(goldenCase);
+  const result = compileCase(goldenCase, "selector");
   const bootstrap = toBootstrap(result);
 
   test("the node is <cluster>/<name> in its cluster and locality, as the control plane sees it", () => {
@@ -40,10 +40,10 @@ describe("toBootstrap", () => {
     expect(placeless.node).toEqual({ id: "east/node-1", cluster: "east" });
   });
 
-  test("static resources are every listener and cluster of the result, plus the ADS stub, sorted by name", () => {
+  test("static resources are every listener and cluster of the result, plus the ADS and certificate-selector SDS stubs, sorted by name", () => {
     expect(bootstrap.static_resources!.listeners).toEqual(result.listeners);
     const names = clusterNames(bootstrap);
-    expect(names).toEqual([...result.clusters.map((c) => c.name!), "xds_cluster"].sort());
+    expect(names).toEqual([...result.clusters.map((c) => c.name!), "sds_grpc", "xds_cluster"].sort());
     expect(names).toEqual([...names].sort());
     for (const cluster of result.clusters) expect(stub(bootstrap, cluster.name!)).toBe(cluster);
   });
@@ -78,23 +78,29 @@ describe("toBootstrap", () => {
     const noAdsResult = compileWith({ sds: { grpcCluster: "spire_agent" }, eds: { grpcCluster: "eds_server" } });
     const noAds = toBootstrap(noAdsResult);
     expect(noAds.dynamic_resources).toBeUndefined();
+    // The certificate selector shares the gRPC SDS cluster.
     expect(clusterNames(noAds)).toEqual([...noAdsResult.clusters.map((c) => c.name!), "eds_server", "spire_agent"].sort());
     const shared = toBootstrap(compileWith({ sds: { grpcCluster: "sidecar" }, eds: { grpcCluster: "sidecar" } }));
     expect(clusterNames(shared).filter((name) => name === "sidecar")).toHaveLength(1);
+  });
+
+  test("the certificate selector's SDS cluster gets a stub in selector mode only", () => {
+    expect(clusterNames(toBootstrap(compileWith({ selectorSds: "spire_selector" })))).toContain("spire_selector");
+    expect(clusterNames(toBootstrap(compileWith({ sourceIdentity: "sockets", selectorSds: "spire_selector" })))).not.toContain("spire_selector");
   });
 
   test("with SDS from a gRPC cluster, the bootstrap passes the upstream schema check", () => {
     expect(upstreamProblems(BOOTSTRAP, toBootstrap(compileWith({ sds: { grpcCluster: "spire_agent" } })))).toEqual([]);
   });
 
-  test.each(caseNames())("the bootstrap of golden case %s passes the upstream schema check", (name) => {
-    expect(upstreamProblems(BOOTSTRAP, toBootstrap(compileCase(loadCase(name))))).toEqual([]);
+  test.each(caseModes())("the bootstrap of golden case %s (%s) passes the upstream schema check", (name, mode) => {
+    expect(upstreamProblems(BOOTSTRAP, toBootstrap(compileCase(loadCase(name), mode)))).toEqual([]);
   });
 });
 
 describe("renderBootstrap", () => {
   test("renders canonical JSON: enums by name, Anys unpacked, the node's resources as rendered alone", () => {
-    const result = compileCase(goldenCase);
+    const result = compileCase(goldenCase, "selector");
     const rendered = renderBootstrap(toBootstrap(result)) as any;
     expect(rendered.dynamic_resources.ads_config).toEqual({
       api_type: "GRPC",

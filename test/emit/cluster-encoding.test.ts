@@ -11,7 +11,7 @@ import { parseOptions } from "../../src/model/options.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { edsView } from "../../src/plan/eds-view.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
-import { caseNames, compileCase, loadCase } from "../support/cases.js";
+import { caseModes, compileCase, loadCase } from "../support/cases.js";
 import { meshDocument } from "../support/fixtures.js";
 
 const same = (cluster: Cluster) => expect(Buffer.from(encodeCluster(cluster)).equals(Buffer.from(Cluster.encode(cluster).finish()))).toBe(true);
@@ -20,8 +20,8 @@ const sameAssignment = (assignment: ClusterLoadAssignment) =>
   expect(Buffer.from(encodeAssignment(assignment)).equals(Buffer.from(ClusterLoadAssignment.encode(assignment).finish()))).toBe(true);
 
 describe("the fast assignment encoder writes exactly the generated encoder's bytes", () => {
-  test.each(caseNames())("every assignment of golden case %s", (name) => {
-    compileCase(loadCase(name)).endpoints.forEach(sameAssignment);
+  test.each(caseModes())("every assignment of golden case %s (%s)", (name, mode) => {
+    compileCase(loadCase(name), mode).endpoints.forEach(sameAssignment);
   });
 
   test("shared encodings: a second encode reuses them, two views share them, and a scaled weight never takes the shared bytes", () => {
@@ -66,8 +66,8 @@ describe("the fast assignment encoder writes exactly the generated encoder's byt
 });
 
 describe("the fast cluster encoder writes exactly the generated encoder's bytes", () => {
-  test.each(caseNames())("every cluster of golden case %s", (name) => {
-    const clusters = compileCase(loadCase(name)).clusters;
+  test.each(caseModes())("every cluster of golden case %s (%s)", (name, mode) => {
+    const clusters = compileCase(loadCase(name), mode).clusters;
     expect(clusters.length).toBeGreaterThan(0);
     clusters.forEach(same);
   });

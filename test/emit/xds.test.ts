@@ -52,10 +52,8 @@ function withoutCheckout(): any {
   return document;
 }
 
-const NO_CHANGE = { added: [], changed: [], removed: [] };
-
 describe("toXdsResources", () => {
-  const result = compileCase(loadCase(CASE));
+  const result = compileCase(loadCase(CASE), "selector");
   const resources = toXdsResources(result);
 
   test("every type URL is present, with the result's resources sorted by name", () => {
@@ -96,7 +94,7 @@ describe("toXdsResources", () => {
     const script = `
       import { compileCase, loadCase } from "./test/support/cases.js";
       import { toXdsResources } from "./src/emit/xds.js";
-      const resources = toXdsResources(compileCase(loadCase(${JSON.stringify(CASE)})));
+      const resources = toXdsResources(compileCase(loadCase(${JSON.stringify(CASE)}), "selector"));
       process.stdout.write(JSON.stringify(Object.fromEntries(Object.entries(resources).map(([url, list]) => [url, Object.fromEntries(list.map((r) => [r.name, r.version]))]))));
     `;
     const run = () => {
@@ -148,11 +146,12 @@ describe("diffResources", () => {
     for (const url of URLS) expect(diff[url]).toEqual({ added: full[url].map((r) => r.name), changed: [], removed: [] });
   });
 
-  test("removing a service removes its clusters and assignments and changes nothing else", () => {
+  test("removing a service removes its clusters and assignments, its route and VIP capture, and changes nothing else", () => {
     expect(diffResources(full, reduced)).toEqual({
       [XDS_TYPE_URLS.clusters]: { added: [], changed: [], removed: CHECKOUT },
       [XDS_TYPE_URLS.endpoints]: { added: [], changed: [], removed: CHECKOUT },
-      [XDS_TYPE_URLS.listeners]: NO_CHANGE,
+      // frontend's egress listener loses the route; its capture listener only captured checkout's VIP.
+      [XDS_TYPE_URLS.listeners]: { added: [], changed: ["outbound_frontend-7d9f-abcde_team-a"], removed: ["capture_frontend-7d9f-abcde_team-a"] },
     });
   });
 
@@ -186,7 +185,7 @@ describe("diffResources", () => {
 });
 
 describe("versionInfo", () => {
-  const assignments = toXdsResources(compileCase(loadCase(CASE)))[XDS_TYPE_URLS.endpoints];
+  const assignments = toXdsResources(compileCase(loadCase(CASE), "selector"))[XDS_TYPE_URLS.endpoints];
 
   test("is 16 hex digits and does not depend on the order of the resources", () => {
     expect(versionInfo(assignments)).toMatch(/^[0-9a-f]{16}$/);

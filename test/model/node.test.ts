@@ -76,9 +76,10 @@ describe("localNodeFrom", () => {
     doc.mesh.trust = {
       mode: "federated",
       trustDomains: [
-        { name: "east.aether", clusters: ["east"], bundle: { filename: "/run/spire/bundles/east.pem" } },
-        { name: "west.aether", clusters: ["west"], bundle: { filename: "/run/spire/bundles/west.pem" } },
+        { name: "east.aether", clusters: ["east"] },
+        { name: "west.aether", clusters: ["west"] },
       ],
+      bundles: { filename: "/run/spire/bundles/federation.spiffe" },
     };
     const node = localNodeFrom(parseSnapshot(doc), "west", "node-2");
     expect(node.trustDomain).toBe("west.aether");
@@ -129,11 +130,45 @@ describe("parseOptions", () => {
       eastWestWaypoint: "off",
       inboundPort: 15008,
       tunnelPort: 15009,
+      egressPort: 15001,
+      capturePort: 15002,
       socketSelection: "matcher",
-      netnsFilterStateKey: "envoy.network.network_namespace",
+      sourceIdentity: "selector",
+      envoyVersion: "1.38",
+      netnsFilterStateKey: "aether.source_netns",
       sds: "ads",
+      selectorSds: "sds_grpc",
       eds: "ads",
     });
+  });
+
+  test("a source-identity mode that needs a newer Envoy than envoyVersion is refused, naming both", () => {
+    expect(issuesOf(() => parseOptions({ envoyVersion: "1.37" }))).toEqual([
+      'sourceIdentity: "selector" needs Envoy ≥ 1.38, but envoyVersion is 1.37: raise envoyVersion (or sourceIdentity "sockets", which runs on 1.37)',
+    ]);
+    expect(parseOptions({ envoyVersion: "1.37", sourceIdentity: "sockets" }).sourceIdentity).toBe("sockets");
+    expect(parseOptions({ envoyVersion: "1.40" }).sourceIdentity).toBe("selector");
+    expect(issuesOf(() => parseOptions({ envoyVersion: "1.36", sourceIdentity: "sockets" }))).toEqual([
+      "envoyVersion: Envoy 1.36 is older than 1.37, the oldest aether-xds supports",
+    ]);
+    expect(issuesOf(() => parseOptions({ envoyVersion: "2.0" }))).toEqual(['envoyVersion: not an Envoy version "1.<minor>"']);
+  });
+
+  test("the listeners bound in each pod's netns need distinct ports", () => {
+    expect(issuesOf(() => parseOptions({ egressPort: 15008 }))).toEqual([
+      "egressPort: 15008 is also inboundPort: both listeners bind in each pod's network namespace",
+    ]);
+  });
+
+  test("the netns stamp key must not be one Envoy sets itself", () => {
+    expect(issuesOf(() => parseOptions({ netnsFilterStateKey: "envoy.network.network_namespace" }))).toEqual([
+      "netnsFilterStateKey: a key Envoy itself sets: the socket matcher would never see the stamped value",
+    ]);
+  });
+
+  test("the certificate selector's SDS cluster: selectorSds, else the gRPC sds cluster, else sds_grpc", () => {
+    expect(parseOptions({ selectorSds: "spire" }).selectorSds).toBe("spire");
+    expect(parseOptions({ sds: { grpcCluster: "spire_agent" } }).selectorSds).toBe("spire_agent");
   });
 
   test("accepts a named gRPC SDS cluster", () => {

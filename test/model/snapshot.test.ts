@@ -168,10 +168,44 @@ describe("bad snapshots give path-qualified errors", () => {
   test("federation needs every cluster in a trust domain", () => {
     const found = problems(
       mutated((doc) => {
-        doc.mesh.trust = { mode: "federated", trustDomains: [{ name: "east.aether", clusters: ["east"], bundle: { filename: "/run/spire/east.pem" } }] };
+        doc.mesh.trust = { mode: "federated", trustDomains: [{ name: "east.aether", clusters: ["east"] }], bundles: { filename: "/run/spire/bundles.spiffe" } };
       }),
     );
     expect(found).toEqual(["nodes[3].cluster: cluster west belongs to no trust domain"]);
+  });
+
+  test("federated bundles: a watched bundle map or inline PEM per domain; a file per domain, both, or neither is refused", () => {
+    const doc = (trust: object) => mutated((d) => (d.mesh.trust = { mode: "federated", ...trust }));
+    const federated = (trust: object) => problems(doc(trust));
+    const domains = (bundle?: object) => [
+      { name: "east.aether", clusters: ["east"], ...(bundle ? { bundle } : {}) },
+      { name: "west.aether", clusters: ["west"], ...(bundle ? { bundle } : {}) },
+    ];
+    expect(() => parseSnapshot(doc({ trustDomains: domains({ inlineString: "-----BEGIN CERTIFICATE-----" }) }))).not.toThrow();
+    expect(() => parseSnapshot(doc({ trustDomains: domains(), bundles: { inlineString: "{}" } }))).not.toThrow();
+    expect(federated({ trustDomains: domains({ filename: "/run/spire/east.pem" }) })[0]).toBe(
+      "mesh.trust.trustDomains[0].bundle: a bundle file per trust domain is read once and goes stale at CA rotation: give mesh.trust.bundles (a SPIFFE bundle map file, which Envoy watches), or this domain's bundle inline ({ inlineString: <PEM> })",
+    );
+    expect(federated({ trustDomains: domains({ inlineString: "x" }), bundles: { filename: "/run/b.spiffe" } })).toEqual([
+      "mesh.trust.trustDomains[0].bundle: give mesh.trust.bundles or a bundle per trust domain, not both",
+      "mesh.trust.trustDomains[1].bundle: give mesh.trust.bundles or a bundle per trust domain, not both",
+    ]);
+    expect(federated({ trustDomains: domains() })).toEqual([
+      "mesh.trust.trustDomains[0].bundle: no CA bundle: give mesh.trust.bundles (a SPIFFE bundle map) or this domain's inlineString",
+      "mesh.trust.trustDomains[1].bundle: no CA bundle: give mesh.trust.bundles (a SPIFFE bundle map) or this domain's inlineString",
+    ]);
+  });
+
+  test("VIPs: a valid address per service, no two services sharing one", () => {
+    const vips = parseSnapshot(mutated((doc) => (doc.vips = { "team-b/payments": "FD00:0::10", "team-a/checkout": "10.96.0.10" }))).vips;
+    expect([...vips!]).toEqual([
+      ["team-a/checkout", "10.96.0.10"],
+      ["team-b/payments", "fd00::10"],
+    ]);
+    expect(problems(mutated((doc) => (doc.vips = { "team-a/checkout": "10.96.0.10", "team-b/payments": "10.96.0.10" })))).toEqual([
+      'vips["team-b/payments"]: VIP 10.96.0.10 is already team-a/checkout\'s',
+    ]);
+    expect(problems(mutated((doc) => (doc.vips = { "team-a/checkout": "not-an-ip" })))).toEqual(['vips["team-a/checkout"]: not an IPv4/IPv6 address']);
   });
 });
 

@@ -198,7 +198,8 @@ export function checkNoRemotePodIps(index: SnapshotIndex, node: NodeRef, options
   }
   const problems: string[] = [];
   for (const { resource, address, port } of socketAddresses(result)) {
-    if (address === "0.0.0.0" || ownPodIps.has(address)) continue;
+    // Wildcard and loopback binds are listeners (inbound, egress, capture), not destinations.
+    if (address === "0.0.0.0" || address === "127.0.0.1" || address === "::1" || ownPodIps.has(address)) continue;
     if (remotePodIps.has(address) && !nodeIps.has(address)) problems.push(`${resource}: ${hostPort(address, port)} is a pod IP of another cluster only`);
     else if (!nodeIps.has(address)) problems.push(`${resource}: ${hostPort(address, port)} is neither a pod of ${local.clusterName} nor a node`);
     else if (port !== parsed.tunnelPort) problems.push(`${resource}: node address ${hostPort(address, port)} is not at the tunnel port ${parsed.tunnelPort}`);

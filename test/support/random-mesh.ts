@@ -27,7 +27,7 @@
 import fc from "fast-check";
 import { isInputError } from "../../src/errors.js";
 import { type LocalNode, localNodeFrom } from "../../src/model/node.js";
-import { type OptionsInput, SOCKET_SELECTIONS, type SocketSelection, WAYPOINT_MODES, type WaypointMode } from "../../src/model/options.js";
+import { type OptionsInput, SOCKET_SELECTIONS, SOURCE_IDENTITIES, type SocketSelection, WAYPOINT_MODES, type WaypointMode } from "../../src/model/options.js";
 import { encodeServiceEndpoint, serviceEndpoint } from "../../src/model/registry.js";
 import type { MeshFileInput, Snapshot } from "../../src/model/snapshot.js";
 import { compareText } from "../../src/util/order.js";
@@ -293,11 +293,8 @@ export function buildMeshDocument(recipe: MeshRecipe): Doc {
               .map((d) => ({
                 name: trustDomainOf(d),
                 clusters: CLUSTER_NAMES.slice(0, clusterCount).filter((_, c) => c % 2 === d),
-                bundle:
-                  d === 0
-                    ? { filename: `/run/spire/bundles/${trustDomainOf(d)}.pem` }
-                    : { inlineString: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" },
               })),
+            bundles: { filename: "/run/spire/bundles.spiffe" },
           }
         : recipe.trust === "shared-bundle"
           ? { mode: "shared", trustDomain: "td.test", bundleSdsName: "mesh-bundle" }
@@ -473,17 +470,21 @@ export const modeSelectionArb: fc.Arbitrary<ModeSelection> = fc.constantFrom(...
 /** The compile options other than the mode and socket selection. */
 export type OtherOptions = Omit<OptionsInput, "eastWestWaypoint" | "socketSelection">;
 
-/** Mostly the defaults; sometimes other ports (the tunnel port may equal the inbound one), gRPC config sources, another netns key. */
+/**
+ * Either source-identity mode, with mostly the default options; sometimes other ports (the tunnel
+ * port may equal the inbound one), gRPC config sources, another netns key.
+ */
 export const otherOptionsArb: fc.Arbitrary<OtherOptions> = fc.oneof(
-  { weight: 3, arbitrary: fc.constant({}) },
+  { weight: 3, arbitrary: fc.record({ sourceIdentity: fc.constantFrom(...SOURCE_IDENTITIES) }) },
   {
     weight: 1,
     arbitrary: fc.record({
+      sourceIdentity: fc.constantFrom(...SOURCE_IDENTITIES),
       inboundPort: fc.constantFrom(15008, 15006),
       tunnelPort: fc.constantFrom(15009, 15008, 15443),
       sds: fc.constantFrom("ads" as const, { grpcCluster: "spire_agent" }),
       eds: fc.constantFrom("ads" as const, { grpcCluster: "xds_eds" }),
-      netnsFilterStateKey: fc.constantFrom("envoy.network.network_namespace", "io.aether.source_netns"),
+      netnsFilterStateKey: fc.constantFrom("aether.source_netns", "io.aether.source_netns"),
     }),
   },
 );

@@ -1,10 +1,25 @@
 import { describe, expect, test } from "vitest";
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import { ApiVersion } from "../../gen/envoy/config/core/v3/config_source.js";
+import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
+import type { Filter } from "../../gen/envoy/config/listener/v3/listener_components.js";
+import type { HttpConnectionManager } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
+import type { Config as SetFilterStateConfig } from "../../gen/envoy/extensions/filters/network/set_filter_state/v3/set_filter_state.js";
 import { TransportSocketNameAction } from "../../gen/envoy/extensions/matching/common_inputs/transport_socket/v3/transport_socket_inputs.js";
+import type { Config as OnDemandSecretConfig } from "../../gen/envoy/extensions/transport_sockets/tls/cert_selectors/on_demand_secret/v3/config.js";
 import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import { pack } from "../../src/envoy/any.js";
+import { stampFilterState } from "../../src/envoy/listener.js";
 import { unpackAny } from "../../src/envoy/schema.js";
-import { TRANSPORT_SOCKET_NAME_ACTION, UPSTREAM_TLS_CONTEXT } from "../../src/envoy/types.js";
+import {
+  FILTER_STATE,
+  HTTP_CONNECTION_MANAGER,
+  ON_DEMAND_SECRET,
+  SET_FILTER_STATE,
+  TRANSPORT_SOCKET_NAME_ACTION,
+  UPSTREAM_TLS_CONTEXT,
+} from "../../src/envoy/types.js";
+import { SOCKET_SELECTIONS, SOURCE_IDENTITIES, type SourceIdentity, WAYPOINT_MODES } from "../../src/model/options.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { type CompiledMesh, compileMesh } from "../../src/verify/compiled-mesh.js";
 import { checkCompiledMesh, explainPath, verifyMesh } from "../../src/verify/mesh-check.js";
@@ -19,17 +34,15 @@ function snapshot(eastCheckoutDown = false) {
 }
 
 const crossCluster = { eastWestWaypoint: "cross-cluster" } as const;
+const FRONTEND = "spiffe://aether.internal/ns/team-a/sa/frontend";
+
+const EVERY_MODE = SOURCE_IDENTITIES.flatMap((sourceIdentity) =>
+  WAYPOINT_MODES.flatMap((mode) => SOCKET_SELECTIONS.map((socketSelection) => [sourceIdentity, mode, socketSelection] as const)),
+);
 
 describe("verifyMesh on the example mesh", () => {
-  test.each([
-    ["off", "matcher"],
-    ["off", "aggregate"],
-    ["cross-cluster", "matcher"],
-    ["cross-cluster", "aggregate"],
-    ["always", "matcher"],
-    ["always", "aggregate"],
-  ] as const)("%s / %s: every source reaches every dependency", (mode, socketSelection) => {
-    const report = verifyMesh(snapshot(), { eastWestWaypoint: mode, socketSelection });
+  test.each(EVERY_MODE)("%s / %s / %s: every source reaches every dependency", (sourceIdentity, mode, socketSelection) => {
+    const report = verifyMesh(snapshot(), { eastWestWaypoint: mode, socketSelection, sourceIdentity });
     expect(report.paths.filter((p) => p.status === "failed")).toEqual([]);
     expect(report.ok).toBe(true);
     expect(report.paths.length).toBe(19);
@@ -39,7 +52,7 @@ describe("verifyMesh on the example mesh", () => {
   test("same-cluster traffic is direct: east's frontend lands on east's checkout pod without a waypoint", () => {
     const path = verifyMesh(snapshot(), crossCluster).paths.find((p) => p.source.pod?.name === "frontend-7d9f-abcde" && p.target.port === 8080)!;
     expect(path.landings.map((l) => [l.pod.cluster, l.pod.name, l.via ?? "direct", l.sni, l.socket])).toEqual([
-      ["east", "checkout-5c6b-x1", "direct", "8080", "local|spiffe://aether.internal/ns/team-a/sa/frontend"],
+      ["east", "checkout-5c6b-x1", "direct", "8080", "local"],
     ]);
   });
 
@@ -47,22 +60,8 @@ describe("verifyMesh on the example mesh", () => {
     const path = verifyMesh(snapshot(true), crossCluster).paths.find((p) => p.source.pod?.name === "frontend-7d9f-abcde" && p.target.port === 8080)!;
     expect(path.status).toBe("ok");
     expect(path.landings.map((l) => [l.pod.cluster, l.pod.name, l.via, l.address, l.sni, l.socket])).toEqual([
-      [
-        "west",
-        "checkout-9a1e-y1",
-        "west/node-2",
-        "10.20.0.12:15009",
-        "8080.checkout.team-a.mesh.aether",
-        "waypoint|spiffe://aether.internal/ns/team-a/sa/frontend",
-      ],
-      [
-        "west",
-        "checkout-9a1e-y2",
-        "west/node-2",
-        "10.20.0.12:15009",
-        "8080.checkout.team-a.mesh.aether",
-        "waypoint|spiffe://aether.internal/ns/team-a/sa/frontend",
-      ],
+      ["west", "checkout-9a1e-y1", "west/node-2", "10.20.0.12:15009", "8080.checkout.team-a.mesh.aether", "waypoint"],
+      ["west", "checkout-9a1e-y2", "west/node-2", "10.20.0.12:15009", "8080.checkout.team-a.mesh.aether", "waypoint"],
     ]);
   });
 
@@ -76,8 +75,8 @@ describe("verifyMesh on the example mesh", () => {
 });
 
 /** Compiles the mesh, applies one mistake to the compiled output, and returns the failure codes. */
-function failuresAfter(mistake: (mesh: CompiledMesh) => void, eastCheckoutDown = false): PathFailureCode[] {
-  const mesh = compileMesh(snapshot(eastCheckoutDown), crossCluster);
+function failuresAfter(mistake: (mesh: CompiledMesh) => void, eastCheckoutDown = false, sourceIdentity: SourceIdentity = "selector"): PathFailureCode[] {
+  const mesh = compileMesh(snapshot(eastCheckoutDown), { ...crossCluster, sourceIdentity });
   expect(checkCompiledMesh(mesh).ok).toBe(true);
   mistake(mesh);
   const report = checkCompiledMesh(mesh);
@@ -107,29 +106,41 @@ describe("the check catches real mistakes", () => {
   });
 
   test("a nested matcher without its own on_no_match", () => {
-    const codes = failuresAfter((mesh) => {
-      delete checkout8080(mesh).transport_socket_matcher!.on_no_match!.matcher!.on_no_match;
-    });
-    expect(codes).toEqual(["MATCHER_NO_MATCH"]); // the node itself has no netns entry
+    const codes = failuresAfter(
+      (mesh) => {
+        delete checkout8080(mesh).transport_socket_matcher!.on_no_match!.matcher!.on_no_match;
+      },
+      false,
+      "sockets",
+    );
+    expect(codes).toEqual(["MATCHER_NO_MATCH"]); // the node itself stamps no netns
   });
 
   test("a matcher action naming a socket that does not exist", () => {
-    const codes = failuresAfter((mesh) => {
-      const local = checkout8080(mesh).transport_socket_matcher!.on_no_match!.matcher!;
-      local.matcher_tree!.exact_match_map!.map!["/var/run/netns/cni-3f1a9c"] = {
-        action: {
-          name: "envoy.matching.action.transport_socket.name",
-          typed_config: pack(TRANSPORT_SOCKET_NAME_ACTION, { name: "local|spiffe://aether.internal/ns/team-a/sa/ghost" } satisfies TransportSocketNameAction),
-        },
-      };
-    });
+    const codes = failuresAfter(
+      (mesh) => {
+        const local = checkout8080(mesh).transport_socket_matcher!.on_no_match!.matcher!;
+        local.matcher_tree!.exact_match_map!.map!["/var/run/netns/cni-3f1a9c"] = {
+          action: {
+            name: "envoy.matching.action.transport_socket.name",
+            typed_config: pack(TRANSPORT_SOCKET_NAME_ACTION, { name: "local|spiffe://aether.internal/ns/team-a/sa/ghost" } satisfies TransportSocketNameAction),
+          },
+        };
+      },
+      false,
+      "sockets",
+    );
     expect(codes).toEqual(["MISSING_SOCKET"]);
   });
 
   test("the listener-side filter_state input instead of the transport-socket one", () => {
-    const codes = failuresAfter((mesh) => {
-      checkout8080(mesh).transport_socket_matcher!.on_no_match!.matcher!.matcher_tree!.input!.name = "envoy.matching.inputs.filter_state";
-    });
+    const codes = failuresAfter(
+      (mesh) => {
+        checkout8080(mesh).transport_socket_matcher!.on_no_match!.matcher!.matcher_tree!.input!.name = "envoy.matching.inputs.filter_state";
+      },
+      false,
+      "sockets",
+    );
     expect(codes).toEqual(["MATCHER_INVALID"]);
   });
 
@@ -172,15 +183,112 @@ describe("the check catches real mistakes", () => {
   });
 });
 
+/** Replaces east's frontend's outbound chains' first filter (the identity stamp) with `filter`, or removes it. */
+function restamp(mesh: CompiledMesh, filter?: Filter): void {
+  for (const listener of node(mesh, "east/node-1").listeners.filter((l) => /^(outbound|capture)_frontend/.test(l.name!))) {
+    for (const chain of listener.filter_chains!) chain.filters = [...(filter ? [filter] : []), ...chain.filters!.slice(1)];
+  }
+}
+
+describe("the check models Envoy's connection pools: no source's requests may go out with another's certificate", () => {
+  test("sockets mode without a pool per downstream connection: the frontend and the node share checkout's pools", () => {
+    const codes = failuresAfter((mesh) => delete checkout8080(mesh).connection_pool_per_downstream_connection, false, "sockets");
+    expect(codes).toEqual(["POOL_SHARED_ACROSS_SOURCES"]);
+  });
+
+  test("an identity stamped with the non-hashable envoy.string factory: it never enters the pool key", () => {
+    const codes = failuresAfter((mesh) => restamp(mesh, stampFilterState(FILTER_STATE.certificateMapperKey, FILTER_STATE.string, FRONTEND)));
+    expect(codes).toEqual(["POOL_SHARED_ACROSS_SOURCES"]);
+  });
+
+  test("an identity stamped but not shared with the upstream connection: the node's certificate goes out", () => {
+    const codes = failuresAfter((mesh) => {
+      const notShared = stampFilterState(FILTER_STATE.certificateMapperKey, FILTER_STATE.hashableString, FRONTEND);
+      const config = unpackAny(notShared.typed_config!)!.message as SetFilterStateConfig;
+      restamp(mesh, {
+        ...notShared,
+        typed_config: pack(SET_FILTER_STATE, { on_new_connection: [{ ...config.on_new_connection![0]!, shared_with_upstream: 0 }] }),
+      });
+    });
+    expect(codes).toEqual(["WRONG_CLIENT_CERT"]);
+  });
+
+  test("a chain that does not stamp: the frontend presents the node's certificate", () => {
+    expect(failuresAfter((mesh) => restamp(mesh))).toEqual(["WRONG_CLIENT_CERT"]);
+  });
+
+  test("in sockets mode, a chain that does not stamp its netns: the node's socket is chosen", () => {
+    expect(failuresAfter((mesh) => restamp(mesh), false, "sockets")).toEqual(["WRONG_CLIENT_CERT"]);
+  });
+
+  test("a certificate selector over ADS", () => {
+    const codes = failuresAfter((mesh) => {
+      for (const match of checkout8080(mesh).transport_socket_matches!) {
+        const tls = unpackAny(match.transport_socket!.typed_config!)!.message as UpstreamTlsContext;
+        const selector = tls.common_tls_context!.custom_tls_certificate_selector!;
+        const config = unpackAny(selector.typed_config!)!.message as OnDemandSecretConfig;
+        selector.typed_config = pack(ON_DEMAND_SECRET, { ...config, config_source: { ads: {}, resource_api_version: ApiVersion.V3 } });
+        match.transport_socket!.typed_config = pack(UPSTREAM_TLS_CONTEXT, tls);
+      }
+    });
+    expect(codes).toEqual(["SELECTOR_OVER_ADS"]);
+  });
+});
+
+describe("paths start at the source's outbound listener", () => {
+  test("a pod without its egress listener cannot reach an HTTP port", () => {
+    const codes = failuresAfter((mesh) => {
+      const result = node(mesh, "east/node-1") as unknown as { listeners: Listener[] };
+      result.listeners = result.listeners.filter((l) => !l.name!.startsWith("outbound_"));
+    });
+    expect(codes).toEqual(["NO_OUTBOUND_LISTENER"]);
+  });
+
+  test("an egress listener without a route for the service's authority answers 404", () => {
+    const codes = failuresAfter((mesh) => {
+      const egress = node(mesh, "east/node-1").listeners.find((l) => l.name!.startsWith("outbound_frontend"))!;
+      const filters = egress.filter_chains![0]!.filters!;
+      const manager = unpackAny(filters[1]!.typed_config!)!.message as HttpConnectionManager;
+      manager.route_config!.virtual_hosts = manager.route_config!.virtual_hosts!.filter((vhost) => !vhost.name!.startsWith("checkout."));
+      filters[1] = { ...filters[1]!, typed_config: pack(HTTP_CONNECTION_MANAGER, manager) };
+    });
+    expect(codes).toEqual(["NO_ROUTE"]);
+  });
+
+  test("a capture listener without the chain for a VIP and TCP port", () => {
+    const codes = failuresAfter((mesh) => {
+      const capture = node(mesh, "east/node-1").listeners.find((l) => l.name!.startsWith("capture_frontend"))!;
+      capture.filter_chains = capture.filter_chains!.filter((chain) => chain.filter_chain_match!.destination_port !== 9090);
+    });
+    expect(codes).toEqual(["NO_CAPTURE_CHAIN"]);
+  });
+
+  test("a TCP port of a service without a VIP is not captured: reported, not a failure", () => {
+    const doc = meshDocument();
+    delete doc.vips;
+    const report = verifyMesh(parseSnapshot(doc), crossCluster);
+    const tcp = report.paths.filter((p) => p.target.port === 9090 && p.source.pod);
+    expect(report.ok).toBe(true);
+    expect(tcp.map((p) => [p.status, p.note])).toEqual([
+      ["not-captured", "no VIP for team-a/checkout: a TCP port is reached only through a captured VIP"],
+      ["not-captured", "no VIP for team-a/checkout: a TCP port is reached only through a captured VIP"],
+    ]);
+  });
+});
+
 describe("explainPath", () => {
   test("traces one connection hop by hop", () => {
     const { report, trace } = explainPath(snapshot(true), "east/team-a/frontend-7d9f-abcde", "team-a/checkout:8080", crossCluster);
     expect(report.status).toBe("ok");
     const hops = [
+      "    entry outbound_frontend-7d9f-abcde_team-a (127.0.0.1:15001 in /var/run/netns/cni-3f1a9c): authority checkout.team-a.mesh.aether:8080",
+      "    route checkout.team-a.mesh.aether:8080 → checkout.team-a.mesh.aether:8080",
+      `    shares with upstream: envoy.tls.certificate_mappers.on_demand_secret=${FRONTEND} (hashable)`,
       // East's two checkout pods are unhealthy (priorities 0 and 1): the first healthy level is west's.
       "    checkout.team-a.mesh.aether:8080 priority 2: dial 10.20.0.12:15009",
-      '    matcher: envoy.matching.inputs.endpoint_metadata="true" → matched; envoy.matching.inputs.transport_socket_filter_state="/var/run/netns/cni-3f1a9c" → matched',
-      '    socket waypoint|spiffe://aether.internal/ns/team-a/sa/frontend: SNI "8080.checkout.team-a.mesh.aether", client certificate spiffe://aether.internal/ns/team-a/sa/frontend',
+      `    connection pool: per host and envoy.tls.certificate_mappers.on_demand_secret=${FRONTEND}`,
+      '    matcher: envoy.matching.inputs.endpoint_metadata="true" → matched',
+      `    socket waypoint: SNI "8080.checkout.team-a.mesh.aether", client certificate ${FRONTEND}`,
       "    waypoint west/node-2: ew_tunnel chain ew_checkout_team-a → tcp_proxy ew_ingress_checkout_team-a",
     ];
     expect(trace).toBe(

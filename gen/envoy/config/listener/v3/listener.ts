@@ -17,9 +17,14 @@ export const protobufPackage = "envoy.config.listener.v3";
 
 export const protobufFileName = "envoy/config/listener/v3/listener.proto";
 
+export interface AdditionalAddress {
+  address?: Address | undefined;
+}
+
 export interface Listener {
   name?: string | undefined;
   address?: Address | undefined;
+  additional_addresses?: AdditionalAddress[] | undefined;
   stat_prefix?: string | undefined;
   filter_chains?: FilterChain[] | undefined;
   listener_filters?: ListenerFilter[] | undefined;
@@ -29,10 +34,57 @@ export interface Listener {
   continue_on_listener_filters_timeout?: boolean | undefined;
 }
 
+function createBaseAdditionalAddress(): AdditionalAddress {
+  return { address: undefined };
+}
+
+export const AdditionalAddress: MessageFns<AdditionalAddress> = {
+  encode(message: AdditionalAddress, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.address !== undefined) {
+      Address.encode(message.address, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AdditionalAddress {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAdditionalAddress();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.address = Address.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
 function createBaseListener(): Listener {
   return {
     name: "",
     address: undefined,
+    additional_addresses: [],
     stat_prefix: "",
     filter_chains: [],
     listener_filters: [],
@@ -50,6 +102,11 @@ export const Listener: MessageFns<Listener> = {
     }
     if (message.address !== undefined) {
       Address.encode(message.address, writer.uint32(18).fork()).join();
+    }
+    if (message.additional_addresses !== undefined && message.additional_addresses.length !== 0) {
+      for (const v of message.additional_addresses) {
+        AdditionalAddress.encode(v!, writer.uint32(266).fork()).join();
+      }
     }
     if (message.stat_prefix !== undefined && message.stat_prefix !== "") {
       writer.uint32(226).string(message.stat_prefix);
@@ -109,6 +166,17 @@ export const Listener: MessageFns<Listener> = {
             }
 
             message.address = Address.decode(reader, reader.uint32());
+            continue;
+          }
+          case 33: {
+            if (tag !== 266) {
+              break;
+            }
+
+            const el = AdditionalAddress.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.additional_addresses!.push(el);
+            }
             continue;
           }
           case 28: {
@@ -225,6 +293,30 @@ export const protoMetadata = {
     "weakDependency": [],
     "optionDependency": [],
     "messageType": [{
+      "name": "AdditionalAddress",
+      "field": [{
+        "name": "address",
+        "number": 1,
+        "label": 1,
+        "type": 11,
+        "typeName": ".envoy.config.core.v3.Address",
+        "extendee": "",
+        "defaultValue": "",
+        "oneofIndex": 0,
+        "jsonName": "address",
+        "options": undefined,
+        "proto3Optional": false,
+      }],
+      "extension": [],
+      "nestedType": [],
+      "enumType": [],
+      "extensionRange": [],
+      "oneofDecl": [],
+      "options": undefined,
+      "reservedRange": [],
+      "reservedName": [],
+      "visibility": 0,
+    }, {
       "name": "Listener",
       "field": [{
         "name": "name",
@@ -248,6 +340,18 @@ export const protoMetadata = {
         "defaultValue": "",
         "oneofIndex": 0,
         "jsonName": "address",
+        "options": undefined,
+        "proto3Optional": false,
+      }, {
+        "name": "additional_addresses",
+        "number": 33,
+        "label": 3,
+        "type": 11,
+        "typeName": ".envoy.config.listener.v3.AdditionalAddress",
+        "extendee": "",
+        "defaultValue": "",
+        "oneofIndex": 0,
+        "jsonName": "additionalAddresses",
         "options": undefined,
         "proto3Optional": false,
       }, {
@@ -353,7 +457,10 @@ export const protoMetadata = {
     "syntax": "proto3",
     "edition": 0,
   },
-  references: { ".envoy.config.listener.v3.Listener": Listener },
+  references: {
+    ".envoy.config.listener.v3.AdditionalAddress": AdditionalAddress,
+    ".envoy.config.listener.v3.Listener": Listener,
+  },
   dependencies: [protoMetadata1, protoMetadata2, protoMetadata3, protoMetadata4, protoMetadata5],
 } as const satisfies ProtoMetadata;
 

@@ -1,0 +1,148 @@
+/**
+ * Mesh-originating listeners: where a hosted pod's outbound traffic enters the node's Envoy. Each
+ * is bound inside the pod's netns, and every chain first stamps which pod the connection came
+ * from — what picks the pod's certificate upstream (see `sourceStamp`).
+ *
+ * - `outbound_<pod>_<ns>`: an HTTP egress listener on `127.0.0.1:egressPort`; the authority
+ *   `<svc>.<ns>.<meshDomain>:<port>` (or without the port, for a service with one HTTP port)
+ *   routes to that service port's cluster, and any other authority gets a 404.
+ * - `capture_<pod>_<ns>`: for services with a VIP, a transparent capture listener on the capture
+ *   port (where the node's redirect rules send VIP traffic); `original_dst` restores the VIP:port
+ *   the pod dialed, and a chain per VIP and port proxies the bytes to the outbound cluster.
+ *
+ * A pod's routes cover its own service's dependencies when the mesh has dependency data, else
+ * every service the node has a cluster for. Nothing else is captured.
+ */
+import type { Address } from "../../gen/envoy/config/core/v3/address.js";
+import { TrafficDirection } from "../../gen/envoy/config/core/v3/base.js";
+import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
+import type { Filter, FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
+import { socketAddress } from "../envoy/core.js";
+import { type AuthorityRoute, httpEgress, originalDst, stampFilterState, tcpProxy } from "../envoy/listener.js";
+import { FILTER_STATE } from "../envoy/types.js";
+import { captureChainName, captureListenerName, outboundClusterName, outboundListenerName, type PodRef, type ServiceKey, serviceAuthority } from "../naming.js";
+import type { HostedPodPlan, NodePlan } from "../plan/node-plan.js";
+import type { IndexedService } from "../plan/snapshot-index.js";
+
+/** How long the capture listener waits for its listener filters before going on without them. */
+const LISTENER_FILTERS_TIMEOUT = { seconds: 5, nanos: 0 };
+
+/** A service port a pod may call, with what its outbound listeners need to reach it. */
+interface Destination {
+  readonly cluster: string;
+  readonly port: number;
+  readonly service: IndexedService;
+  readonly http: boolean;
+  readonly vip?: string;
+}
+
+/** Every hosted pod's egress and capture listeners, sorted by name; none for a pod without a netns of its own. */
+export function outboundListeners(plan: NodePlan): Listener[] {
+  const destinationsOf = destinationsByService(plan);
+  return plan.hostedPods.flatMap((hosted) => {
+    if (!hosted.netns) return [];
+    const ref = { namespace: hosted.pod.namespace, pod: hosted.pod.name };
+    const destinations = destinationsOf(hosted.service);
+    const stamp = [sourceStamp(plan, hosted)];
+    return [...egressListener(plan, hosted, ref, destinations, stamp), ...captureListener(plan, hosted, ref, destinations, stamp)];
+  });
+}
+
+/**
+ * What tells the upstream side which pod a connection came from. `selector`: the pod's identity,
+ * under the key the certificate mapper reads, made hashable so it partitions the connection pools.
+ * `sockets`: the pod's netns under the key the socket matcher reads (Envoy's own netns object never
+ * reaches the cluster's matcher); pools are per downstream connection there.
+ */
+function sourceStamp(plan: NodePlan, hosted: HostedPodPlan): Filter {
+  if (plan.options.sourceIdentity === "selector") return stampFilterState(FILTER_STATE.certificateMapperKey, FILTER_STATE.hashableString, hosted.identity);
+  return stampFilterState(plan.options.netnsFilterStateKey, FILTER_STATE.string, hosted.netns);
+}
+
+/** A pod's destinations by its service: pods of one service share them (and their order). */
+function destinationsByService(plan: NodePlan): (service: ServiceKey) => readonly Destination[] {
+  const known = new Map<ServiceKey, Destination[]>();
+  const inScope = new Map(plan.dependencies.map((service) => [service.key, service]));
+  return (key) => {
+    let destinations = known.get(key);
+    if (!destinations) {
+      const declared = plan.index.snapshot.dependencies?.get(key);
+      const services = declared ? declared.flatMap((dependency) => inScope.get(dependency) ?? []) : plan.dependencies;
+      known.set(key, (destinations = services.flatMap((service) => destinationsOf(plan, service))));
+    }
+    return destinations;
+  };
+}
+
+function destinationsOf(plan: NodePlan, service: IndexedService): Destination[] {
+  const vip = plan.index.snapshot.vips?.get(service.key);
+  return service.ports.map((port) => ({
+    cluster: outboundClusterName(plan.node.meshDomain, { ...service.ref, port }),
+    port,
+    service,
+    http: (service.protocols.get(port) ?? "http2") !== "tcp",
+    ...(vip ? { vip } : {}),
+  }));
+}
+
+function egressListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, destinations: readonly Destination[], stamp: readonly Filter[]): Listener[] {
+  const routes = authorityRoutes(plan, destinations);
+  if (routes.length === 0) return [];
+  const name = outboundListenerName(ref);
+  return [
+    {
+      name,
+      address: socketAddress("127.0.0.1", plan.options.egressPort, hosted.netns),
+      stat_prefix: name,
+      filter_chains: [{ filters: [...stamp, httpEgress(name, routes)], name: "http" }],
+      traffic_direction: TrafficDirection.OUTBOUND,
+    },
+  ];
+}
+
+/** One virtual host per HTTP service port; the bare authority too when the service has one HTTP port. */
+function authorityRoutes(plan: NodePlan, destinations: readonly Destination[]): AuthorityRoute[] {
+  const http = destinations.filter((destination) => destination.http);
+  const httpPorts = new Map<ServiceKey, number>();
+  for (const { service } of http) httpPorts.set(service.key, (httpPorts.get(service.key) ?? 0) + 1);
+  return http.map(({ cluster, port, service }) => {
+    const domains = [serviceAuthority(plan.node.meshDomain, service.ref, port)];
+    if (httpPorts.get(service.key) === 1) domains.push(serviceAuthority(plan.node.meshDomain, service.ref));
+    return { name: cluster, domains, cluster };
+  });
+}
+
+/**
+ * Bound to loopback: a redirect rule for locally generated traffic rewrites the destination to
+ * 127.0.0.1 (::1 for IPv6), so the port is never exposed on the pod's own address.
+ */
+function captureListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, destinations: readonly Destination[], stamp: readonly Filter[]): Listener[] {
+  const captured = destinations.filter((destination) => destination.vip !== undefined);
+  if (captured.length === 0) return [];
+  const name = captureListenerName(ref);
+  const listener: Listener = {
+    name,
+    address: socketAddress("127.0.0.1", plan.options.capturePort, hosted.netns),
+    stat_prefix: name,
+    filter_chains: captured.map((destination) => captureChain(name, destination, stamp)),
+    listener_filters: [originalDst()],
+    traffic_direction: TrafficDirection.OUTBOUND,
+    // The listener handles what it accepts; it never hands a connection to another listener.
+    use_original_dst: false,
+    listener_filters_timeout: LISTENER_FILTERS_TIMEOUT,
+    continue_on_listener_filters_timeout: true,
+  };
+  if (captured.some((destination) => destination.vip!.includes(":"))) {
+    listener.additional_addresses = [{ address: socketAddress("::1", plan.options.capturePort, hosted.netns) as Address }];
+  }
+  return [listener];
+}
+
+function captureChain(statPrefix: string, destination: Destination, stamp: readonly Filter[]): FilterChain {
+  const vip = destination.vip!;
+  return {
+    filter_chain_match: { destination_port: destination.port, prefix_ranges: [{ address_prefix: vip, prefix_len: vip.includes(":") ? 128 : 32 }] },
+    filters: [...stamp, tcpProxy(statPrefix, destination.cluster)],
+    name: captureChainName({ ...destination.service.ref, port: destination.port }),
+  };
+}

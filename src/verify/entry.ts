@@ -1,0 +1,116 @@
+/**
+ * Where a source's connection enters its node's Envoy, replayed: a pod's HTTP request through its
+ * egress listener (the route for the service's authority), a pod's connection to a service VIP
+ * through its capture listener (the chain for VIP:port), or the node proxy's own connection
+ * straight to the cluster. What the entry chain stamps on the connection and shares with the
+ * upstream side is what picks the source's certificate — and, if hashable, its connection pool.
+ */
+import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
+import type { Filter, FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
+import { FilterStateValue_SharedWithUpstream } from "../../gen/envoy/extensions/filters/common/set_filter_state/v3/value.js";
+import type { HttpConnectionManager } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
+import type { Config as SetFilterStateConfig } from "../../gen/envoy/extensions/filters/network/set_filter_state/v3/set_filter_state.js";
+import type { TcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
+import { hostPort } from "../envoy/core.js";
+import { unpackAny } from "../envoy/schema.js";
+import { EXTENSION, FILTER_STATE } from "../envoy/types.js";
+import { outboundClusterName, parseServiceKey, serviceAuthority } from "../naming.js";
+import type { CompiledNode } from "./compiled-mesh.js";
+import { selectChainByDestination, selectVirtualHost } from "./envoy-match.js";
+import type { PathFailureCode, PathSource, PathTarget, ReplayContext } from "./path.js";
+
+/** A filter-state value the entry chain shares with the upstream connection. */
+export interface StampedValue {
+  readonly value: string;
+  /** Made by a hashable factory: it enters the upstream connection-pool key. */
+  readonly hashable: boolean;
+}
+
+export type Entry =
+  | { readonly kind: "entered"; readonly cluster: string; readonly filterState: ReadonlyMap<string, StampedValue>; readonly hops: readonly string[] }
+  | { readonly kind: "not-captured"; readonly reason: string }
+  | { readonly kind: "failed"; readonly code: PathFailureCode; readonly detail: string; readonly hops: readonly string[] };
+
+const NOTHING_STAMPED: ReadonlyMap<string, StampedValue> = new Map();
+
+export function enterAtSource(context: ReplayContext, node: CompiledNode, source: PathSource, target: PathTarget): Entry {
+  const { meshDomain } = context.mesh.index.snapshot.mesh;
+  const ref = parseServiceKey(target.service)!;
+  const cluster = outboundClusterName(meshDomain, { ...ref, port: target.port });
+  if (!source.pod) return { kind: "entered", cluster, filterState: NOTHING_STAMPED, hops: [`node proxy: its own connection to ${cluster}`] };
+  if (!source.netns) return { kind: "not-captured", reason: "the pod has no network namespace of its own, so no outbound listeners" };
+  const protocol = context.mesh.index.services.get(target.service)?.protocols.get(target.port) ?? "http2";
+  if (protocol !== "tcp") return throughEgress(context, node, source.netns, serviceAuthority(meshDomain, ref, target.port));
+  const vip = context.mesh.index.snapshot.vips?.get(target.service);
+  if (!vip) return { kind: "not-captured", reason: `no VIP for ${target.service}: a TCP port is reached only through a captured VIP` };
+  return throughCapture(context, node, source.netns, vip, target.port);
+}
+
+/** The egress listener in the pod's netns, its route for the authority, and the cluster it names. */
+function throughEgress(context: ReplayContext, node: CompiledNode, netns: string, authority: string): Entry {
+  const listener = listenerIn(node, netns, context.mesh.options.egressPort);
+  if (!listener) return failed("NO_OUTBOUND_LISTENER", `egress port ${context.mesh.options.egressPort} in ${netns}`, []);
+  const chain = listener.filter_chains?.[0];
+  const hops = [`entry ${listener.name} (${hostPort("127.0.0.1", context.mesh.options.egressPort)} in ${netns}): authority ${authority}`];
+  const manager = filterConfig<HttpConnectionManager>(chain, EXTENSION.httpConnectionManager);
+  const vhost = selectVirtualHost(manager?.route_config?.virtual_hosts ?? [], authority);
+  const route = vhost?.routes?.find((candidate) => candidate.match?.prefix === "/");
+  const cluster = route?.route?.cluster;
+  if (!cluster)
+    return failed("NO_ROUTE", `${authority} at ${listener.name}${route?.direct_response ? ` (answered ${route.direct_response.status})` : ""}`, hops);
+  hops.push(`route ${vhost!.name} → ${cluster}`);
+  return entered(chain!, cluster, hops);
+}
+
+/** The capture listener in the pod's netns, its chain for VIP:port, and that chain's cluster. */
+function throughCapture(context: ReplayContext, node: CompiledNode, netns: string, vip: string, port: number): Entry {
+  const listener = listenerIn(node, netns, context.mesh.options.capturePort);
+  const dialed = hostPort(vip, port);
+  if (!listener) return failed("NO_CAPTURE_CHAIN", `no capture listener in ${netns} for ${dialed}`, []);
+  const chain = selectChainByDestination(listener.filter_chains ?? [], vip, port);
+  const hops = [`entry ${listener.name} (capture port ${context.mesh.options.capturePort} in ${netns}): original destination ${dialed}`];
+  const cluster = filterConfig<TcpProxy>(chain, EXTENSION.tcpProxy)?.cluster;
+  if (!chain || !cluster) return failed("NO_CAPTURE_CHAIN", `${dialed} at ${listener.name}`, hops);
+  hops.push(`chain ${chain.name} → tcp_proxy ${cluster}`);
+  return entered(chain, cluster, hops);
+}
+
+function entered(chain: FilterChain, cluster: string, hops: string[]): Entry {
+  const filterState = stampedValues(chain);
+  const stamps = [...filterState].map(([key, { value, hashable }]) => `${key}=${value}${hashable ? " (hashable)" : " (not hashable)"}`);
+  hops.push(stamps.length > 0 ? `shares with upstream: ${stamps.join(", ")}` : "shares nothing with upstream");
+  return { kind: "entered", cluster, filterState, hops };
+}
+
+/** What the chain's set_filter_state filters stamp and share with the upstream connection. */
+function stampedValues(chain: FilterChain): Map<string, StampedValue> {
+  const values = new Map<string, StampedValue>();
+  for (const filter of chain.filters ?? []) {
+    if (filter.name !== EXTENSION.setFilterState) continue;
+    for (const entry of configOf<SetFilterStateConfig>(filter)?.on_new_connection ?? []) {
+      const shared = (entry.shared_with_upstream ?? FilterStateValue_SharedWithUpstream.NONE) !== FilterStateValue_SharedWithUpstream.NONE;
+      const value = entry.format_string?.text_format_source?.inline_string;
+      if (shared && entry.object_key && value !== undefined) {
+        values.set(entry.object_key, { value, hashable: entry.factory_key === FILTER_STATE.hashableString });
+      }
+    }
+  }
+  return values;
+}
+
+function listenerIn(node: CompiledNode, netns: string, port: number): Listener | undefined {
+  return node.result.listeners.find((l) => l.address?.socket_address?.network_namespace_filepath === netns && l.address.socket_address.port_value === port);
+}
+
+function filterConfig<T>(chain: FilterChain | undefined, name: string): T | undefined {
+  const filter = chain?.filters?.find((candidate) => candidate.name === name);
+  return filter ? configOf<T>(filter) : undefined;
+}
+
+function configOf<T>(filter: Filter): T | undefined {
+  return filter.typed_config ? (unpackAny(filter.typed_config)?.message as T) : undefined;
+}
+
+function failed(code: PathFailureCode, detail: string, hops: readonly string[]): Entry {
+  return { kind: "failed", code, detail, hops };
+}
