@@ -10,7 +10,9 @@ const ENDPOINTS = [
   "    priority 3: 10.20.0.13:15009 via waypoint west/node-3, HEALTHY, weight 1024 (west/payments-2b7c-q2)",
   "    [NO_NODE_IP] left out team-b/payments pod payments-2b7c-q3 (west, 10.244.3.6): node west/node-4 has no known IP: a remote pod IP is not routable",
 ];
-const [FRONTEND, PAYMENTS, NODE] = ["ns/team-a/sa/frontend", "ns/team-b/sa/payments", "ns/aether-system/sa/aether-node"].map((path) => `spiffe://aether.internal/${path}`);
+const [FRONTEND, PAYMENTS, NODE] = ["ns/team-a/sa/frontend", "ns/team-b/sa/payments", "ns/aether-system/sa/aether-node"].map(
+  (path) => `spiffe://aether.internal/${path}`,
+);
 
 function explained(sourceIdentity: "selector" | "sockets"): string {
   const snapshot = exampleSnapshot();
