@@ -1,10 +1,19 @@
 /** A short human summary of one compiled node: what each outbound cluster dials, and its listeners. */
 
 import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
+import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import type { CompileResult } from "../compile/compile-node.js";
 import { hostPort } from "../envoy/core.js";
 import { parseOutboundClusterName } from "../naming.js";
 import { ORIGIN_CLUSTER_KEY, ORIGIN_NODE_KEY } from "../plan/endpoints.js";
+
+/** What a chain matches: its server names, the VIP:ports it captures, or else its name. */
+function chainLabels(chain: FilterChain): string[] {
+  const match = chain.filter_chain_match;
+  if (match?.server_names?.length) return match.server_names;
+  if (match?.prefix_ranges?.length) return match.prefix_ranges.map((range) => hostPort(range.address_prefix ?? "", match.destination_port ?? 0));
+  return [chain.name ?? "(unnamed)"];
+}
 
 export function summarizeNode(result: CompileResult): string {
   const { node, options } = result;
@@ -28,7 +37,7 @@ export function summarizeNode(result: CompileResult): string {
     }
   }
   for (const listener of result.listeners) {
-    const names = (listener.filter_chains ?? []).flatMap((chain) => chain.filter_chain_match?.server_names ?? []);
+    const names = (listener.filter_chains ?? []).flatMap(chainLabels);
     const chains = listener.filter_chains?.length ?? 0;
     lines.push(`  listener ${listener.name}: ${chains} chain${chains === 1 ? "" : "s"} (${names.join(", ")})`);
   }
