@@ -15,7 +15,7 @@ import { portAssignments } from "../src/compile/endpoints.js";
 import { renderJson } from "../src/emit/text.js";
 import { toXdsResources, type XdsResources } from "../src/emit/xds.js";
 import { type LocalNode, localNodeFrom } from "../src/model/node.js";
-import { parseOptions } from "../src/model/options.js";
+import { parseOptions, type SourceIdentity } from "../src/model/options.js";
 import type { Snapshot } from "../src/model/snapshot.js";
 import { type EdsView, edsView } from "../src/plan/eds-view.js";
 import { indexSnapshot, type SnapshotIndex } from "../src/plan/snapshot-index.js";
@@ -49,8 +49,9 @@ export interface BenchConfig {
 export const FIGURES = ["1", "2", "3", "4", "5", "6", "7", "8"] as const;
 export type Figure = (typeof FIGURES)[number];
 
-/** Every compile runs with the waypoint on for cross-cluster traffic, as the issue asks. */
-const OPTIONS = parseOptions({ eastWestWaypoint: "cross-cluster" });
+/** Every compile runs with the waypoint on for cross-cluster traffic; `selector` mode unless a figure says otherwise. */
+const optionsFor = (sourceIdentity: SourceIdentity) => parseOptions({ eastWestWaypoint: "cross-cluster", sourceIdentity });
+const OPTIONS = optionsFor("selector");
 /** The node whose compile is measured ("N"), and its EDS view. */
 const SUBJECT = { cluster: clusterName(0), node: "node-0" };
 
@@ -177,16 +178,17 @@ export function createBench(config: BenchConfig) {
   }
 
   /** Figure 1's measurement: the first node of a cold view, compiled, encoded and versioned. */
-  function fullCompile(): Encoded<Compiled> {
-    return cached("W1:full", () => {
+  function fullCompile(mode: SourceIdentity = "selector"): Encoded<Compiled> {
+    return cached(`W1:full:${mode}`, () => {
       const { workload: w, node } = subject("W1");
-      log("figure 1: full compile of one W1 node ...");
+      const options = optionsFor(mode);
+      log(`figure 1: full compile of one W1 node (${mode}) ...`);
       let last: Compiled | undefined;
       const timing = timeIt(
-        { ...heavy, label: "1 full compile", collectAfterSetup: true },
+        { ...heavy, label: `1 full compile ${mode}`, collectAfterSetup: true },
         () => indexSnapshot(fresh(w.snapshot)),
         (index, lap) => {
-          const result = compileNode(index, node, OPTIONS);
+          const result = compileNode(index, node, options);
           lap("compile");
           const xds = toXdsResources(result);
           lap("encode + versions");
@@ -194,7 +196,7 @@ export function createBench(config: BenchConfig) {
         },
         (compiled) => (last = compiled),
       );
-      return { timing, last: last!, e: encodingTime(last!.result, "E full compile") };
+      return { timing, last: last!, e: encodingTime(last!.result, `E full compile ${mode}`) };
     });
   }
 
@@ -225,12 +227,15 @@ export function createBench(config: BenchConfig) {
 
   function figure1(): Row[] {
     const { timing, last, e } = fullCompile();
+    const sockets = fullCompile("sockets");
     const { node } = subject("W1");
     const ratio = timing.median / e.median;
+    const socketsRatio = sockets.timing.median / sockets.e.median;
     const footprint = outboundSocketFootprint(last.result, last.xds);
     return [
       checked("1", "full compile of one W1 node (compile + encode + versions)", ratio, 4, `${times(ratio)} — ${spread(timing)} vs E ${spread(e)}`, "≤ 4 × E"),
       info("1", "  split", lapText(timing)),
+      info("1", "  sockets mode", `${times(socketsRatio)} — ${spread(sockets.timing)} vs E ${spread(sockets.e)} (${lapText(sockets.timing)})`),
       info(
         "1",
         "  node N",
@@ -260,22 +265,62 @@ export function createBench(config: BenchConfig) {
   }
 
   function figure3(): Row[] {
-    const first = fullCompile();
+    const selector = furtherNodes("selector");
+    const sockets = furtherNodes("sockets");
+    return [
+      checked(
+        "3",
+        "further node of the same view (view's EDS shared) / first node",
+        selector.ratio,
+        0.35,
+        `${percent(selector.ratio)} — ${spread(selector.further)} vs ${formatMs(selector.first)}`,
+        "≤ 35 %",
+      ),
+      info("3", "  split (further node)", lapText(selector.further)),
+      info("3", "  2nd node right after the 1st (rest of view cold)", `${percent(selector.afterOne)}`),
+      info("3", "  sockets mode: further node / first node", `${percent(sockets.ratio)} — ${spread(sockets.further)} vs ${formatMs(sockets.first)}`),
+      ...(["selector", "sockets"] as const).map((mode) => {
+        const { sizes, footprint } = mode === "selector" ? selector : sockets;
+        return info(
+          "3",
+          `  bytes of the W1 node by kind (${mode})`,
+          `CDS ${formatBytes(sizes.clusters)}, EDS ${formatBytes(sizes.endpoints)}, LDS ${formatBytes(sizes.listeners)}`,
+        );
+      }),
+      info(
+        "3",
+        "  CDS sizing (selector)",
+        `${(selector.footprint.bytes / selector.footprint.clusters).toFixed(0)} B per outbound cluster, whatever the pods: ` +
+          `${formatBytes(selector.footprint.bytes)} / ${selector.footprint.clusters} service ports`,
+      ),
+      info(
+        "3",
+        "  CDS sizing (sockets)",
+        `${(sockets.footprint.bytes / (sockets.footprint.clusters * sockets.identities)).toFixed(0)} B per (service port × hosted identity): ` +
+          `${formatBytes(sockets.footprint.bytes)} / (${sockets.footprint.clusters} service ports × ${sockets.identities} identities)`,
+      ),
+    ];
+  }
+
+  /** A further node of the subject's view, against the first; and the first node's output by kind. */
+  function furtherNodes(mode: SourceIdentity) {
+    const first = fullCompile(mode);
+    const options = optionsFor(mode);
     const { workload: w, node, view } = subject("W1");
     const peers = w.snapshot.nodes
       .filter((n) => n.cluster === node.clusterName && n.zone === node.locality.zone && n.name !== node.nodeName)
       .map((n) => n.name);
-    log(`figure 3: further nodes of view ${node.clusterName}/${node.locality.zone} (${peers.length + 1} nodes) ...`);
+    log(`figure 3: further nodes of view ${node.clusterName}/${node.locality.zone} (${peers.length + 1} nodes, ${mode}) ...`);
     // Warm: every assignment of the view built, encoded and versioned, as after the view's other nodes.
     const warm = indexSnapshot(fresh(w.snapshot));
-    toXdsResources(assignmentsOnly(node, OPTIONS, allAssignments(warm, view)));
+    toXdsResources(assignmentsOnly(node, options, allAssignments(warm, view)));
     let next = 0;
     // Each round is another node of the view; nodes are cheap and plentiful, so take more rounds.
     const further = timeIt(
-      { warmup: heavy.warmup, repeats: heavy.repeats * 2 + 1, label: "3 further node" },
+      { warmup: heavy.warmup, repeats: heavy.repeats * 2 + 1, label: `3 further node ${mode}` },
       () => localNodeFrom(w.snapshot, node.clusterName, peers[next++ % peers.length]!),
       (peer, lap) => {
-        const result = compileNode(warm, peer, OPTIONS);
+        const result = compileNode(warm, peer, options);
         lap("compile");
         toXdsResources(result);
         lap("encode + versions");
@@ -286,35 +331,21 @@ export function createBench(config: BenchConfig) {
       { warmup: 0, repeats: Math.max(1, heavy.repeats - 2), collectAfterSetup: true },
       () => {
         const index = indexSnapshot(fresh(w.snapshot));
-        toXdsResources(compileNode(index, node, OPTIONS));
+        toXdsResources(compileNode(index, node, options));
         return index;
       },
-      (index) => toXdsResources(compileNode(index, second, OPTIONS)),
+      (index) => toXdsResources(compileNode(index, second, options)),
     );
-    const ratio = further.median / first.timing.median;
-    const sizes = bytesByKind(first.last.xds);
     const footprint = outboundSocketFootprint(first.last.result, first.last.xds);
-    const identities = footprint.socketsPerCluster / 2;
-    const perPair = footprint.bytes / (footprint.clusters * identities);
-    return [
-      checked(
-        "3",
-        "further node of the same view (view's EDS shared) / first node",
-        ratio,
-        0.35,
-        `${percent(ratio)} — ${spread(further)} vs ${formatMs(first.timing.median)}`,
-        "≤ 35 %",
-      ),
-      info("3", "  split (further node)", lapText(further)),
-      info("3", "  2nd node right after the 1st (rest of view cold)", `${percent(afterOne.median / first.timing.median)} — ${formatMs(afterOne.median)}`),
-      info("3", "  bytes per node by kind", `CDS ${formatBytes(sizes.clusters)}, EDS ${formatBytes(sizes.endpoints)}, LDS ${formatBytes(sizes.listeners)}`),
-      info(
-        "3",
-        "  CDS per (dependency × hosted identity)",
-        `${perPair.toFixed(0)} B: ${formatBytes(footprint.bytes)} of outbound clusters / (${footprint.clusters} dependencies × ${identities} identities); ` +
-          `size CDS ≈ ${perPair.toFixed(0)} B × dependencies × identities per node`,
-      ),
-    ];
+    return {
+      further,
+      first: first.timing.median,
+      ratio: further.median / first.timing.median,
+      afterOne: afterOne.median / first.timing.median,
+      sizes: bytesByKind(first.last.xds),
+      footprint,
+      identities: footprint.socketsPerCluster / 2,
+    };
   }
 
   /** S → S' by `scenario`, then index S' from S's index and recompile N, as a control plane would. */
@@ -412,7 +443,8 @@ export function createBench(config: BenchConfig) {
 
   async function figure6(): Promise<Row[]> {
     log("figure 6: memory, in a fresh process ...");
-    const m = await memoryInChild(workload("W1").snapshot);
+    const m = await memoryInChild(workload("W1").snapshot, "selector");
+    const sockets = await memoryInChild(workload("W1").snapshot, "sockets");
     const retained = m.retained / m.outputEndpoints;
     const peak = m.peakRssGrowth / m.outputEndpoints;
     const rows = [
@@ -447,6 +479,12 @@ export function createBench(config: BenchConfig) {
         "6",
         "  peak heap + external growth (GC profiler), per output endpoint",
         `${formatBytes(m.peakHeapGrowth / m.outputEndpoints)} — ${formatBytes(m.peakHeapGrowth)}`,
+      ),
+      info(
+        "6",
+        "  sockets mode: retained / peak RSS growth, per output endpoint",
+        `${(sockets.retained / sockets.outputEndpoints).toFixed(0)} B / ${formatBytes(sockets.peakRssGrowth / sockets.outputEndpoints)} ` +
+          `(encoded floor ${(sockets.xdsBytes / sockets.outputEndpoints).toFixed(0)} B)`,
       ),
     ];
     return m.gc ? rows : [...rows, info("6", "  warning", "no --expose-gc in the child: retained figures are unreliable")];
@@ -584,11 +622,11 @@ function setupRow(w: Workload): Row {
 }
 
 /** Runs memory-child.ts in a fresh Node process with --expose-gc, handing it `snapshot` serialized. */
-async function memoryInChild(snapshot: Snapshot): Promise<MemoryFigures> {
+async function memoryInChild(snapshot: Snapshot, mode: SourceIdentity): Promise<MemoryFigures> {
   const file = join(tmpdir(), `aether-bench-${process.pid}.v8`);
   writeFileSync(file, serialize(snapshot));
   try {
-    return await forkJson<MemoryFigures>(fileURLToPath(new URL("./memory-child.ts", import.meta.url)), [file]);
+    return await forkJson<MemoryFigures>(fileURLToPath(new URL("./memory-child.ts", import.meta.url)), [file, mode]);
   } finally {
     rmSync(file, { force: true });
   }

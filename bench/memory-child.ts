@@ -1,6 +1,6 @@
 /**
  * Figure 6, run in a fresh process (forked by figures.ts with --expose-gc) so earlier figures'
- * heap does not blur it. argv: the path of a `v8.serialize`d Snapshot. Prints one JSON line
+ * heap does not blur it. argv: the path of a `v8.serialize`d Snapshot and the source-identity mode. Prints one JSON line
  * (`MemoryFigures`) on stdout.
  *
  * The snapshot arrives serialized rather than generated here: generating and parsing leaves
@@ -54,10 +54,10 @@ function peakInUse(profile: ReturnType<GCProfiler["stop"]>): number {
   return Math.max(usage.heapUsed + usage.external, ...before);
 }
 
-async function measure(snapshotPath: string): Promise<MemoryFigures> {
+async function measure(snapshotPath: string, sourceIdentity: string): Promise<MemoryFigures> {
   const snapshot = deserialize(readFileSync(snapshotPath)) as Snapshot;
   const node = localNodeFrom(snapshot, "cluster-0", "node-0");
-  const options = parseOptions({ eastWestWaypoint: "cross-cluster" });
+  const options = parseOptions({ eastWestWaypoint: "cross-cluster", sourceIdentity });
   const index = indexSnapshot(snapshot);
   const sampler = await startRssSampler();
   const before = liveBytes();
@@ -90,6 +90,6 @@ async function measure(snapshotPath: string): Promise<MemoryFigures> {
   };
 }
 
-const path = process.argv[2];
-if (!path) throw new Error("usage: memory-child.ts SNAPSHOT.v8");
-console.log(JSON.stringify(await measure(path)));
+const [path, mode = "selector"] = process.argv.slice(2);
+if (!path) throw new Error("usage: memory-child.ts SNAPSHOT.v8 [selector|sockets]");
+console.log(JSON.stringify(await measure(path, mode)));

@@ -58,7 +58,8 @@ export function bytesByKind(xds: XdsResources): BytesByKind {
 
 /** Encoded bytes of the outbound clusters (those with per-source socket tables) and their shape. */
 export function outboundSocketFootprint(result: CompileResult, xds: XdsResources): { clusters: number; socketsPerCluster: number; bytes: number } {
-  const outbound = new Set(result.clusters.filter((c) => (c.transport_socket_matches?.length ?? 0) > 0).map((c) => c.name!));
+  // Outbound clusters: the ones with a TLS socket (ingress and application clusters have none).
+  const outbound = new Set(result.clusters.filter((c) => (c.transport_socket_matches?.length ?? 0) > 0 || c.transport_socket).map((c) => c.name!));
   const bytes = xds[XDS_TYPE_URLS.clusters].filter((r) => outbound.has(r.name)).reduce((sum, r) => sum + (r.resource.value?.length ?? 0), 0);
   const first = result.clusters.find((c) => outbound.has(c.name!));
   return { clusters: outbound.size, socketsPerCluster: first?.transport_socket_matches?.length ?? 0, bytes };
