@@ -4,6 +4,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/envoy/**/*.test.ts"],
+    globalSetup: ["test/envoy/global-setup.ts"],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     maxConcurrency: 64,
