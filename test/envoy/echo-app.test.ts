@@ -89,7 +89,7 @@ describe("echo app", () => {
   });
 
   test("as a process it prints its ports once listening and stops on SIGTERM", async () => {
-    const app = startProcess(tsxCommand("test/envoy/support/echo-app.ts", [JSON.stringify({ name: "p", host: "127.0.0.1", http: 0, tcp: 0 })]), {
+    const app = startProcess(tsxCommand("test/envoy/support/echo-app.ts", [JSON.stringify({ name: "p", host: "127.0.0.1", http: [0], tcp: [0] })]), {
       name: "echo",
       logDir: dir,
     });
@@ -99,7 +99,7 @@ describe("echo app", () => {
       () => app.stderr(),
     );
     const ports = JSON.parse(line);
-    expect((await http1(ports.http, {})).app).toBe("p");
+    expect((await http1(ports.http[0], {})).app).toBe("p");
     expect(await app.stop()).toMatchObject({ code: 0, killed: false });
   });
 });

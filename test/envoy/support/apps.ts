@@ -9,14 +9,14 @@ import type { Place, Topology } from "./netns.js";
 import { type ManagedProcess, startProcess, tsxCommand, waitUntil } from "./processes.js";
 
 export interface EchoApp extends ManagedProcess {
-  readonly ports: { readonly http?: number; readonly tcp?: number };
+  readonly ports: { readonly http: readonly number[]; readonly tcp: readonly number[] };
 }
 
 /** Starts a pod's echo app in the pod's place, bound to the pod's address there. */
 export async function startEchoApp(
   topology: Topology,
   pod: string,
-  ports: { http?: number; tcp?: number },
+  ports: { http?: readonly number[]; tcp?: readonly number[] },
   logDir: string,
   name = pod.split("/").at(-1)!,
 ): Promise<EchoApp> {

@@ -19,7 +19,7 @@ export interface RenderedBootstrap {
 /** The access-log record every instrumented listener and filter writes (JSON lines; null where Envoy has no value). */
 export interface AccessLogEntry {
   readonly kind: "listener" | "tcp_proxy" | "http";
-  readonly listener: string | null;
+  readonly listener: string;
   readonly chain: string | null;
   readonly sni: string | null;
   readonly downstream_remote: string | null;

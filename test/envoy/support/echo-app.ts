@@ -5,8 +5,9 @@
  *   ports) and HTTP/1.1 on the same port, told apart by the connection preface. Every request gets
  *   200 and JSON `{app, protocol, method, path, xfcc, authority}` — `xfcc` is the
  *   x-forwarded-client-cert header it received (null when absent).
- * - TCP on `tcp`: echoes every byte back.
- * Prints one line `listening {"http":P,"tcp":Q}` when both are bound; exits on SIGTERM.
+ * - TCP on each `tcp` port: echoes every byte back.
+ * Port 0 picks a free port. Prints one line `listening {"http":[P...],"tcp":[Q...]}` once every port
+ * is bound; exits on SIGTERM.
  */
 import { createServer as createHttp1Server, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
@@ -16,8 +17,8 @@ import { pathToFileURL } from "node:url";
 export interface EchoAppConfig {
   readonly name: string;
   readonly host: string;
-  readonly http?: number;
-  readonly tcp?: number;
+  readonly http?: readonly number[];
+  readonly tcp?: readonly number[];
 }
 
 /** What the app answers to every HTTP request. */
@@ -78,9 +79,10 @@ function listen(server: Server, port: number, host: string): Promise<number> {
 }
 
 async function main(config: EchoAppConfig): Promise<void> {
-  const ports: { http?: number; tcp?: number } = {};
-  if (config.http !== undefined) ports.http = await listen(httpEchoServer(config.name), config.http, config.host);
-  if (config.tcp !== undefined) ports.tcp = await listen(tcpEchoServer(), config.tcp, config.host);
+  const ports = {
+    http: await Promise.all((config.http ?? []).map((port) => listen(httpEchoServer(config.name), port, config.host))),
+    tcp: await Promise.all((config.tcp ?? []).map((port) => listen(tcpEchoServer(), port, config.host))),
+  };
   process.stdout.write(`listening ${JSON.stringify(ports)}\n`);
   process.on("SIGTERM", () => process.exit(0));
 }

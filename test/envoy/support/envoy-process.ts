@@ -94,6 +94,8 @@ export async function startEnvoy(options: EnvoyStartOptions): Promise<EnvoyProce
     options.logLevel ?? "info",
     "--concurrency",
     String(options.concurrency ?? 1),
+    "--file-flush-interval-msec",
+    "50", // access logs reach the file promptly (default 10 s)
   ];
   const child = startProcess(options.place ? options.place(argv) : argv, { name: `envoy-${stem}`, logDir: options.dir });
   const admin = (path: string, method: "GET" | "POST" = "GET") => adminRequest(target, path, method);

@@ -75,7 +75,7 @@ function httpExchange(socket: TLSSocket, probe: Probe): Promise<{ status: number
     if (socket.alpnProtocol === "h2") {
       const session = http2Connect(`https://${probe.servername}`, { createConnection: () => socket });
       session.on("error", reject);
-      const stream = session.request({ ":path": probe.path ?? "/", ":method": "GET", ...headers });
+      const stream = session.request({ ":path": probe.path ?? "/", ":method": "GET", ":authority": probe.servername, ...headers });
       let body = "";
       let status = 0;
       stream.on("response", (h) => (status = Number(h[":status"])));
@@ -121,7 +121,8 @@ export async function runProbe(probe: Probe): Promise<ProbeResult> {
     const message = (error as Error).message;
     return { ok: false, stage: /ECONNREFUSED|EHOSTUNREACH|ENETUNREACH/.test(message) ? "connect" : "handshake", error: message };
   }
-  const base = { alpn: socket.alpnProtocol, ...(uriSan(socket) ? { peerUri: uriSan(socket)! } : {}) };
+  const peerUri = uriSan(socket);
+  const base = { alpn: socket.alpnProtocol, ...(peerUri ? { peerUri } : {}) };
   try {
     if (probe.kind === "tls") return { ok: true, ...base };
     if (probe.kind === "tcp") return { ok: true, ...base, echoed: await tcpExchange(socket, probe.payload ?? "ping") };

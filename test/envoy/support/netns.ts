@@ -69,9 +69,11 @@ export interface MeshDocument {
   [key: string]: unknown;
 }
 
-interface MeshRecord {
+export interface MeshRecord {
   ip: string;
   clusterName: string;
+  port?: number;
+  ports?: number[];
   containerMetadata?: { networkNamespace?: string };
   kubernetesMetadata?: { podName?: string; nodeName?: string; nodeIp?: string; namespace?: string };
 }
