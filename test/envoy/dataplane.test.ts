@@ -19,13 +19,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { meshDocument } from "../support/fixtures.js";
-import { discoverEnvoys } from "./support/binaries.js";
+import { discoverEnvoys, envoysAtLeast } from "./support/binaries.js";
 import type { EchoReply } from "./support/echo-app.js";
 import { type MeshLab, startMeshLab } from "./support/mesh-lab.js";
 import type { Probe } from "./support/mtls-client.js";
 import { createPki, workloadId } from "./support/pki.js";
+import { ENVOY_FLOOR } from "./support/validation-table.js";
 
-const { found } = discoverEnvoys();
+const found = envoysAtLeast(discoverEnvoys().found, ENVOY_FLOOR);
+if (found.length === 0) test.skip(`no Envoy at or above ${ENVOY_FLOOR}`, () => {});
 const dir = mkdtempSync(join(tmpdir(), "aether-dataplane-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -10,16 +10,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { compileCase, loadCase } from "../support/cases.js";
-import { discoverEnvoys } from "./support/binaries.js";
+import { discoverEnvoys, envoysAtLeast } from "./support/binaries.js";
 import { instrument, type RenderedBootstrap } from "./support/bootstrap-transforms.js";
 import { isRunning } from "./support/cleanup.js";
 import { tcpEchoServer } from "./support/echo-app.js";
 import { freeLoopbackPort, startEnvoy } from "./support/envoy-process.js";
 import { createTopology, netnsAvailable } from "./support/netns.js";
 import { validateBootstrap } from "./support/validate.js";
-import { bootstrapWithAssignments } from "./support/validation-table.js";
+import { bootstrapWithAssignments, ENVOY_FLOOR } from "./support/validation-table.js";
 
-const { found } = discoverEnvoys();
+const found = envoysAtLeast(discoverEnvoys().found, ENVOY_FLOOR);
+if (found.length === 0) test.skip(`no Envoy at or above ${ENVOY_FLOOR}`, () => {});
 const dir = mkdtempSync(join(tmpdir(), "aether-envoy-process-"));
 const servers: Server[] = [];
 afterAll(() => {

