@@ -67,7 +67,10 @@ export interface MeshLab {
   stop(): Promise<void>;
 }
 
-/** Every SDS secret name a rendered bootstrap refers to (`*_sds_secret_config(s)[].name`). */
+/**
+ * Every SDS secret name a rendered bootstrap refers to: `*_sds_secret_config(s)[].name`, and the
+ * on-demand certificate selector's `prefetch_secret_names` and mapper `default_value` (selector mode).
+ */
 export function secretNames(bootstrap: unknown): string[] {
   const names = new Set<string>();
   const walk = (value: unknown): void => {
@@ -75,6 +78,8 @@ export function secretNames(bootstrap: unknown): string[] {
     if (value === null || typeof value !== "object") return;
     for (const [key, child] of Object.entries(value)) {
       if (/_sds_secret_configs?$/.test(key)) for (const config of [child].flat() as { name?: string }[]) if (config?.name) names.add(config.name);
+      if (key === "prefetch_secret_names" && Array.isArray(child)) for (const name of child) names.add(String(name));
+      if (key === "default_value" && typeof child === "string" && child.startsWith("spiffe://")) names.add(child);
       walk(child);
     }
   };
