@@ -49,6 +49,8 @@ export interface MeshLabOptions {
   readonly dir: string;
   readonly mode?: NetworkMode;
   readonly concurrency?: number;
+  /** A test's own change to a node's bootstrap, after `nodeBootstrap` (negative controls). */
+  readonly transform?: (bootstrap: RenderedBootstrap, node: string) => RenderedBootstrap;
 }
 
 export interface MeshLab {
@@ -153,7 +155,12 @@ export async function startMeshLab(options: MeshLabOptions): Promise<MeshLab> {
     const sds = await startSdsServer({ socketPath: join(options.dir, `sds-${options.tag}.sock`) });
     stops.push(() => sds.stop());
     const serviceIds = Object.keys(document.services).map((key) => workloadId(trustDomain, key.split("/")[0]!, key.split("/")[1]!));
-    const bootstraps = new Map([...compiled].map(([key, result]) => [key, nodeBootstrap(result, sds, topology)]));
+    const bootstraps = new Map(
+      [...compiled].map(([key, result]) => {
+        const bootstrap = nodeBootstrap(result, sds, topology);
+        return [key, options.transform ? options.transform(bootstrap, key) : bootstrap];
+      }),
+    );
     const names = new Set([...serviceIds, `spiffe://${trustDomain}`, ...[...bootstraps.values()].flatMap(secretNames)]);
     for (const name of [...names].sort()) sds.set(secretFor(name, pki));
 

@@ -5,15 +5,17 @@
  *   node --import tsx test/envoy/support/mtls-client.ts '[{"kind": "http", "host": ..., ...}]'
  *
  * A probe opens a TLS connection (client certificate optional, server verified against `caFile`,
- * SNI `servername`, ALPN `alpn`), then: `http` — one request (HTTP/2 when ALPN agreed h2, else
- * HTTP/1.1); `tcp` — writes `payload` and reads until it has as many bytes back; `tls` — the
- * handshake only. The server's name is NOT checked against the SNI (a SPIFFE SVID has only a URI
+ * SNI `servername`, ALPN `alpn`) — or, with `plain`, a cleartext TCP connection (what a pod's app
+ * sends to its node's outbound listener) — then: `http` — one request (HTTP/2 when ALPN agreed h2
+ * or `plain: "h2c"`, else HTTP/1.1; `:authority`/Host is `authority` or the SNI); `tcp` — writes
+ * `payload` and reads until it has as many bytes back; `tls` — the handshake only. The server's name is NOT checked against the SNI (a SPIFFE SVID has only a URI
  * SAN): the result reports the server's URI SAN for the test to assert on. Failures are results
  * (`ok: false, error`), never exceptions.
  */
 import { readFileSync } from "node:fs";
 import { request as http1Request } from "node:http";
 import { connect as http2Connect } from "node:http2";
+import { type Socket, connect as tcpConnect } from "node:net";
 import { type TLSSocket, connect as tlsConnect } from "node:tls";
 import { pathToFileURL } from "node:url";
 
@@ -21,8 +23,12 @@ export interface Probe {
   readonly kind: "http" | "tcp" | "tls";
   readonly host: string;
   readonly port: number;
+  /** SNI (TLS); also the default `:authority`. */
   readonly servername: string;
-  readonly caFile: string;
+  /** Cleartext instead of TLS: HTTP/2 with prior knowledge (`h2c`) or HTTP/1.1 (`http1`). */
+  readonly plain?: "h2c" | "http1";
+  readonly authority?: string;
+  readonly caFile?: string;
   readonly certFile?: string;
   readonly keyFile?: string;
   readonly alpn?: readonly string[];
@@ -46,6 +52,7 @@ export interface ProbeResult {
 
 function handshake(probe: Probe): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
+    if (!probe.caFile) return reject(new Error("a TLS probe needs caFile"));
     const socket = tlsConnect({
       host: probe.host,
       port: probe.port,
@@ -64,18 +71,28 @@ function handshake(probe: Probe): Promise<TLSSocket> {
   });
 }
 
+function plainConnect(probe: Probe): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = tcpConnect({ host: probe.host, port: probe.port });
+    socket.setTimeout(probe.timeoutMs ?? 5_000, () => socket.destroy(new Error("timeout")));
+    socket.once("connect", () => resolve(socket));
+    socket.once("error", reject);
+  });
+}
+
 function uriSan(socket: TLSSocket): string | undefined {
   const san = socket.getPeerX509Certificate()?.subjectAltName ?? "";
   return /URI:([^,\s]+)/.exec(san)?.[1];
 }
 
-function httpExchange(socket: TLSSocket, probe: Probe): Promise<{ status: number; body: string }> {
+function httpExchange(socket: Socket, probe: Probe, h2: boolean): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const headers = { ...(probe.headers ?? {}) };
-    if (socket.alpnProtocol === "h2") {
-      const session = http2Connect(`https://${probe.servername}`, { createConnection: () => socket });
+    const authority = probe.authority ?? probe.servername;
+    if (h2) {
+      const session = http2Connect(`${probe.plain ? "http" : "https"}://${probe.servername}`, { createConnection: () => socket });
       session.on("error", reject);
-      const stream = session.request({ ":path": probe.path ?? "/", ":method": "GET", ":authority": probe.servername, ...headers });
+      const stream = session.request({ ":path": probe.path ?? "/", ":method": "GET", ":authority": authority, ...headers });
       let body = "";
       let status = 0;
       stream.on("response", (h) => (status = Number(h[":status"])));
@@ -87,7 +104,7 @@ function httpExchange(socket: TLSSocket, probe: Probe): Promise<{ status: number
       });
       stream.on("error", reject);
     } else {
-      const req = http1Request({ createConnection: () => socket, path: probe.path ?? "/", headers: { host: probe.servername, ...headers } }, (res) => {
+      const req = http1Request({ createConnection: () => socket, path: probe.path ?? "/", headers: { host: authority, ...headers } }, (res) => {
         let body = "";
         res.setEncoding("utf8");
         res.on("data", (chunk) => (body += chunk));
@@ -99,7 +116,7 @@ function httpExchange(socket: TLSSocket, probe: Probe): Promise<{ status: number
   });
 }
 
-function tcpExchange(socket: TLSSocket, payload: string): Promise<string> {
+function tcpExchange(socket: Socket, payload: string): Promise<string> {
   return new Promise((resolve, reject) => {
     let echoed = "";
     socket.setEncoding("utf8");
@@ -113,7 +130,26 @@ function tcpExchange(socket: TLSSocket, payload: string): Promise<string> {
   });
 }
 
+async function runPlain(probe: Probe): Promise<ProbeResult> {
+  let socket: Socket;
+  try {
+    socket = await plainConnect(probe);
+  } catch (error) {
+    return { ok: false, stage: "connect", error: (error as Error).message };
+  }
+  try {
+    if (probe.kind === "tcp") return { ok: true, echoed: await tcpExchange(socket, probe.payload ?? "ping") };
+    if (probe.kind === "tls") throw new Error("a plain probe cannot be a TLS handshake");
+    return { ok: true, ...(await httpExchange(socket, probe, probe.plain === "h2c")) };
+  } catch (error) {
+    return { ok: false, stage: "exchange", error: (error as Error).message };
+  } finally {
+    socket.destroy();
+  }
+}
+
 export async function runProbe(probe: Probe): Promise<ProbeResult> {
+  if (probe.plain) return runPlain(probe);
   let socket: TLSSocket;
   try {
     socket = await handshake(probe);
@@ -126,7 +162,7 @@ export async function runProbe(probe: Probe): Promise<ProbeResult> {
   try {
     if (probe.kind === "tls") return { ok: true, ...base };
     if (probe.kind === "tcp") return { ok: true, ...base, echoed: await tcpExchange(socket, probe.payload ?? "ping") };
-    return { ok: true, ...base, ...(await httpExchange(socket, probe)) };
+    return { ok: true, ...base, ...(await httpExchange(socket, probe, socket.alpnProtocol === "h2")) };
   } catch (error) {
     return { ok: false, stage: "exchange", ...base, error: (error as Error).message };
   } finally {
