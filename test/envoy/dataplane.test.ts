@@ -7,9 +7,10 @@
  * node-1/node-2 and east node-1 with their pods; the Envoy runs in west/node-2's netns and binds
  * each pod's inbound listener in the pod's own netns; clients run in west's frontend pod (direct
  * dials) and on east/node-1 (through the waypoint), presenting frontend's SVID. The
- * mesh file's netns paths are rewritten to the test namespaces (input only). Without namespaces
- * (AETHER_NETNS=0 or no privileges) the loopback fallback maps every address to 127.x and binds
- * pod listeners there instead (a test-only rewrite); the test names the mode it ran in.
+ * mesh file's netns paths are rewritten to the test namespaces (input only). The loopback fallback
+ * (every address mapped to 127.x, pod listeners bound there instead of in the pod's netns: a
+ * test-only rewrite) runs on the newest Envoy too, and alone when namespaces are not available
+ * (AETHER_NETNS=0 or no privileges); each describe names its mode.
  * SDS: the test SDS server (`sds: {grpcCluster: "sds"}`) on a Unix socket.
  * EDS: TEMPORARY — each assignment inlined into its cluster (phase 2: the ADS server of issue 12).
  * Observation: admin and JSON access logs added by the harness; nothing else is changed.
@@ -19,10 +20,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { meshDocument } from "../support/fixtures.js";
-import { discoverEnvoys, envoysAtLeast } from "./support/binaries.js";
+import { discoverEnvoys, type EnvoyBinary, envoysAtLeast } from "./support/binaries.js";
 import type { EchoReply } from "./support/echo-app.js";
 import { type MeshLab, startMeshLab } from "./support/mesh-lab.js";
 import type { Probe } from "./support/mtls-client.js";
+import { type NetworkMode, netnsAvailable } from "./support/netns.js";
 import { createPki, workloadId } from "./support/pki.js";
 import { ENVOY_FLOOR } from "./support/validation-table.js";
 
@@ -44,7 +46,13 @@ const CHECKOUT_PODS = ["west/team-a/checkout-9a1e-y1", "west/team-a/checkout-9a1
 const xfccUri = (xfcc: string | null) => /(?:^|;)URI=([^;,]+)/.exec(xfcc ?? "")?.[1];
 const xfccBy = (xfcc: string | null) => /(?:^|;)By=([^;,]+)/.exec(xfcc ?? "")?.[1];
 
-describe.each(found.map((envoy) => [envoy.version, envoy] as const))("Envoy %s runs west/node-2 as compiled", (version, envoy) => {
+/** Network namespaces on every Envoy; the loopback fallback on the newest (everywhere without namespaces). */
+const runs: [string, EnvoyBinary, NetworkMode][] = found.flatMap((envoy, i): [string, EnvoyBinary, NetworkMode][] => [
+  ...(netnsAvailable() ? [[envoy.version, envoy, "netns"] as [string, EnvoyBinary, NetworkMode]] : []),
+  ...(!netnsAvailable() || i === found.length - 1 ? [[envoy.version, envoy, "loopback"] as [string, EnvoyBinary, NetworkMode]] : []),
+]);
+
+describe.each(runs)("Envoy %s runs west/node-2 as compiled (%s)", (version, envoy, mode) => {
   let lab: MeshLab;
   const tunnel = () => `${lab.topology.nodeIp("west/node-2")}:15009`;
 
@@ -55,8 +63,9 @@ describe.each(found.map((envoy) => [envoy.version, envoy] as const))("Envoy %s r
       envoyNodes: ["west/node-2"],
       sourceNodes: ["west/node-1", "east/node-1"],
       options: { eastWestWaypoint: "cross-cluster" },
-      tag: `dp${version.replaceAll(".", "")}`,
-      dir: join(dir, version),
+      tag: `dp${version.replaceAll(".", "")}${mode === "netns" ? "n" : "l"}`,
+      dir: join(dir, `${version}-${mode}`),
+      mode,
     });
     console.log(`data plane on Envoy ${version}: ${lab.topology.mode === "netns" ? "network namespaces" : "loopback fallback (127.x)"}`);
   }, 120_000);
@@ -107,7 +116,7 @@ describe.each(found.map((envoy) => [envoy.version, envoy] as const))("Envoy %s r
 
   test("the inbound chain requires a client certificate from the mesh's CA, and a known SNI", async () => {
     const y1 = lab.topology.podIp(CHECKOUT_PODS[0]!);
-    const rogue = createPki(join(dir, version, "rogue-pki")).svid(FRONTEND); // same SPIFFE ID, another CA
+    const rogue = createPki(join(dir, `${version}-${mode}`, "rogue-pki")).svid(FRONTEND); // same SPIFFE ID, another CA
     const before = lab.apps.get(CHECKOUT_PODS[0]!)!.stdout();
     const [anonymous, forged, unknownSni, control] = await lab.probe(WEST_FRONTEND, [
       probe(y1, 15008, "8080", { certFile: undefined, keyFile: undefined }),
