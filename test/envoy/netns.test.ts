@@ -1,7 +1,8 @@
 /**
  * Network-namespace helpers (test/envoy/support/netns.ts) and the cleanup ledger (cleanup.ts).
  * Runs in test-created network namespaces when this process may create them (root; the netns
- * describe is skipped otherwise); the loopback fallback is checked without them.
+ * describe is skipped otherwise, and fails under AETHER_REQUIRE_NETNS=1, as in CI); the loopback
+ * fallback is checked without them.
  *
  * A two-cluster world with a shared pod CIDR: cluster a (nodes a1, a2; pods x on a1 and y on a2)
  * and cluster b (node b1; pod z with the same IP as x).
@@ -53,6 +54,10 @@ function httpGetFrom(topology: Topology, place: Place, host: string, port: numbe
 }
 
 const hostState = () => spawnSync("sh", ["-c", "ip -br addr; ip route; ip -6 route"], { encoding: "utf8" }).stdout;
+
+test.skipIf(process.env.AETHER_REQUIRE_NETNS !== "1")("network namespaces can be created (AETHER_REQUIRE_NETNS=1: CI never falls back silently)", () => {
+  expect(netnsAvailable(), "cannot create network namespaces: run as root (CAP_SYS_ADMIN, CAP_NET_ADMIN) with iproute2").toBe(true);
+});
 
 describe.skipIf(!netnsAvailable())("network namespaces", () => {
   let topology: Topology;
