@@ -5,7 +5,8 @@
  * `<tmpdir>/aether-xds-envoy-tests/<owner pid>-<owner start time>.ledger`, so that
  * `sweepStale()` — run before the suites (vitest globalSetup) — kills by PID and deletes by name
  * whatever a killed test run left behind. A PID is only killed when its start time still matches
- * the ledger (never a reused PID), and only ledgers of dead owners are swept.
+ * the ledger (never a reused PID), and only ledgers of dead owners are swept. A test process that
+ * exits normally removes its own ledger.
  */
 import { spawnSync } from "node:child_process";
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -43,10 +44,19 @@ function runTasks(): void {
       // best effort at exit
     }
   }
+  // Everything recorded was removed above or by its test: the ledger has done its job.
+  rmSync(ledgerFile(), { force: true });
 }
 
 /** Registers a synchronous cleanup for process exit; returns its unregister function. */
 export function atExit(task: () => void): () => void {
+  ensureHooked();
+  const id = nextTask++;
+  tasks.set(id, task);
+  return () => tasks.delete(id);
+}
+
+function ensureHooked(): void {
   if (!hooked) {
     hooked = true;
     process.once("exit", runTasks);
@@ -57,9 +67,6 @@ export function atExit(task: () => void): () => void {
       });
     }
   }
-  const id = nextTask++;
-  tasks.set(id, task);
-  return () => tasks.delete(id);
 }
 
 function ledgerFile(): string {
@@ -68,12 +75,14 @@ function ledgerFile(): string {
 
 /** Records a process this test process started (by PID and start time). */
 export function ledgerProcess(pid: number): void {
+  ensureHooked();
   mkdirSync(LEDGER_DIR, { recursive: true });
   appendFileSync(ledgerFile(), `process ${pid} ${processStartTime(pid) ?? "?"}\n`);
 }
 
 /** Records a network namespace this test process created. */
 export function ledgerNetns(name: string): void {
+  ensureHooked();
   mkdirSync(LEDGER_DIR, { recursive: true });
   appendFileSync(ledgerFile(), `netns ${name}\n`);
 }
