@@ -1,4 +1,4 @@
-/** Compile options (DESIGN §2) with their defaults. */
+/** Compile options (docs/contract.md, "Options") with their defaults. */
 import { z } from "zod";
 import { InputError } from "../errors.js";
 import { clusterName, port } from "./fields.js";
@@ -30,12 +30,18 @@ const options = z.strictObject({
   eds: configSource.default("ads"),
 });
 
+/** Compile options as callers give them: every field is optional (see `Options` for the defaults). */
 export type OptionsInput = z.input<typeof options>;
+/** Compile options, validated, every default filled in. */
 export type Options = z.output<typeof options>;
 
 /** Options already validated, by the object passed in. */
 const parsedOptions = new WeakMap<object, Options>();
 
+/**
+ * Validates compile options and fills in the defaults, or throws one `InputError` listing every
+ * problem. The same object passed again is not validated again.
+ */
 export function parseOptions(input: unknown = {}): Options {
   const known = typeof input === "object" && input !== null ? parsedOptions.get(input) : undefined;
   if (known) return known;

@@ -92,6 +92,7 @@ const meshFile = z.strictObject({
   dependencies: z.record(serviceKeyField, z.array(serviceKeyField)).optional(),
 });
 
+/** A mesh file's document as `parseSnapshot` accepts it, with JSON or binary registry records. */
 export type MeshFileInput = z.input<typeof meshFile>;
 
 export interface NodeStatus {

@@ -27,6 +27,7 @@ import type { CompiledMesh, CompiledNode, RegistryPod } from "./compiled-mesh.js
 import { inboundListenerIn } from "./compiled-mesh.js";
 import { chosenPriority, evaluateSocketMatcher, selectFilterChain } from "./envoy-match.js";
 
+/** Every mistake the path check can find, by stable code, with what it means. */
 export const PATH_FAILURES = {
   NO_CLUSTER: "the source node has no cluster for the service port",
   MATCHER_NO_MATCH: "the transport-socket matcher yields no socket (Envoy would use the default: plaintext)",
@@ -55,6 +56,7 @@ export const PATH_FAILURES = {
   PEER_NOT_TRUSTED: "a peer's trust domain is not trusted by the other side",
 } as const;
 
+/** A stable path-failure code, e.g. `"SAN_MISMATCH"`. */
 export type PathFailureCode = keyof typeof PATH_FAILURES;
 
 export interface PathSource {
@@ -90,6 +92,10 @@ export interface PathFailure {
   readonly hops: readonly string[];
 }
 
+/**
+ * One source calling one service port: the cluster it uses, where each healthy endpoint of the
+ * chosen priority lands, and each mistake that stops a connection, with the hops that led there.
+ */
 export interface PathReport {
   readonly source: PathSource;
   readonly target: PathTarget;
