@@ -56,7 +56,8 @@ export type TrustConfig = z.output<typeof trustConfig>;
 const portProtocol = z.enum(["http2", "tcp"], { error: 'port protocol must be "http2" or "tcp"' });
 export type PortProtocol = z.output<typeof portProtocol>;
 
-const serviceKeyField = z.string().refine((key) => parseServiceKey(key) !== undefined, {
+/** `"<namespace>/<service>"`, two DNS-1123 labels. */
+export const serviceKeyField = z.string().refine((key) => parseServiceKey(key) !== undefined, {
   error: 'not a service key "<namespace>/<service>" of two DNS-1123 labels',
 });
 
@@ -67,7 +68,10 @@ const serviceRecords = z.record(serviceKeyField, z.array(registryRecord));
 /** The same, accepting any key: records under a bad key are still checked (the key is reported once, above). */
 const lenientServiceRecords = z.record(z.string(), z.array(registryRecord));
 
-const meshFile = z.strictObject({
+/** The mesh file. Its JSON Schema (model/json-schema.ts) is generated from this object. */
+export const meshFile = z.strictObject({
+  /** The JSON Schema the file is written against, for editors; ignored. */
+  $schema: z.string().max(4096).optional(),
   mesh: z.strictObject({
     meshDomain: dnsSubdomain,
     trust: trustConfig,
@@ -218,8 +222,11 @@ function recordJson(record: unknown): { value: unknown } | { problem: string } {
   }
 }
 
+/** Standard base64 with padding (the length is a multiple of 4, checked apart). */
+export const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
 function decodeBase64(text: string): Uint8Array | undefined {
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) return undefined;
+  if (!BASE64.test(text) || text.length % 4 !== 0) return undefined;
   return Buffer.from(text, "base64");
 }
 
