@@ -1,11 +1,11 @@
 /**
  * Writes schema/mesh-file.schema.json, the mesh file's JSON Schema, from the zod schemas
- * (src/model/json-schema.ts). `npm run gen:schema`; `test/model/json-schema.test.ts` fails when
+ * (`meshFileJsonSchema` in src/model/snapshot.ts). `npm run gen:schema`; `test/model/json-schema.test.ts` fails when
  * the committed file is stale.
  */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { meshFileJsonSchema } from "../src/model/json-schema.js";
+import { meshFileJsonSchema } from "../src/model/snapshot.js";
 
 export const MESH_FILE_SCHEMA_PATH = fileURLToPath(new URL("../schema/mesh-file.schema.json", import.meta.url));
 

@@ -34,8 +34,7 @@ const metadataKey = z
   .max(256, { error: "metadata key longer than 256 characters" })
   .regex(/^[\x21-\x7e]+$/, { error: "metadata keys are printable ASCII without spaces" });
 
-/** A registry record in its proto3 JSON form, as a mesh file or `withServiceRecords` gives it. */
-export const endpointJson = z.strictObject({
+const endpointJson = z.strictObject({
   ip: ipAddress,
   clusterName: clusterName,
   port: z.union([z.literal(0), port]).default(0),

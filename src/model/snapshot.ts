@@ -56,8 +56,7 @@ export type TrustConfig = z.output<typeof trustConfig>;
 const portProtocol = z.enum(["http2", "tcp"], { error: 'port protocol must be "http2" or "tcp"' });
 export type PortProtocol = z.output<typeof portProtocol>;
 
-/** `"<namespace>/<service>"`, two DNS-1123 labels. */
-export const serviceKeyField = z.string().refine((key) => parseServiceKey(key) !== undefined, {
+const serviceKeyField = z.string().refine((key) => parseServiceKey(key) !== undefined, {
   error: 'not a service key "<namespace>/<service>" of two DNS-1123 labels',
 });
 
@@ -68,8 +67,8 @@ const serviceRecords = z.record(serviceKeyField, z.array(registryRecord));
 /** The same, accepting any key: records under a bad key are still checked (the key is reported once, above). */
 const lenientServiceRecords = z.record(z.string(), z.array(registryRecord));
 
-/** The mesh file. Its JSON Schema (model/json-schema.ts) is generated from this object. */
-export const meshFile = z.strictObject({
+/** The mesh file. Its JSON Schema (`meshFileJsonSchema`) is generated from this object. */
+const meshFile = z.strictObject({
   /** The JSON Schema the file is written against, for editors; ignored. */
   $schema: z.string().max(4096).optional(),
   mesh: z.strictObject({
@@ -223,7 +222,7 @@ function recordJson(record: unknown): { value: unknown } | { problem: string } {
 }
 
 /** Standard base64 with padding (the length is a multiple of 4, checked apart). */
-export const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 function decodeBase64(text: string): Uint8Array | undefined {
   if (!BASE64.test(text) || text.length % 4 !== 0) return undefined;
@@ -359,4 +358,20 @@ function recordCrossIssues(snapshot: Snapshot, key: ServiceKey, endpoints: reado
       ? []
       : [{ path: formatPath(["services", key, index, "clusterName"]), message: `cluster ${endpoint.clusterName} belongs to no trust domain` }],
   );
+}
+
+/**
+ * The mesh file's JSON Schema (draft 2020-12), so editors validate mesh files as users type:
+ * generated from `meshFile` itself, so a field added there is in the schema (scripts/mesh-file-schema.ts
+ * writes the shipped file; a test fails while it is stale). Records appear in the two forms a file
+ * holds them, proto3 JSON or the binary record in base64. What JSON Schema cannot express (IP
+ * syntax, DNS labels, cross-references) is left to `parseSnapshot`.
+ */
+export function meshFileJsonSchema(): Record<string, unknown> {
+  const base64Record = z.string().regex(BASE64).describe("a binary aether.registry.v1.ServiceEndpoint, base64-encoded");
+  const asWritten = meshFile.extend({ services: z.record(serviceKeyField, z.array(z.union([serviceEndpoint, base64Record]))) }).meta({
+    title: "aether-xds mesh file",
+    description: "One mesh: settings, node status, registry records per service, exports, protocols and dependencies. See docs/contract.md.",
+  });
+  return z.toJSONSchema(asWritten, { io: "input" });
 }
