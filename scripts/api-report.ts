@@ -104,7 +104,7 @@ function describe(program: ts.Program, exported: ts.Symbol): string {
   const name = exported.name;
   const generated = (symbol.declarations ?? []).every((d) => relative(REPO_ROOT, d.getSourceFile().fileName).startsWith("gen/"));
   const lines: string[] = [];
-  const flags = symbol.flags;
+  const flags = isTypeOnlyExport(exported) ? symbol.flags & ~ts.SymbolFlags.Value : symbol.flags;
   if (flags & ts.SymbolFlags.Class) lines.push(`class ${name}${generated ? "" : members(program, checker.getDeclaredTypeOfSymbol(symbol))}`);
   if (flags & ts.SymbolFlags.Interface) lines.push(`interface ${name}${generated ? "" : members(program, checker.getDeclaredTypeOfSymbol(symbol))}`);
   if (flags & ts.SymbolFlags.TypeAlias)
@@ -115,6 +115,11 @@ function describe(program: ts.Program, exported: ts.Symbol): string {
   if (flags & ts.SymbolFlags.Variable && generated) lines.push(`const ${name}`);
   if (lines.length === 0) throw new Error(`${name}: an export of an unexpected kind`);
   return lines.join("\n");
+}
+
+/** `export { type X }` or `export type { X }`: only X's type meaning is public, not its value. */
+function isTypeOnlyExport(symbol: ts.Symbol): boolean {
+  return (symbol.declarations ?? []).some((d) => ts.isExportSpecifier(d) && (d.isTypeOnly || d.parent.parent.isTypeOnly));
 }
 
 function valueType(checker: ts.TypeChecker, symbol: ts.Symbol): ts.Type {

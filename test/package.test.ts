@@ -6,10 +6,11 @@
  * builds dist/ just before; run `npm run build` first when running this file alone.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { entryPoints } from "../scripts/api-report.js";
 import { REPO_ROOT } from "./support/fixtures.js";
 
 const TSC = join(REPO_ROOT, "node_modules/typescript/bin/tsc");
@@ -96,14 +97,22 @@ beforeAll(async () => {
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe("the packed tarball", () => {
-  test("ships the built entry points, their types and the schema, without sources or source maps", () => {
-    for (const entry of ["index", "naming", "verify", "bootstrap", "envoy"]) {
-      expect(packed.files).toContain(`dist/src/entry/${entry}.js`);
-      expect(packed.files).toContain(`dist/src/entry/${entry}.d.ts`);
+  test("ships every entry point built, with its types, and the schema, without sources or source maps", () => {
+    const entries = entryPoints();
+    expect(entries.length).toBeGreaterThanOrEqual(5);
+    for (const { source } of entries) {
+      expect(packed.files).toContain(`dist/${source.replace(/\.ts$/, ".js")}`);
+      expect(packed.files).toContain(`dist/${source.replace(/\.ts$/, ".d.ts")}`);
     }
     expect(packed.files).toContain("schema/mesh-file.schema.json");
     expect(packed.files).toContain("dist/src/cli.js");
     expect(packed.files.filter((file) => file.endsWith(".map") || /^(src|test|gen)\//.test(file) || file.endsWith(".test.ts"))).toEqual([]);
+  });
+
+  test("is built from scratch whenever it is packed (prepack), so dist/ is never missing or stale", () => {
+    const { scripts } = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8"));
+    expect(scripts.prepack).toBe("npm run build");
+    expect(scripts.build).toMatch(/rmSync\('dist'.*&& tsc -p tsconfig\.build\.json$/);
   });
 
   test.each(Object.keys(RESOLUTIONS) as (keyof typeof RESOLUTIONS)[])(
