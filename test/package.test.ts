@@ -2,8 +2,9 @@
  * The package as users get it: `npm pack` the built library once, install the tarball into a
  * scratch project (its dependencies come from the registry or npm's cache), then type-check a
  * consumer with `skipLibCheck: false` under moduleResolution node16 and bundler, import every
- * entry point from ESM, `require` them from CommonJS, and run the installed command. `npm test`
- * builds dist/ just before; run `npm run build` first when running this file alone.
+ * entry point from ESM, `require` them from CommonJS, and run the installed command. It runs on
+ * its own (`npm run test:package`, vitest.package.config.ts) after the main suite; `npm test`
+ * builds dist/ before both. Run `npm run build` first when running it alone.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
