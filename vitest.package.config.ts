@@ -1,10 +1,11 @@
-// The packed-tarball test (`npm run test:package`): it packs the built package and runs two
-// compilers, so it runs alone, after the main suite, instead of competing with it for the CPU.
+// The package's own checks (`npm run test:package`): the packed-tarball test and the API report.
+// Each runs the TypeScript compiler over the whole public surface, so they run after the main
+// suite instead of competing with its CPU-bound property tests for the cores.
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/package.test.ts"],
+    include: ["test/package.test.ts", "test/api-report.test.ts"],
     testTimeout: 60_000,
   },
 });
