@@ -26,14 +26,14 @@ export interface ApiReport {
   readonly undocumented: readonly string[];
 }
 
-export const REPO_ROOT = fileURLToPath(new URL("../", import.meta.url));
-export const REPORT_DIR = "api";
+const REPO_ROOT = fileURLToPath(new URL("../", import.meta.url));
+const REPORT_DIR = join(REPO_ROOT, "api");
 
 const TYPE_FORMAT = ts.TypeFormatFlags.NoTruncation | ts.TypeFormatFlags.UseAliasDefinedOutsideCurrentScope;
 
 /** The entry points package.json exports, each mapped from its built file back to its source. */
-export function entryPoints(root = REPO_ROOT): EntryPoint[] {
-  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { name: string; exports: Record<string, string | { default: string }> };
+export function entryPoints(): EntryPoint[] {
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { name: string; exports: Record<string, string | { default: string }> };
   return Object.entries(pkg.exports).flatMap(([subpath, target]) =>
     typeof target === "string"
       ? [] // a data file, such as the mesh file's JSON Schema
@@ -47,20 +47,20 @@ export function entryPoints(root = REPO_ROOT): EntryPoint[] {
 }
 
 /** The report file of an entry point: `aether-xds/naming` → `naming.md`, the root → `index.md`. */
-export function reportFileName(entry: EntryPoint): string {
+function reportFileName(entry: EntryPoint): string {
   const slash = entry.specifier.indexOf("/");
   return `${slash < 0 ? "index" : entry.specifier.slice(slash + 1)}.md`;
 }
 
-export function apiReport(root = REPO_ROOT): ApiReport {
-  const entries = entryPoints(root);
-  const program = createProgram(root, entries);
+export function apiReport(): ApiReport {
+  const entries = entryPoints();
+  const program = createProgram(entries);
   const checker = program.getTypeChecker();
   const files = new Map<string, string>();
   const names = new Map<string, string[]>();
   const undocumented: string[] = [];
   for (const entry of entries) {
-    const source = program.getSourceFile(join(root, entry.source));
+    const source = program.getSourceFile(join(REPO_ROOT, entry.source));
     const moduleSymbol = source && checker.getSymbolAtLocation(source);
     if (!moduleSymbol) throw new Error(`${entry.specifier}: no module at ${entry.source}`);
     const exported = checker.getExportsOfModule(moduleSymbol).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -75,15 +75,17 @@ export function apiReport(root = REPO_ROOT): ApiReport {
   return { files, names, undocumented };
 }
 
-function createProgram(root: string, entries: readonly EntryPoint[]): ts.Program {
-  const config = ts.readConfigFile(join(root, "tsconfig.json"), ts.sys.readFile);
-  const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, root);
+/** The entry points' modules and everything they import, with the project's compiler options. */
+function createProgram(entries: readonly EntryPoint[]): ts.Program {
+  const config = ts.readConfigFile(join(REPO_ROOT, "tsconfig.json"), ts.sys.readFile);
+  const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, REPO_ROOT);
   return ts.createProgram(
-    entries.map((entry) => join(root, entry.source)),
+    entries.map((entry) => join(REPO_ROOT, entry.source)),
     parsed.options,
   );
 }
 
+/** The declaration an export names, through re-exports. */
 function resolved(checker: ts.TypeChecker, symbol: ts.Symbol): ts.Symbol {
   return symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
 }
@@ -168,19 +170,17 @@ function members(program: ts.Program, type: ts.Type): string {
 }
 
 /** Rewrites api/ from the code. */
-export function writeApiReport(root = REPO_ROOT): ApiReport {
-  const report = apiReport(root);
-  const dir = join(root, REPORT_DIR);
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir);
-  for (const [name, text] of report.files) writeFileSync(join(dir, name), text);
+function writeApiReport(): ApiReport {
+  const report = apiReport();
+  rmSync(REPORT_DIR, { recursive: true, force: true });
+  mkdirSync(REPORT_DIR);
+  for (const [name, text] of report.files) writeFileSync(join(REPORT_DIR, name), text);
   return report;
 }
 
 /** The committed report, by file name. */
-export function committedApiReport(root = REPO_ROOT): Map<string, string> {
-  const dir = join(root, REPORT_DIR);
-  return new Map(readdirSync(dir).map((name) => [name, readFileSync(join(dir, name), "utf8")]));
+export function committedApiReport(): Map<string, string> {
+  return new Map(readdirSync(REPORT_DIR).map((name) => [name, readFileSync(join(REPORT_DIR, name), "utf8")]));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
