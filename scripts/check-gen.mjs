@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // Fails when gen/ is out of date with proto/: regenerates into a temporary directory with the
-// same buf template and compares every file byte for byte.
-import { execFileSync } from "node:child_process";
+// same generator (scripts/gen.mjs) and compares every file byte for byte.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { generate } from "./gen.mjs";
 
 function listFiles(dir) {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
@@ -15,7 +15,7 @@ function listFiles(dir) {
 
 const scratch = mkdtempSync(join(tmpdir(), "aether-gen-"));
 try {
-  execFileSync("npx", ["buf", "generate", "--output", scratch], { stdio: "inherit" });
+  generate(scratch);
   const fresh = join(scratch, "gen");
   const expected = listFiles(fresh);
   const actual = listFiles("gen");

@@ -3,6 +3,7 @@
  * Codes are stable; match on `code`, never on `message`.
  */
 
+/** Every diagnostic code, with its severity. Codes are stable: match on them, never on messages. */
 export const DIAGNOSTIC_CODES = {
   // Emitted endpoints: where each one went.
   ENDPOINT_DIRECT: "info",
@@ -28,6 +29,7 @@ export const DIAGNOSTIC_CODES = {
   POD_TERMINATING: "info",
 } as const;
 
+/** A stable diagnostic code, e.g. `"NO_NODE_IP"`. */
 export type DiagnosticCode = keyof typeof DIAGNOSTIC_CODES;
 
 /** Codes of endpoints that were visible to the node and not emitted. */
@@ -39,6 +41,7 @@ export const LEFT_OUT_CODES: ReadonlySet<DiagnosticCode> = new Set([
   "NOT_EXPORTED",
   "ADDRESS_CONFLICT",
 ]);
+/** `info` for what the compiler did as designed, `warning` for input it could not use as given. */
 export type Severity = (typeof DIAGNOSTIC_CODES)[DiagnosticCode];
 
 /** The registry endpoint a diagnostic is about. */
@@ -49,9 +52,14 @@ export interface EndpointRef {
   readonly node?: string;
 }
 
+/**
+ * What the compiler did with one endpoint or input: where an endpoint went, or why it was left
+ * out. `message` is for people; the other fields are for code.
+ */
 export interface Diagnostic {
   readonly code: DiagnosticCode;
   readonly severity: Severity;
+  /** A sentence for people; its wording may change between releases. */
   readonly message: string;
   /** The Envoy resource concerned: an outbound cluster, a listener, ... */
   readonly resource?: string;

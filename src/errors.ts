@@ -3,14 +3,21 @@
  * offending value, so one run shows everything that is wrong with a snapshot.
  */
 
+/** One problem with an input: where it is and what is wrong. */
 export interface InputIssue {
   /** Where the problem is, e.g. `services["team-a/pay"][3].kubernetesMetadata.nodeIp`. */
   readonly path: string;
   readonly message: string;
 }
 
+/** Which input an `InputError` is about: a mesh file or snapshot, a local node, or compile options. */
 export type InputKind = "snapshot" | "node" | "options";
 
+/**
+ * Bad input, with every problem found at once (`issues`, each with its path). Thrown by the
+ * parsers and by every function that validates what it is given; never a crash, never a partial
+ * result.
+ */
 export class InputError extends Error {
   override readonly name = "InputError";
   constructor(
@@ -21,6 +28,7 @@ export class InputError extends Error {
   }
 }
 
+/** Whether `error` is an `InputError`. */
 export function isInputError(error: unknown): error is InputError {
   return error instanceof InputError;
 }
@@ -54,6 +62,7 @@ export class CompileInvariantError extends Error {
   }
 }
 
+/** Whether `error` is a `CompileInvariantError`. */
 export function isCompileInvariantError(error: unknown): error is CompileInvariantError {
   return error instanceof CompileInvariantError;
 }

@@ -8,6 +8,7 @@
 /** A registry service key, `"<namespace>/<service>"`; the service name is the service account. */
 export type ServiceKey = `${string}/${string}`;
 
+/** A registry service: its namespace and name (the name is also its service account). */
 export interface ServiceRef {
   readonly namespace: string;
   readonly service: string;
@@ -29,10 +30,12 @@ export function isDnsSubdomain(value: string): boolean {
   return value.length > 0 && value.length <= MAX_DNS_NAME && value.split(".").every(isDnsLabel);
 }
 
+/** The service key `"<namespace>/<service>"` of a service. */
 export function serviceKey(ref: ServiceRef): ServiceKey {
   return `${ref.namespace}/${ref.service}`;
 }
 
+/** The service a key names, or undefined unless it is two DNS-1123 labels around one `/`. */
 export function parseServiceKey(key: string): ServiceRef | undefined {
   const parts = key.split("/");
   if (parts.length !== 2) return undefined;
@@ -57,6 +60,7 @@ export function bundleSecretName(trustDomain: string): string {
   return `spiffe://${trustDomain}`;
 }
 
+/** The default template of a node proxy's SPIFFE ID (the mesh file's `mesh.nodeIdentity`). */
 export const DEFAULT_NODE_IDENTITY = "spiffe://{trustDomain}/ns/aether-system/sa/aether-node";
 
 /** Fills a node identity template's `{trustDomain}`, `{cluster}` and `{node}` placeholders. */
@@ -72,6 +76,7 @@ export function trustDomainOf(spiffeId: string): string | undefined {
 
 // ---- outbound service clusters and the structured SNI ---------------------------------------
 
+/** A service and one of its ports. */
 export interface ServicePort extends ServiceRef {
   readonly port: number;
 }
@@ -81,6 +86,7 @@ export function outboundClusterName(meshDomain: string, target: ServicePort): st
   return serviceAuthority(meshDomain, target, target.port);
 }
 
+/** The service port and mesh domain an outbound cluster name is for, or undefined when it is not one. */
 export function parseOutboundClusterName(name: string): (ServicePort & { meshDomain: string }) | undefined {
   const match = /^([^.:]+)\.([^.:]+)\.([^:]+):(\d{1,5})$/.exec(name);
   if (!match) return undefined;
@@ -94,6 +100,7 @@ export function waypointSni(meshDomain: string, target: ServicePort): string {
   return `${target.port}.${target.service}.${target.namespace}.${meshDomain}`;
 }
 
+/** The service port a waypoint SNI in `meshDomain` is for, or undefined when it is not one. */
 export function parseWaypointSni(sni: string, meshDomain: string): ServicePort | undefined {
   const suffix = `.${meshDomain}`;
   if (!sni.endsWith(suffix)) return undefined;
@@ -129,6 +136,7 @@ export function structuredSniProblem(meshDomain: string, ref: ServiceRef, port =
 
 // ---- the waypoint side ----------------------------------------------------------------------
 
+/** The node's tunnel listener, bound to `node_ip:tunnelPort`: the waypoint into its pods. */
 export const TUNNEL_LISTENER_NAME = "ew_tunnel";
 
 /**
@@ -144,10 +152,12 @@ export function ingressClusterName(ref: ServiceRef, port?: number): string {
   return `ew_ingress_${ref.service}_${ref.namespace}${port === undefined ? "" : `_${port}`}`;
 }
 
+/** The service (and port, for a per-port chain) a tunnel chain name is for, or undefined. */
 export function parseTunnelChainName(name: string): (ServiceRef & { port?: number }) | undefined {
   return parseUnderscored(name, /^ew_([^_]+)_([^_]+)(?:_(\d{1,5}))?$/);
 }
 
+/** The service (and port, for a per-port cluster) an ingress cluster name is for, or undefined. */
 export function parseIngressClusterName(name: string): (ServiceRef & { port?: number }) | undefined {
   return parseUnderscored(name, /^ew_ingress_([^_]+)_([^_]+)(?:_(\d{1,5}))?$/);
 }
@@ -161,6 +171,7 @@ function parseUnderscored(name: string, pattern: RegExp): (ServiceRef & { port?:
   return isValidPort(Number(port)) ? { service, namespace, port: Number(port) } : undefined;
 }
 
+/** A pod: its namespace and name. */
 export interface PodRef {
   readonly namespace: string;
   readonly pod: string;
@@ -171,6 +182,7 @@ export function inboundListenerName(ref: PodRef): string {
   return `inbound_${ref.pod}_${ref.namespace}`;
 }
 
+/** The pod an inbound listener name is for, or undefined when it is not one. */
 export function parseInboundListenerName(name: string): PodRef | undefined {
   return parsePodListener(name, /^inbound_([^_]+)_([^_]+)$/);
 }
@@ -180,6 +192,7 @@ export function outboundListenerName(ref: PodRef): string {
   return `outbound_${ref.pod}_${ref.namespace}`;
 }
 
+/** The pod an `outbound_<pod>_<ns>` listener name is for, or undefined when it is not one. */
 export function parseOutboundListenerName(name: string): PodRef | undefined {
   return parsePodListener(name, /^outbound_([^_]+)_([^_]+)$/);
 }
@@ -189,6 +202,7 @@ export function captureListenerName(ref: PodRef): string {
   return `capture_${ref.pod}_${ref.namespace}`;
 }
 
+/** The pod a `capture_<pod>_<ns>` listener name is for, or undefined when it is not one. */
 export function parseCaptureListenerName(name: string): PodRef | undefined {
   return parsePodListener(name, /^capture_([^_]+)_([^_]+)$/);
 }
@@ -215,6 +229,7 @@ export function inboundChainName(port: number): string {
   return `port_${port}`;
 }
 
+/** The port an inbound chain name is for, or undefined when it is not one. */
 export function parseInboundChainName(name: string): number | undefined {
   const match = /^port_(\d{1,5})$/.exec(name);
   return match && isValidPort(Number(match[1])) ? Number(match[1]) : undefined;
@@ -225,6 +240,7 @@ export function appClusterName(ref: PodRef, port: number): string {
   return `app_${ref.pod}_${ref.namespace}_${port}`;
 }
 
+/** The pod and port an application cluster name is for, or undefined when it is not one. */
 export function parseAppClusterName(name: string): (PodRef & { port: number }) | undefined {
   const match = /^app_([^_]+)_([^_]+)_(\d{1,5})$/.exec(name);
   if (!match) return undefined;
@@ -243,6 +259,7 @@ export function socketName(variant: SocketVariant, spiffeId: string): string {
   return `${variant}|${spiffeId}`;
 }
 
+/** The variant and source SPIFFE ID of a socket name, or undefined when it is not one. */
 export function parseSocketName(name: string): { variant: SocketVariant; spiffeId: string } | undefined {
   const bar = name.indexOf("|");
   const variant = name.slice(0, bar);
@@ -255,6 +272,7 @@ export function subClusterName(clusterName: string, variant: SocketVariant): str
   return `${clusterName}|${variant}`;
 }
 
+/** The aggregate cluster and variant of a sub-cluster name, or undefined when it is not one. */
 export function parseSubClusterName(name: string): { clusterName: string; variant: SocketVariant } | undefined {
   const bar = name.lastIndexOf("|");
   const variant = name.slice(bar + 1);

@@ -9,7 +9,11 @@ import { dirname, join, normalize, relative } from "node:path";
 import { describe, expect, test } from "vitest";
 import { REPO_ROOT } from "./support/fixtures.js";
 
-/** Bottom to top. Folders in one layer are siblings: neither imports the other. */
+/**
+ * Bottom to top. Folders in one layer are siblings: neither imports the other. On top, the two
+ * faces of the library: the command line, and `entry/`, one module per entry point of the
+ * package's `exports` map (the public API, nothing else imports it).
+ */
 const LAYERS: readonly (readonly string[])[] = [
   ["util", "errors", "naming", "diagnostics"],
   ["model"],
@@ -18,8 +22,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["compile"],
   ["emit", "verify"],
   ["server"],
-  ["cli"],
-  ["index"],
+  ["cli", "entry"],
 ];
 
 /** The layer folder of a path under src/: its first segment, or a top-level file's name. */
@@ -59,7 +62,7 @@ function sourceFiles(dir: string, root = dir): Map<string, string> {
   return files;
 }
 
-describe("import order: model → envoy → plan → compile → emit | verify → server → cli", () => {
+describe("import order: model → envoy → plan → compile → emit | verify → server → cli | entry", () => {
   test("no module in src/ imports against the order", () => {
     expect(importViolations(sourceFiles(join(REPO_ROOT, "src")))).toEqual([]);
   });

@@ -17,7 +17,13 @@ import { lintCompileResult } from "./lint.js";
 import { outboundListeners } from "./outbound.js";
 import { ingressAssignments, ingressClusters, tunnelListener, tunnelRoutes } from "./waypoint.js";
 
+/**
+ * One node's compiled resources — clusters, endpoints and listeners, each sorted by name — with
+ * the node, the options it was compiled with, and its diagnostics. Shared and cached between
+ * calls: never mutate it.
+ */
 export interface CompileResult extends ResourceSet {
+  /** The node compiled. */
   readonly node: {
     readonly cluster: string;
     readonly name: string;
@@ -26,6 +32,7 @@ export interface CompileResult extends ResourceSet {
   };
   /** The options the node was compiled with, defaults applied. */
   readonly options: Options;
+  /** Every endpoint the node could see (emitted or left out) and every input it could not use; built when first read. */
   readonly diagnostics: readonly Diagnostic[];
 }
 

@@ -16,6 +16,7 @@ import type { ConfigSourceOption, Options } from "../model/options.js";
 import { compareText } from "../util/order.js";
 import { type JsonValue, renderMessage } from "./render.js";
 
+/** Where the bootstrap's stub clusters point: the control plane's ADS address (default `127.0.0.1:18000`). */
 export interface BootstrapOptions {
   /** The ADS server; also the address of every `{grpcCluster}` stub. */
   readonly xdsCluster?: { readonly name?: string; readonly address?: string; readonly port?: number };
@@ -33,6 +34,11 @@ interface StubTarget {
   readonly port: number;
 }
 
+/**
+ * A node's compile result as an Envoy bootstrap: its listeners and clusters as static resources,
+ * ADS as the dynamic source, and a stub static cluster for ADS and for every gRPC source the
+ * options name, so `envoy --mode validate` accepts it as it is.
+ */
 export function toBootstrap(result: BootstrapInput, options: BootstrapOptions = {}): Bootstrap {
   const xds: StubTarget = {
     name: options.xdsCluster?.name ?? "xds_cluster",
@@ -49,6 +55,7 @@ export function toBootstrap(result: BootstrapInput, options: BootstrapOptions = 
   return bootstrap;
 }
 
+/** A bootstrap as Envoy's canonical JSON, every Any unpacked: write it as JSON or YAML for `envoy -c`. */
 export function renderBootstrap(bootstrap: Bootstrap): { [key: string]: JsonValue } {
   return renderMessage("envoy.config.bootstrap.v3.Bootstrap", bootstrap);
 }

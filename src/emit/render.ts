@@ -7,6 +7,7 @@
 import type { Any } from "../../gen/google/protobuf/any.js";
 import { enumValueName, type FieldInfo, FieldType, lookupMessage, unpackAny } from "../envoy/schema.js";
 
+/** A JSON value, as the renderers produce it. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
 const UNWRAPPED_WRAPPERS = new Set([

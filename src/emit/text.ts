@@ -22,6 +22,7 @@ export interface RenderableResult {
   readonly diagnostics: readonly Diagnostic[];
 }
 
+/** A compile result as Envoy's canonical JSON: each resource with its `@type`, every Any unpacked. */
 export interface RenderedResult {
   readonly clusters: JsonValue[];
   readonly endpoints: JsonValue[];
@@ -35,6 +36,10 @@ export function renderResource(kind: ResourceKind, resource: unknown): { [key: s
   return { "@type": typeUrl(typeName), ...renderMessage(typeName, resource) };
 }
 
+/**
+ * A compile result as Envoy's canonical JSON values: snake_case fields in field-number order,
+ * enums by name, every Any unpacked to `{"@type": ..., ...}`, defaults omitted.
+ */
 export function renderResult(result: RenderableResult): RenderedResult {
   return {
     clusters: result.clusters.map((r) => renderResource("clusters", r)),
@@ -44,10 +49,12 @@ export function renderResult(result: RenderableResult): RenderedResult {
   };
 }
 
+/** `renderResult` as indented JSON text. */
 export function renderJson(result: RenderableResult): string {
   return `${JSON.stringify(renderResult(result), null, 2)}\n`;
 }
 
+/** `renderResult` as YAML text, one value per line (the golden files' form). */
 export function renderYaml(result: RenderableResult): string {
   return toYamlText(renderResult(result));
 }

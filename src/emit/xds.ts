@@ -21,14 +21,17 @@ function xdsTypeUrl<K extends ResourceKind>(kind: K): TypeUrlOf<K> {
   return typeUrl(RESOURCE_TYPES[kind]) as TypeUrlOf<K>;
 }
 
+/** The type URL of each resource kind: `XdsResources` and `XdsDiff` are keyed by them. */
 export const XDS_TYPE_URLS: { readonly [K in ResourceKind]: TypeUrlOf<K> } = {
   clusters: xdsTypeUrl("clusters"),
   endpoints: xdsTypeUrl("endpoints"),
   listeners: xdsTypeUrl("listeners"),
 };
 
+/** The type URL of a Cluster, a ClusterLoadAssignment or a Listener. */
 export type XdsTypeUrl = (typeof XDS_TYPE_URLS)[ResourceKind];
 
+/** One resource as an xDS response carries it: name, content version and the packed message. */
 export interface XdsResource {
   /** Cluster.name, ClusterLoadAssignment.cluster_name or Listener.name. */
   readonly name: string;
@@ -41,6 +44,7 @@ export interface XdsResource {
 /** Every type URL, each with its resources sorted by name (possibly none). */
 export type XdsResources = Readonly<Record<XdsTypeUrl, readonly XdsResource[]>>;
 
+/** The resource names of one type that a delta update adds, changes and removes. */
 export interface ResourceDiff {
   readonly added: readonly string[];
   /** Same name, different version. */
@@ -48,6 +52,7 @@ export interface ResourceDiff {
   readonly removed: readonly string[];
 }
 
+/** Per type URL, what changed between two `XdsResources`. */
 export type XdsDiff = Readonly<Record<XdsTypeUrl, ResourceDiff>>;
 
 interface ResourceType<T> {
@@ -137,6 +142,7 @@ function diffOfType(previous: readonly XdsResource[], next: readonly XdsResource
   };
 }
 
+/** Whether nothing was added, changed or removed in any type: there is nothing to push. */
 export function isEmptyDiff(diff: XdsDiff): boolean {
   return Object.values(diff).every((d) => d.added.length === 0 && d.changed.length === 0 && d.removed.length === 0);
 }

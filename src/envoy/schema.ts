@@ -1,9 +1,13 @@
 /**
- * The descriptors of every message aether-xds emits, read from the generated code, so that
- * renderers can walk any resource by field number, name and type — and unpack its Anys.
+ * The descriptors of every message aether-xds emits, so that renderers can walk any resource by
+ * field number, name and type — and unpack its Anys. Field descriptors come from
+ * gen/descriptors.ts (`buf build` of proto/), codecs from the generated code's `protoMetadata`.
  */
-import type { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { fromBinary } from "@bufbuild/protobuf";
+import { type BinaryReader, type BinaryWriter, base64Decode } from "@bufbuild/protobuf/wire";
+import { type DescriptorProto, type EnumDescriptorProto, FieldDescriptorProto_Label, FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { protoMetadata as registry } from "../../gen/aether/registry/v1/endpoint.js";
+import { FILE_DESCRIPTORS } from "../../gen/descriptors.js";
 import { protoMetadata as bootstrap } from "../../gen/envoy/config/bootstrap/v3/bootstrap.js";
 import { protoMetadata as aggregate } from "../../gen/envoy/extensions/clusters/aggregate/v3/cluster.js";
 import { protoMetadata as router } from "../../gen/envoy/extensions/filters/http/router/v3/router.js";
@@ -64,35 +68,13 @@ export interface MessageInfo {
   };
 }
 
+/** What ts-proto's `protoMetadata` holds: each generated type by `.<fully-qualified name>`. */
 interface FileMetadata {
-  readonly fileDescriptor: {
-    readonly package?: string;
-    readonly messageType: readonly DescriptorMessage[];
-    readonly enumType: readonly DescriptorEnum[];
-  };
   readonly references: { readonly [typeName: string]: unknown };
   readonly dependencies?: readonly FileMetadata[];
 }
 
-interface DescriptorMessage {
-  readonly name?: string;
-  readonly field: readonly {
-    readonly name?: string;
-    readonly number?: number;
-    readonly label?: number;
-    readonly type?: number;
-    readonly typeName?: string;
-  }[];
-  readonly nestedType: readonly DescriptorMessage[];
-  readonly enumType: readonly DescriptorEnum[];
-  readonly options?: { readonly mapEntry?: boolean } | undefined;
-}
-
-interface DescriptorEnum {
-  readonly name?: string;
-  readonly value: readonly { readonly name?: string; readonly number?: number }[];
-}
-
+/** The generated files whose codecs (with their dependencies') render and unpack resources. */
 const ROOT_FILES: readonly FileMetadata[] = [
   bootstrap,
   aggregate,
@@ -109,7 +91,7 @@ const ROOT_FILES: readonly FileMetadata[] = [
   filterStateOverride,
   httpProtocolOptions,
   registry,
-] as unknown as FileMetadata[];
+];
 
 interface Registry {
   readonly messages: Map<string, MessageInfo>;
@@ -120,66 +102,67 @@ let registryCache: Registry | undefined;
 
 function loadRegistry(): Registry {
   if (registryCache) return registryCache;
-  const raw = new Map<string, { descriptor: DescriptorMessage; reference: unknown }>();
+  const raw = new Map<string, DescriptorProto>();
   const enums = new Map<string, Map<number, string>>();
-  const visit = (file: FileMetadata, seen: Set<FileMetadata>) => {
-    if (seen.has(file)) return;
-    seen.add(file);
-    const scope = file.fileDescriptor.package ?? "";
-    collect(scope, file.fileDescriptor.messageType, file.fileDescriptor.enumType, file.references, raw, enums);
-    file.dependencies?.forEach((dependency) => visit(dependency, seen));
-  };
-  const seen = new Set<FileMetadata>();
-  ROOT_FILES.forEach((file) => visit(file, seen));
-  const messages = new Map<string, MessageInfo>();
-  for (const [typeName, { descriptor, reference }] of raw) {
-    messages.set(typeName, messageInfo(typeName, descriptor, reference, raw));
+  for (const encoded of FILE_DESCRIPTORS) {
+    const file = fromBinary(FileDescriptorProtoSchema, base64Decode(encoded));
+    collect(file.package, file.messageType, file.enumType, raw, enums);
   }
+  const codecs = generatedCodecs();
+  const messages = new Map<string, MessageInfo>();
+  for (const [typeName, descriptor] of raw) messages.set(typeName, messageInfo(typeName, descriptor, codecs.get(typeName), raw));
   registryCache = { messages, enums };
   return registryCache;
 }
 
+/** Every generated type reachable from `ROOT_FILES`, by fully-qualified name (no leading dot). */
+function generatedCodecs(): Map<string, unknown> {
+  const codecs = new Map<string, unknown>();
+  const seen = new Set<FileMetadata>();
+  const visit = (file: FileMetadata) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const [name, reference] of Object.entries(file.references)) codecs.set(name.replace(/^\./, ""), reference);
+    file.dependencies?.forEach(visit);
+  };
+  ROOT_FILES.forEach(visit);
+  return codecs;
+}
+
 function collect(
   scope: string,
-  messageTypes: readonly DescriptorMessage[],
-  enumTypes: readonly DescriptorEnum[],
-  references: FileMetadata["references"],
-  raw: Map<string, { descriptor: DescriptorMessage; reference: unknown }>,
+  messageTypes: readonly DescriptorProto[],
+  enumTypes: readonly EnumDescriptorProto[],
+  raw: Map<string, DescriptorProto>,
   enums: Map<string, Map<number, string>>,
 ): void {
   for (const enumType of enumTypes) {
-    enums.set(`${scope}.${enumType.name}`, new Map(enumType.value.map((value) => [value.number ?? 0, value.name ?? ""])));
+    enums.set(`${scope}.${enumType.name}`, new Map(enumType.value.map((value) => [value.number, value.name])));
   }
   for (const message of messageTypes) {
     const typeName = `${scope}.${message.name}`;
-    raw.set(typeName, { descriptor: message, reference: references[`.${typeName}`] });
-    collect(typeName, message.nestedType, message.enumType, references, raw, enums);
+    raw.set(typeName, message);
+    collect(typeName, message.nestedType, message.enumType, raw, enums);
   }
 }
 
-function messageInfo(typeName: string, descriptor: DescriptorMessage, reference: unknown, raw: Map<string, { descriptor: DescriptorMessage }>): MessageInfo {
+function messageInfo(typeName: string, descriptor: DescriptorProto, reference: unknown, raw: ReadonlyMap<string, DescriptorProto>): MessageInfo {
   const fields = descriptor.field
     .map((field): FieldInfo => {
-      const entryType = (field.typeName ?? "").replace(/^\./, "");
-      const entry = raw.get(entryType)?.descriptor;
+      const entryType = field.typeName.replace(/^\./, "");
+      const entry = raw.get(entryType);
       const base = {
-        name: field.name ?? "",
-        number: field.number ?? 0,
-        type: (field.type ?? 0) as FieldType,
+        name: field.name,
+        number: field.number,
+        type: field.type as number as FieldType,
         typeName: entryType,
-        repeated: field.label === 3,
+        repeated: field.label === FieldDescriptorProto_Label.REPEATED,
       };
       if (!entry?.options?.mapEntry) return base;
       const value = entry.field.find((f) => f.number === 2)!;
       return {
         ...base,
-        mapValue: {
-          name: "value",
-          number: 2,
-          type: (value.type ?? 0) as FieldType,
-          typeName: (value.typeName ?? "").replace(/^\./, ""),
-          repeated: false,
-        },
+        mapValue: { name: "value", number: 2, type: value.type as number as FieldType, typeName: value.typeName.replace(/^\./, ""), repeated: false },
       };
     })
     .sort((a, b) => a.number - b.number);

@@ -41,8 +41,15 @@ const localNode = z.strictObject({
   dependencies: z.array(serviceKeyField).optional(),
 });
 
+/** A pod the node hosts, validated, defaults applied. */
 export type HostedPod = z.output<typeof hostedPod>;
+/** A local node as `parseNode` and `compileNode` accept it: defaulted fields may be left out. */
 export type LocalNodeInput = z.input<typeof localNode>;
+/**
+ * The node a compile is for, validated: where it runs, its identity and trust domain, the pods it
+ * hosts, and the services they call (undefined: every service). `localNodeFrom` derives it from a
+ * snapshot; `parseNode` validates one built by hand.
+ */
 export interface LocalNode extends Omit<z.output<typeof localNode>, "dependencies"> {
   readonly dependencies?: readonly ServiceKey[] | undefined;
 }
@@ -50,6 +57,10 @@ export interface LocalNode extends Omit<z.output<typeof localNode>, "dependencie
 /** Nodes already validated, by the object passed in: compiling a node again skips the work. */
 const parsedNodes = new WeakMap<object, LocalNode>();
 
+/**
+ * Validates a local node, or throws one `InputError` listing every problem with its path. The same
+ * object passed again is not validated again.
+ */
 export function parseNode(input: unknown): LocalNode {
   const known = typeof input === "object" && input !== null ? parsedNodes.get(input) : undefined;
   if (known) return known;

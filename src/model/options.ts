@@ -1,4 +1,4 @@
-/** Compile options (DESIGN §2) with their defaults. */
+/** Compile options (docs/contract.md, "Options") with their defaults. */
 import { z } from "zod";
 import { InputError, type InputIssue } from "../errors.js";
 import { ENVOY_FLOOR, ENVOY_VERSION_PATTERN, isAtLeast, SOURCE_IDENTITY_FLOORS } from "./envoy-version.js";
@@ -67,12 +67,18 @@ const optionsSchema = z.strictObject({
   eds: configSource.default("ads"),
 });
 
+/** Compile options as callers give them: every field is optional (see `Options` for the defaults). */
 export type OptionsInput = z.input<typeof optionsSchema>;
+/** Compile options, validated, every default filled in (`selectorSds` resolved to a cluster). */
 export type Options = Omit<z.output<typeof optionsSchema>, "selectorSds"> & { readonly selectorSds: string };
 
 /** Options already validated, by the object passed in. */
 const parsedOptions = new WeakMap<object, Options>();
 
+/**
+ * Validates compile options and fills in the defaults, or throws one `InputError` listing every
+ * problem. The same object passed again is not validated again.
+ */
 export function parseOptions(input: unknown = {}): Options {
   const known = typeof input === "object" && input !== null ? parsedOptions.get(input) : undefined;
   if (known) return known;

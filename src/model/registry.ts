@@ -75,6 +75,7 @@ export const serviceEndpoint = endpointJson.transform((raw, ctx) => {
   };
 });
 
+/** A registry record in its JSON form (proto3 JSON names), before validation and defaults. */
 export type ServiceEndpointInput = z.input<typeof endpointJson>;
 /** One registry endpoint: a pod of a service. `ports` holds every served port, sorted. */
 export type ServiceEndpoint = z.output<typeof serviceEndpoint>;

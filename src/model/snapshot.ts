@@ -80,7 +80,10 @@ const serviceRecords = z.record(serviceKeyField, z.array(registryRecord));
 /** The same, accepting any key: records under a bad key are still checked (the key is reported once, above). */
 const lenientServiceRecords = z.record(z.string(), z.array(registryRecord));
 
+/** The mesh file. Its JSON Schema (`meshFileJsonSchema`) is generated from this object. */
 const meshFile = z.strictObject({
+  /** The JSON Schema the file is written against, for editors; ignored. */
+  $schema: z.string().max(4096).optional(),
   mesh: z.strictObject({
     meshDomain: dnsSubdomain,
     trust: trustConfig,
@@ -107,6 +110,7 @@ const meshFile = z.strictObject({
   vips: z.record(serviceKeyField, ipAddress).optional(),
 });
 
+/** A mesh file's document as `parseSnapshot` accepts it, with JSON or binary registry records. */
 export type MeshFileInput = z.input<typeof meshFile>;
 
 export interface NodeStatus {
@@ -235,8 +239,11 @@ function recordJson(record: unknown): { value: unknown } | { problem: string } {
   }
 }
 
+/** Standard base64 with padding (the length is a multiple of 4, checked apart). */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
 function decodeBase64(text: string): Uint8Array | undefined {
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) return undefined;
+  if (!BASE64.test(text) || text.length % 4 !== 0) return undefined;
   return Buffer.from(text, "base64");
 }
 
@@ -395,4 +402,20 @@ function recordCrossIssues(snapshot: Snapshot, key: ServiceKey, endpoints: reado
       ? []
       : [{ path: formatPath(["services", key, index, "clusterName"]), message: `cluster ${endpoint.clusterName} belongs to no trust domain` }],
   );
+}
+
+/**
+ * The mesh file's JSON Schema (draft 2020-12), so editors validate mesh files as users type:
+ * generated from `meshFile` itself, so a field added there is in the schema (scripts/mesh-file-schema.ts
+ * writes the shipped file; a test fails while it is stale). Records appear in the two forms a file
+ * holds them, proto3 JSON or the binary record in base64. What JSON Schema cannot express (IP
+ * syntax, DNS labels, cross-references) is left to `parseSnapshot`.
+ */
+export function meshFileJsonSchema(): Record<string, unknown> {
+  const base64Record = z.string().regex(BASE64).describe("a binary aether.registry.v1.ServiceEndpoint, base64-encoded");
+  const asWritten = meshFile.extend({ services: z.record(serviceKeyField, z.array(z.union([serviceEndpoint, base64Record]))) }).meta({
+    title: "aether-xds mesh file",
+    description: "One mesh: settings, node status, registry records per service, exports, protocols and dependencies. See docs/contract.md.",
+  });
+  return z.toJSONSchema(asWritten, { io: "input" });
 }

@@ -19,10 +19,13 @@ import { type IndexedService, memoized, nodeKey, type SnapshotIndex } from "./sn
 
 export type Route = "direct" | "waypoint";
 
-/** Keys aether-xds owns in `envoy.lb` metadata; user metadata never overrides them. */
+/** `envoy.lb` metadata key: `"true"` (a string) on an endpoint dialed through its node's waypoint. */
 export const WAYPOINT_KEY = "waypoint";
+/** `envoy.lb` metadata key of a waypoint endpoint: the cluster of the pods behind it. */
 export const ORIGIN_CLUSTER_KEY = "origin_cluster";
+/** `envoy.lb` metadata key of a waypoint endpoint: the node whose waypoint it is. */
 export const ORIGIN_NODE_KEY = "origin_node";
+/** Keys aether-xds owns in `envoy.lb` metadata; user metadata never overrides them. */
 export const RESERVED_METADATA_KEYS: ReadonlySet<string> = new Set([WAYPOINT_KEY, ORIGIN_CLUSTER_KEY, ORIGIN_NODE_KEY]);
 
 export interface Locality {

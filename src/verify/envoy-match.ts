@@ -1,8 +1,9 @@
 /**
  * Envoy's selection rules, replayed over compiled resources: filter-chain choice by server name
  * and transport protocol or by destination, virtual-host choice by authority, the xds matcher tree
- * of `transport_socket_matcher`, and priority choice in an assignment. These mirror Envoy's documented behaviour (ENVOY-FACTS §1, §2, §4) so tests
- * and the mesh check can say where a connection lands without an Envoy binary.
+ * of `transport_socket_matcher`, and priority choice in an assignment. These mirror Envoy's
+ * behaviour as docs/envoy.md states it (choosing a transport socket, filter-chain matching,
+ * endpoints) so tests and the mesh check can say where a connection lands without an Envoy binary.
  */
 
 import { BlockList, isIP } from "node:net";
@@ -29,7 +30,8 @@ export function serverNameMatches(pattern: string, sni: string): boolean {
 /**
  * The filter chain Envoy picks for a TLS connection with this SNI: among chains whose server names
  * match, exact beats wildcard and the longest wildcard suffix wins; chains without server names
- * are the fallback. Then transport protocol. No backtracking (ENVOY-FACTS §2). Undefined: refused.
+ * are the fallback. Then transport protocol. No backtracking (docs/envoy.md, "Filter-chain
+ * matching"). Undefined: refused.
  */
 export function selectFilterChain(chains: readonly FilterChain[], sni: string, transportProtocol = "tls"): FilterChain | undefined {
   const withNames = chains.filter((chain) => (chain.filter_chain_match?.server_names ?? []).length > 0);
@@ -154,7 +156,7 @@ export function selectVirtualHost(virtualHosts: readonly VirtualHost[], authorit
 /**
  * The filter chain Envoy picks for a connection by its (original) destination: chains for the
  * destination port beat chains without one; then the longest prefix range containing the address
- * beats chains without ranges. No backtracking (ENVOY-FACTS §2). Undefined: the connection is closed.
+ * beats chains without ranges. No backtracking (docs/envoy.md, "Filter-chain matching"). Undefined: the connection is closed.
  */
 export function selectChainByDestination(chains: readonly FilterChain[], ip: string, port: number): FilterChain | undefined {
   const forPort = chains.filter((chain) => chain.filter_chain_match?.destination_port === port);

@@ -35,6 +35,7 @@ export interface PortExplanation {
   readonly leftOut: readonly { readonly pod: string; readonly code: DiagnosticCode; readonly message: string }[];
 }
 
+/** Where one node's traffic for one service goes, per port: sockets, endpoints by priority, endpoints left out. */
 export interface ServiceExplanation {
   readonly service: ServiceKey;
   readonly node: string;

@@ -6,6 +6,7 @@ const CELL: Record<PathReport["status"], string> = { ok: "✓", failed: "✗", u
 const MAX_MATRIX_ROWS = 80;
 const MAX_MATRIX_COLUMNS = 40;
 
+/** The mesh check as text: a summary, a source × destination matrix, every failure with its hops, a verdict. */
 export function formatMeshReport(report: MeshCheckReport): string {
   const counts = countBy(report.paths.map((p) => p.status));
   const lines = [

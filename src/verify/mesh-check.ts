@@ -14,6 +14,7 @@ import { compareText } from "../util/order.js";
 import { type CompiledMesh, type CompiledNode, type CompileProgress, compileMesh, podsByAddress, tunnelAddresses } from "./compiled-mesh.js";
 import { PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type PoolUse, type ReplayContext, replayPath } from "./path.js";
 
+/** The mesh path check's result: every path replayed, and the nodes that could not be compiled. */
 export interface MeshCheckReport {
   readonly ok: boolean;
   readonly mode: Options["eastWestWaypoint"];

@@ -30,6 +30,7 @@ import { inboundListenerIn } from "./compiled-mesh.js";
 import { enterAtSource, type StampedValue } from "./entry.js";
 import { chosenPriority, evaluateSocketMatcher, selectFilterChain } from "./envoy-match.js";
 
+/** Every mistake the path check can find, by stable code, with what it means. */
 export const PATH_FAILURES = {
   NO_OUTBOUND_LISTENER: "the source pod has no egress listener in its network namespace",
   NO_ROUTE: "the egress listener has no route to a cluster for the service's authority",
@@ -64,6 +65,7 @@ export const PATH_FAILURES = {
   PEER_NOT_TRUSTED: "a peer's trust domain is not trusted by the other side",
 } as const;
 
+/** A stable path-failure code, e.g. `"SAN_MISMATCH"`. */
 export type PathFailureCode = keyof typeof PATH_FAILURES;
 
 export interface PathSource {
@@ -99,6 +101,10 @@ export interface PathFailure {
   readonly hops: readonly string[];
 }
 
+/**
+ * One source calling one service port: the cluster it uses, where each healthy endpoint of the
+ * chosen priority lands, and each mistake that stops a connection, with the hops that led there.
+ */
 export interface PathReport {
   readonly source: PathSource;
   readonly target: PathTarget;

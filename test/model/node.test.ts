@@ -125,7 +125,7 @@ describe("parseNode", () => {
 });
 
 describe("parseOptions", () => {
-  test("DESIGN §2 defaults", () => {
+  test("the defaults docs/contract.md states", () => {
     expect(parseOptions()).toEqual({
       eastWestWaypoint: "off",
       inboundPort: 15008,

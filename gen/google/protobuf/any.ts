@@ -6,7 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 
 export const protobufPackage = "google.protobuf";
 
@@ -151,7 +150,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -164,106 +162,7 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "google/protobuf/any.proto",
-    "package": "google.protobuf",
-    "dependency": [],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [{
-      "name": "Any",
-      "field": [{
-        "name": "type_url",
-        "number": 1,
-        "label": 1,
-        "type": 9,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "typeUrl",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "value",
-        "number": 2,
-        "label": 1,
-        "type": 12,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "value",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "enumType": [],
-    "service": [],
-    "extension": [],
-    "options": {
-      "javaPackage": "com.google.protobuf",
-      "javaOuterClassname": "AnyProto",
-      "javaMultipleFiles": true,
-      "javaGenerateEqualsAndHash": false,
-      "javaStringCheckUtf8": false,
-      "optimizeFor": 1,
-      "goPackage": "google.golang.org/protobuf/types/known/anypb",
-      "ccGenericServices": false,
-      "javaGenericServices": false,
-      "pyGenericServices": false,
-      "deprecated": false,
-      "ccEnableArenas": true,
-      "objcClassPrefix": "GPB",
-      "csharpNamespace": "Google.Protobuf.WellKnownTypes",
-      "swiftPrefix": "",
-      "phpClassPrefix": "",
-      "phpNamespace": "",
-      "phpMetadataNamespace": "",
-      "rubyPackage": "",
-      "features": undefined,
-      "uninterpretedOption": [],
-    },
-    "sourceCodeInfo": {
-      "location": [{
-        "path": [4, 0],
-        "span": [71, 0, 105, 1],
-        "leadingComments":
-          " `Any` contains an arbitrary serialized protocol buffer message along with a\n URL that describes the type of the serialized message.\n\n In its binary encoding, an `Any` is an ordinary message; but in other wire\n forms like JSON, it has a special encoding. The format of the type URL is\n described on the `type_url` field.\n\n Protobuf APIs provide utilities to interact with `Any` values:\n\n - A 'pack' operation accepts a message and constructs a generic `Any` wrapper\n   around it.\n - An 'unpack' operation reads the content of an `Any` message, either into an\n   existing message or a new one. Unpack operations must check the type of the\n   value they unpack against the declared `type_url`.\n - An 'is' operation decides whether an `Any` contains a message of the given\n   type, i.e. whether it can 'unpack' that type.\n\n The JSON format representation of an `Any` follows one of these cases:\n\n - For types without special-cased JSON encodings, the JSON format\n   representation of the `Any` is the same as that of the message, with an\n   additional `@type` field which contains the type URL.\n - For types with special-cased JSON encodings (typically called 'well-known'\n   types, listed in https://protobuf.dev/programming-guides/json/#any), the\n   JSON format representation has a key `@type` which contains the type URL\n   and a key `value` which contains the JSON-serialized value.\n\n The text format representation of an `Any` is like a message with one field\n whose name is the type URL in brackets. For example, an `Any` containing a\n `foo.Bar` message may be written `[type.googleapis.com/foo.Bar] { a: 2 }`.\n",
-        "trailingComments": "",
-        "leadingDetachedComments": [],
-      }, {
-        "path": [4, 0, 2, 0],
-        "span": [101, 2, 22],
-        "leadingComments":
-          " Identifies the type of the serialized Protobuf message with a URI reference\n consisting of a prefix ending in a slash and the fully-qualified type name.\n\n Example: type.googleapis.com/google.protobuf.StringValue\n\n This string must contain at least one `/` character, and the content after\n the last `/` must be the fully-qualified name of the type in canonical\n form, without a leading dot. Do not write a scheme on these URI references\n so that clients do not attempt to contact them.\n\n The prefix is arbitrary and Protobuf implementations are expected to\n simply strip off everything up to and including the last `/` to identify\n the type. `type.googleapis.com/` is a common default prefix that some\n legacy implementations require. This prefix does not indicate the origin of\n the type, and URIs containing it are not expected to respond to any\n requests.\n\n All type URL strings must be legal URI references with the additional\n restriction (for the text format) that the content of the reference\n must consist only of alphanumeric characters, percent-encoded escapes, and\n characters in the following set (not including the outer backticks):\n `/-.~_!$&()*+,;=`. Despite our allowing percent encodings, implementations\n should not unescape them to prevent confusion with existing parsers. For\n example, `type.googleapis.com%2FFoo` should be rejected.\n\n In the original design of `Any`, the possibility of launching a type\n resolution service at these type URLs was considered but Protobuf never\n implemented one and considers contacting these URLs to be problematic and\n a potential security issue. Do not attempt to contact type URLs.\n",
-        "trailingComments": "",
-        "leadingDetachedComments": [],
-      }, {
-        "path": [4, 0, 2, 1],
-        "span": [104, 2, 18],
-        "leadingComments": " Holds a Protobuf serialization of the type described by type_url.\n",
-        "trailingComments": "",
-        "leadingDetachedComments": [],
-      }],
-    },
-    "syntax": "proto3",
-    "edition": 0,
-  },
-  references: { ".google.protobuf.Any": Any },
-  dependencies: [],
-} as const satisfies ProtoMetadata;
+export const protoMetadata: ProtoMetadata = { references: { ".google.protobuf.Any": Any }, dependencies: [] };
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

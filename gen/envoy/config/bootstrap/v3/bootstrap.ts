@@ -6,7 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 import { Cluster, protoMetadata as protoMetadata1 } from "../../cluster/v3/cluster.js";
 import { Node, protoMetadata as protoMetadata2 } from "../../core/v3/base.js";
 import { ApiConfigSource, ConfigSource, protoMetadata as protoMetadata3 } from "../../core/v3/config_source.js";
@@ -247,7 +246,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -260,167 +258,14 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "envoy/config/bootstrap/v3/bootstrap.proto",
-    "package": "envoy.config.bootstrap.v3",
-    "dependency": [
-      "envoy/config/cluster/v3/cluster.proto",
-      "envoy/config/core/v3/base.proto",
-      "envoy/config/core/v3/config_source.proto",
-      "envoy/config/listener/v3/listener.proto",
-    ],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [{
-      "name": "Bootstrap",
-      "field": [{
-        "name": "node",
-        "number": 1,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.Node",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "node",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "static_resources",
-        "number": 2,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.bootstrap.v3.Bootstrap.StaticResources",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "staticResources",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "dynamic_resources",
-        "number": 3,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.bootstrap.v3.Bootstrap.DynamicResources",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "dynamicResources",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [{
-        "name": "StaticResources",
-        "field": [{
-          "name": "listeners",
-          "number": 1,
-          "label": 3,
-          "type": 11,
-          "typeName": ".envoy.config.listener.v3.Listener",
-          "extendee": "",
-          "defaultValue": "",
-          "oneofIndex": 0,
-          "jsonName": "listeners",
-          "options": undefined,
-          "proto3Optional": false,
-        }, {
-          "name": "clusters",
-          "number": 2,
-          "label": 3,
-          "type": 11,
-          "typeName": ".envoy.config.cluster.v3.Cluster",
-          "extendee": "",
-          "defaultValue": "",
-          "oneofIndex": 0,
-          "jsonName": "clusters",
-          "options": undefined,
-          "proto3Optional": false,
-        }],
-        "extension": [],
-        "nestedType": [],
-        "enumType": [],
-        "extensionRange": [],
-        "oneofDecl": [],
-        "options": undefined,
-        "reservedRange": [],
-        "reservedName": [],
-        "visibility": 0,
-      }, {
-        "name": "DynamicResources",
-        "field": [{
-          "name": "lds_config",
-          "number": 1,
-          "label": 1,
-          "type": 11,
-          "typeName": ".envoy.config.core.v3.ConfigSource",
-          "extendee": "",
-          "defaultValue": "",
-          "oneofIndex": 0,
-          "jsonName": "ldsConfig",
-          "options": undefined,
-          "proto3Optional": false,
-        }, {
-          "name": "cds_config",
-          "number": 2,
-          "label": 1,
-          "type": 11,
-          "typeName": ".envoy.config.core.v3.ConfigSource",
-          "extendee": "",
-          "defaultValue": "",
-          "oneofIndex": 0,
-          "jsonName": "cdsConfig",
-          "options": undefined,
-          "proto3Optional": false,
-        }, {
-          "name": "ads_config",
-          "number": 3,
-          "label": 1,
-          "type": 11,
-          "typeName": ".envoy.config.core.v3.ApiConfigSource",
-          "extendee": "",
-          "defaultValue": "",
-          "oneofIndex": 0,
-          "jsonName": "adsConfig",
-          "options": undefined,
-          "proto3Optional": false,
-        }],
-        "extension": [],
-        "nestedType": [],
-        "enumType": [],
-        "extensionRange": [],
-        "oneofDecl": [],
-        "options": undefined,
-        "reservedRange": [],
-        "reservedName": [],
-        "visibility": 0,
-      }],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "enumType": [],
-    "service": [],
-    "extension": [],
-    "options": undefined,
-    "sourceCodeInfo": { "location": [] },
-    "syntax": "proto3",
-    "edition": 0,
-  },
+export const protoMetadata: ProtoMetadata = {
   references: {
     ".envoy.config.bootstrap.v3.Bootstrap": Bootstrap,
     ".envoy.config.bootstrap.v3.Bootstrap.StaticResources": Bootstrap_StaticResources,
     ".envoy.config.bootstrap.v3.Bootstrap.DynamicResources": Bootstrap_DynamicResources,
   },
   dependencies: [protoMetadata1, protoMetadata2, protoMetadata3, protoMetadata4],
-} as const satisfies ProtoMetadata;
+};
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

@@ -6,7 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 import { protoMetadata as protoMetadata1, UInt32Value } from "../../../../google/protobuf/wrappers.js";
 
 export const protobufPackage = "envoy.config.core.v3";
@@ -230,7 +229,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -243,162 +241,7 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "envoy/config/core/v3/address.proto",
-    "package": "envoy.config.core.v3",
-    "dependency": ["google/protobuf/wrappers.proto"],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [{
-      "name": "SocketAddress",
-      "field": [{
-        "name": "protocol",
-        "number": 1,
-        "label": 1,
-        "type": 14,
-        "typeName": ".envoy.config.core.v3.SocketAddress.Protocol",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "protocol",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "address",
-        "number": 2,
-        "label": 1,
-        "type": 9,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "address",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "port_value",
-        "number": 3,
-        "label": 1,
-        "type": 13,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "portValue",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "network_namespace_filepath",
-        "number": 7,
-        "label": 1,
-        "type": 9,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "networkNamespaceFilepath",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [{
-        "name": "Protocol",
-        "value": [{ "name": "TCP", "number": 0, "options": undefined }, {
-          "name": "UDP",
-          "number": 1,
-          "options": undefined,
-        }],
-        "options": undefined,
-        "reservedRange": [],
-        "reservedName": [],
-        "visibility": 0,
-      }],
-      "extensionRange": [],
-      "oneofDecl": [{ "name": "port_specifier", "options": undefined }],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }, {
-      "name": "CidrRange",
-      "field": [{
-        "name": "address_prefix",
-        "number": 1,
-        "label": 1,
-        "type": 9,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "addressPrefix",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "prefix_len",
-        "number": 2,
-        "label": 1,
-        "type": 11,
-        "typeName": ".google.protobuf.UInt32Value",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "prefixLen",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }, {
-      "name": "Address",
-      "field": [{
-        "name": "socket_address",
-        "number": 1,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.SocketAddress",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "socketAddress",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [{ "name": "address", "options": undefined }],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "enumType": [],
-    "service": [],
-    "extension": [],
-    "options": undefined,
-    "sourceCodeInfo": {
-      "location": [{
-        "path": [4, 0, 2, 3],
-        "span": [23, 2, 40],
-        "leadingComments": " Path of the netns file the socket should be created in (e.g. /var/run/netns/<name>).\n",
-        "trailingComments": "",
-        "leadingDetachedComments": [],
-      }],
-    },
-    "syntax": "proto3",
-    "edition": 0,
-  },
+export const protoMetadata: ProtoMetadata = {
   references: {
     ".envoy.config.core.v3.SocketAddress": SocketAddress,
     ".envoy.config.core.v3.SocketAddress.Protocol": SocketAddress_Protocol,
@@ -406,7 +249,7 @@ export const protoMetadata = {
     ".envoy.config.core.v3.Address": Address,
   },
   dependencies: [protoMetadata1],
-} as const satisfies ProtoMetadata;
+};
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

@@ -6,7 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 import { GrpcService, protoMetadata as protoMetadata1 } from "./grpc_service.js";
 
 export const protobufPackage = "envoy.config.core.v3";
@@ -232,7 +231,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -245,170 +243,7 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "envoy/config/core/v3/config_source.proto",
-    "package": "envoy.config.core.v3",
-    "dependency": ["envoy/config/core/v3/grpc_service.proto"],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [{
-      "name": "ApiConfigSource",
-      "field": [{
-        "name": "api_type",
-        "number": 1,
-        "label": 1,
-        "type": 14,
-        "typeName": ".envoy.config.core.v3.ApiConfigSource.ApiType",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "apiType",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "transport_api_version",
-        "number": 8,
-        "label": 1,
-        "type": 14,
-        "typeName": ".envoy.config.core.v3.ApiVersion",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "transportApiVersion",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "grpc_services",
-        "number": 4,
-        "label": 3,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.GrpcService",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "grpcServices",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [{
-        "name": "ApiType",
-        "value": [
-          { "name": "DEPRECATED_AND_UNAVAILABLE_DO_NOT_USE", "number": 0, "options": undefined },
-          { "name": "REST", "number": 1, "options": undefined },
-          { "name": "GRPC", "number": 2, "options": undefined },
-          { "name": "DELTA_GRPC", "number": 3, "options": undefined },
-          { "name": "AGGREGATED_GRPC", "number": 5, "options": undefined },
-          { "name": "AGGREGATED_DELTA_GRPC", "number": 6, "options": undefined },
-        ],
-        "options": undefined,
-        "reservedRange": [],
-        "reservedName": [],
-        "visibility": 0,
-      }],
-      "extensionRange": [],
-      "oneofDecl": [],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }, {
-      "name": "AggregatedConfigSource",
-      "field": [],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }, {
-      "name": "ConfigSource",
-      "field": [{
-        "name": "api_config_source",
-        "number": 2,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.ApiConfigSource",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "apiConfigSource",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "ads",
-        "number": 3,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.AggregatedConfigSource",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "ads",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "resource_api_version",
-        "number": 6,
-        "label": 1,
-        "type": 14,
-        "typeName": ".envoy.config.core.v3.ApiVersion",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "resourceApiVersion",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [{ "name": "config_source_specifier", "options": undefined }],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "enumType": [{
-      "name": "ApiVersion",
-      "value": [{ "name": "AUTO", "number": 0, "options": undefined }, {
-        "name": "V2",
-        "number": 1,
-        "options": undefined,
-      }, { "name": "V3", "number": 2, "options": undefined }],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "service": [],
-    "extension": [],
-    "options": undefined,
-    "sourceCodeInfo": {
-      "location": [{
-        "path": [5, 0, 2, 1],
-        "span": [12, 2, 9],
-        "leadingComments": " Deprecated upstream; listed only so the enum is complete.\n",
-        "trailingComments": "",
-        "leadingDetachedComments": [],
-      }, {
-        "path": [4, 0, 4, 0, 2, 0],
-        "span": [19, 4, 46],
-        "leadingComments": " Deprecated upstream and rejected by Envoy; never emit it.\n",
-        "trailingComments": "",
-        "leadingDetachedComments": [],
-      }],
-    },
-    "syntax": "proto3",
-    "edition": 0,
-  },
+export const protoMetadata: ProtoMetadata = {
   references: {
     ".envoy.config.core.v3.ApiVersion": ApiVersion,
     ".envoy.config.core.v3.ApiConfigSource": ApiConfigSource,
@@ -417,7 +252,7 @@ export const protoMetadata = {
     ".envoy.config.core.v3.ConfigSource": ConfigSource,
   },
   dependencies: [protoMetadata1],
-} as const satisfies ProtoMetadata;
+};
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

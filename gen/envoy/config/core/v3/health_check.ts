@@ -5,7 +5,6 @@
 // source: envoy/config/core/v3/health_check.proto
 
 /* eslint-disable */
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 
 export const protobufPackage = "envoy.config.core.v3";
 
@@ -31,7 +30,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -44,37 +42,7 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "envoy/config/core/v3/health_check.proto",
-    "package": "envoy.config.core.v3",
-    "dependency": [],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [],
-    "enumType": [{
-      "name": "HealthStatus",
-      "value": [
-        { "name": "UNKNOWN", "number": 0, "options": undefined },
-        { "name": "HEALTHY", "number": 1, "options": undefined },
-        { "name": "UNHEALTHY", "number": 2, "options": undefined },
-        { "name": "DRAINING", "number": 3, "options": undefined },
-        { "name": "TIMEOUT", "number": 4, "options": undefined },
-        { "name": "DEGRADED", "number": 5, "options": undefined },
-      ],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "service": [],
-    "extension": [],
-    "options": undefined,
-    "sourceCodeInfo": { "location": [] },
-    "syntax": "proto3",
-    "edition": 0,
-  },
+export const protoMetadata: ProtoMetadata = {
   references: { ".envoy.config.core.v3.HealthStatus": HealthStatus },
   dependencies: [],
-} as const satisfies ProtoMetadata;
+};

@@ -6,7 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 import { DataSource, protoMetadata as protoMetadata1 } from "./base.js";
 
 export const protobufPackage = "envoy.config.core.v3";
@@ -74,7 +73,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -87,50 +85,10 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "envoy/config/core/v3/substitution_format_string.proto",
-    "package": "envoy.config.core.v3",
-    "dependency": ["envoy/config/core/v3/base.proto"],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [{
-      "name": "SubstitutionFormatString",
-      "field": [{
-        "name": "text_format_source",
-        "number": 5,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.DataSource",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "textFormatSource",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [{ "name": "format", "options": undefined }],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "enumType": [],
-    "service": [],
-    "extension": [],
-    "options": undefined,
-    "sourceCodeInfo": { "location": [] },
-    "syntax": "proto3",
-    "edition": 0,
-  },
+export const protoMetadata: ProtoMetadata = {
   references: { ".envoy.config.core.v3.SubstitutionFormatString": SubstitutionFormatString },
   dependencies: [protoMetadata1],
-} as const satisfies ProtoMetadata;
+};
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

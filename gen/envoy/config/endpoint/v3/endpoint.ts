@@ -6,7 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 import { protoMetadata as protoMetadata2, UInt32Value } from "../../../../google/protobuf/wrappers.js";
 import { LocalityLbEndpoints, protoMetadata as protoMetadata1 } from "./endpoint_components.js";
 
@@ -166,7 +165,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -179,113 +177,13 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "envoy/config/endpoint/v3/endpoint.proto",
-    "package": "envoy.config.endpoint.v3",
-    "dependency": ["envoy/config/endpoint/v3/endpoint_components.proto", "google/protobuf/wrappers.proto"],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [{
-      "name": "ClusterLoadAssignment",
-      "field": [{
-        "name": "cluster_name",
-        "number": 1,
-        "label": 1,
-        "type": 9,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "clusterName",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "endpoints",
-        "number": 2,
-        "label": 3,
-        "type": 11,
-        "typeName": ".envoy.config.endpoint.v3.LocalityLbEndpoints",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "endpoints",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "policy",
-        "number": 4,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.endpoint.v3.ClusterLoadAssignment.Policy",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "policy",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [{
-        "name": "Policy",
-        "field": [{
-          "name": "overprovisioning_factor",
-          "number": 3,
-          "label": 1,
-          "type": 11,
-          "typeName": ".google.protobuf.UInt32Value",
-          "extendee": "",
-          "defaultValue": "",
-          "oneofIndex": 0,
-          "jsonName": "overprovisioningFactor",
-          "options": undefined,
-          "proto3Optional": false,
-        }, {
-          "name": "weighted_priority_health",
-          "number": 6,
-          "label": 1,
-          "type": 8,
-          "typeName": "",
-          "extendee": "",
-          "defaultValue": "",
-          "oneofIndex": 0,
-          "jsonName": "weightedPriorityHealth",
-          "options": undefined,
-          "proto3Optional": false,
-        }],
-        "extension": [],
-        "nestedType": [],
-        "enumType": [],
-        "extensionRange": [],
-        "oneofDecl": [],
-        "options": undefined,
-        "reservedRange": [],
-        "reservedName": [],
-        "visibility": 0,
-      }],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "enumType": [],
-    "service": [],
-    "extension": [],
-    "options": undefined,
-    "sourceCodeInfo": { "location": [] },
-    "syntax": "proto3",
-    "edition": 0,
-  },
+export const protoMetadata: ProtoMetadata = {
   references: {
     ".envoy.config.endpoint.v3.ClusterLoadAssignment": ClusterLoadAssignment,
     ".envoy.config.endpoint.v3.ClusterLoadAssignment.Policy": ClusterLoadAssignment_Policy,
   },
   dependencies: [protoMetadata1, protoMetadata2],
-} as const satisfies ProtoMetadata;
+};
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

@@ -6,7 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 import { protoMetadata as protoMetadata4, UInt32Value } from "../../../../google/protobuf/wrappers.js";
 import { Address, protoMetadata as protoMetadata1 } from "../../core/v3/address.js";
 import { Locality, Metadata, protoMetadata as protoMetadata2 } from "../../core/v3/base.js";
@@ -278,7 +277,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -291,203 +289,14 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "envoy/config/endpoint/v3/endpoint_components.proto",
-    "package": "envoy.config.endpoint.v3",
-    "dependency": [
-      "envoy/config/core/v3/address.proto",
-      "envoy/config/core/v3/base.proto",
-      "envoy/config/core/v3/health_check.proto",
-      "google/protobuf/wrappers.proto",
-    ],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [{
-      "name": "Endpoint",
-      "field": [{
-        "name": "address",
-        "number": 1,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.Address",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "address",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "hostname",
-        "number": 3,
-        "label": 1,
-        "type": 9,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "hostname",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }, {
-      "name": "LbEndpoint",
-      "field": [{
-        "name": "endpoint",
-        "number": 1,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.endpoint.v3.Endpoint",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "endpoint",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "health_status",
-        "number": 2,
-        "label": 1,
-        "type": 14,
-        "typeName": ".envoy.config.core.v3.HealthStatus",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "healthStatus",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "metadata",
-        "number": 3,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.Metadata",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "metadata",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "load_balancing_weight",
-        "number": 4,
-        "label": 1,
-        "type": 11,
-        "typeName": ".google.protobuf.UInt32Value",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "loadBalancingWeight",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [{ "name": "host_identifier", "options": undefined }],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }, {
-      "name": "LocalityLbEndpoints",
-      "field": [{
-        "name": "locality",
-        "number": 1,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.Locality",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "locality",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "metadata",
-        "number": 9,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.Metadata",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "metadata",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "lb_endpoints",
-        "number": 2,
-        "label": 3,
-        "type": 11,
-        "typeName": ".envoy.config.endpoint.v3.LbEndpoint",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "lbEndpoints",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "load_balancing_weight",
-        "number": 3,
-        "label": 1,
-        "type": 11,
-        "typeName": ".google.protobuf.UInt32Value",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "loadBalancingWeight",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "priority",
-        "number": 5,
-        "label": 1,
-        "type": 13,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "priority",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "enumType": [],
-    "service": [],
-    "extension": [],
-    "options": undefined,
-    "sourceCodeInfo": { "location": [] },
-    "syntax": "proto3",
-    "edition": 0,
-  },
+export const protoMetadata: ProtoMetadata = {
   references: {
     ".envoy.config.endpoint.v3.Endpoint": Endpoint,
     ".envoy.config.endpoint.v3.LbEndpoint": LbEndpoint,
     ".envoy.config.endpoint.v3.LocalityLbEndpoints": LocalityLbEndpoints,
   },
   dependencies: [protoMetadata1, protoMetadata2, protoMetadata3, protoMetadata4],
-} as const satisfies ProtoMetadata;
+};
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

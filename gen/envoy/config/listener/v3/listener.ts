@@ -6,7 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 import { Duration, protoMetadata as protoMetadata4 } from "../../../../google/protobuf/duration.js";
 import { BoolValue, protoMetadata as protoMetadata5 } from "../../../../google/protobuf/wrappers.js";
 import { Address, protoMetadata as protoMetadata1 } from "../../core/v3/address.js";
@@ -265,7 +264,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -278,191 +276,13 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "envoy/config/listener/v3/listener.proto",
-    "package": "envoy.config.listener.v3",
-    "dependency": [
-      "envoy/config/core/v3/address.proto",
-      "envoy/config/core/v3/base.proto",
-      "envoy/config/listener/v3/listener_components.proto",
-      "google/protobuf/duration.proto",
-      "google/protobuf/wrappers.proto",
-    ],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [{
-      "name": "AdditionalAddress",
-      "field": [{
-        "name": "address",
-        "number": 1,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.Address",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "address",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }, {
-      "name": "Listener",
-      "field": [{
-        "name": "name",
-        "number": 1,
-        "label": 1,
-        "type": 9,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "name",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "address",
-        "number": 2,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.Address",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "address",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "additional_addresses",
-        "number": 33,
-        "label": 3,
-        "type": 11,
-        "typeName": ".envoy.config.listener.v3.AdditionalAddress",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "additionalAddresses",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "stat_prefix",
-        "number": 28,
-        "label": 1,
-        "type": 9,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "statPrefix",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "filter_chains",
-        "number": 3,
-        "label": 3,
-        "type": 11,
-        "typeName": ".envoy.config.listener.v3.FilterChain",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "filterChains",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "listener_filters",
-        "number": 9,
-        "label": 3,
-        "type": 11,
-        "typeName": ".envoy.config.listener.v3.ListenerFilter",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "listenerFilters",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "traffic_direction",
-        "number": 16,
-        "label": 1,
-        "type": 14,
-        "typeName": ".envoy.config.core.v3.TrafficDirection",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "trafficDirection",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "use_original_dst",
-        "number": 4,
-        "label": 1,
-        "type": 11,
-        "typeName": ".google.protobuf.BoolValue",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "useOriginalDst",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "listener_filters_timeout",
-        "number": 15,
-        "label": 1,
-        "type": 11,
-        "typeName": ".google.protobuf.Duration",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "listenerFiltersTimeout",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "continue_on_listener_filters_timeout",
-        "number": 17,
-        "label": 1,
-        "type": 8,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "continueOnListenerFiltersTimeout",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "enumType": [],
-    "service": [],
-    "extension": [],
-    "options": undefined,
-    "sourceCodeInfo": { "location": [] },
-    "syntax": "proto3",
-    "edition": 0,
-  },
+export const protoMetadata: ProtoMetadata = {
   references: {
     ".envoy.config.listener.v3.AdditionalAddress": AdditionalAddress,
     ".envoy.config.listener.v3.Listener": Listener,
   },
   dependencies: [protoMetadata1, protoMetadata2, protoMetadata3, protoMetadata4, protoMetadata5],
-} as const satisfies ProtoMetadata;
+};
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

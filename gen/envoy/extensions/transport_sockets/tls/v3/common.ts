@@ -6,7 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 import { DataSource, protoMetadata as protoMetadata1 } from "../../../../config/core/v3/base.js";
 import { protoMetadata as protoMetadata2, TypedExtensionConfig } from "../../../../config/core/v3/extension.js";
 import { protoMetadata as protoMetadata3, StringMatcher } from "../../../../type/matcher/v3/string.js";
@@ -176,7 +175,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -189,132 +187,14 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "envoy/extensions/transport_sockets/tls/v3/common.proto",
-    "package": "envoy.extensions.transport_sockets.tls.v3",
-    "dependency": [
-      "envoy/config/core/v3/base.proto",
-      "envoy/config/core/v3/extension.proto",
-      "envoy/type/matcher/v3/string.proto",
-    ],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [{
-      "name": "SubjectAltNameMatcher",
-      "field": [{
-        "name": "san_type",
-        "number": 1,
-        "label": 1,
-        "type": 14,
-        "typeName": ".envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher.SanType",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "sanType",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "matcher",
-        "number": 2,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.type.matcher.v3.StringMatcher",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "matcher",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [{
-        "name": "SanType",
-        "value": [
-          { "name": "SAN_TYPE_UNSPECIFIED", "number": 0, "options": undefined },
-          { "name": "EMAIL", "number": 1, "options": undefined },
-          { "name": "DNS", "number": 2, "options": undefined },
-          { "name": "URI", "number": 3, "options": undefined },
-          { "name": "IP_ADDRESS", "number": 4, "options": undefined },
-          { "name": "OTHER_NAME", "number": 5, "options": undefined },
-        ],
-        "options": undefined,
-        "reservedRange": [],
-        "reservedName": [],
-        "visibility": 0,
-      }],
-      "extensionRange": [],
-      "oneofDecl": [],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }, {
-      "name": "CertificateValidationContext",
-      "field": [{
-        "name": "trusted_ca",
-        "number": 1,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.DataSource",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "trustedCa",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "match_typed_subject_alt_names",
-        "number": 15,
-        "label": 3,
-        "type": 11,
-        "typeName": ".envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "matchTypedSubjectAltNames",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "custom_validator_config",
-        "number": 12,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.TypedExtensionConfig",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "customValidatorConfig",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "enumType": [],
-    "service": [],
-    "extension": [],
-    "options": undefined,
-    "sourceCodeInfo": { "location": [] },
-    "syntax": "proto3",
-    "edition": 0,
-  },
+export const protoMetadata: ProtoMetadata = {
   references: {
     ".envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher": SubjectAltNameMatcher,
     ".envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher.SanType": SubjectAltNameMatcher_SanType,
     ".envoy.extensions.transport_sockets.tls.v3.CertificateValidationContext": CertificateValidationContext,
   },
   dependencies: [protoMetadata1, protoMetadata2, protoMetadata3],
-} as const satisfies ProtoMetadata;
+};
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

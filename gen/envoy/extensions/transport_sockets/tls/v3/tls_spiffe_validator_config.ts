@@ -6,7 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 import { DataSource, protoMetadata as protoMetadata1 } from "../../../../config/core/v3/base.js";
 
 export const protobufPackage = "envoy.extensions.transport_sockets.tls.v3";
@@ -153,7 +152,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -166,102 +164,14 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "envoy/extensions/transport_sockets/tls/v3/tls_spiffe_validator_config.proto",
-    "package": "envoy.extensions.transport_sockets.tls.v3",
-    "dependency": ["envoy/config/core/v3/base.proto"],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [{
-      "name": "SPIFFECertValidatorConfig",
-      "field": [{
-        "name": "trust_domains",
-        "number": 1,
-        "label": 3,
-        "type": 11,
-        "typeName": ".envoy.extensions.transport_sockets.tls.v3.SPIFFECertValidatorConfig.TrustDomain",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "trustDomains",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "trust_bundles",
-        "number": 2,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.DataSource",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "trustBundles",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [{
-        "name": "TrustDomain",
-        "field": [{
-          "name": "name",
-          "number": 1,
-          "label": 1,
-          "type": 9,
-          "typeName": "",
-          "extendee": "",
-          "defaultValue": "",
-          "oneofIndex": 0,
-          "jsonName": "name",
-          "options": undefined,
-          "proto3Optional": false,
-        }, {
-          "name": "trust_bundle",
-          "number": 2,
-          "label": 1,
-          "type": 11,
-          "typeName": ".envoy.config.core.v3.DataSource",
-          "extendee": "",
-          "defaultValue": "",
-          "oneofIndex": 0,
-          "jsonName": "trustBundle",
-          "options": undefined,
-          "proto3Optional": false,
-        }],
-        "extension": [],
-        "nestedType": [],
-        "enumType": [],
-        "extensionRange": [],
-        "oneofDecl": [],
-        "options": undefined,
-        "reservedRange": [],
-        "reservedName": [],
-        "visibility": 0,
-      }],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "enumType": [],
-    "service": [],
-    "extension": [],
-    "options": undefined,
-    "sourceCodeInfo": { "location": [] },
-    "syntax": "proto3",
-    "edition": 0,
-  },
+export const protoMetadata: ProtoMetadata = {
   references: {
     ".envoy.extensions.transport_sockets.tls.v3.SPIFFECertValidatorConfig": SPIFFECertValidatorConfig,
     ".envoy.extensions.transport_sockets.tls.v3.SPIFFECertValidatorConfig.TrustDomain":
       SPIFFECertValidatorConfig_TrustDomain,
   },
   dependencies: [protoMetadata1],
-} as const satisfies ProtoMetadata;
+};
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

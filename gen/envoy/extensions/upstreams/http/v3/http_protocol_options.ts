@@ -6,7 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 import { Http2ProtocolOptions, protoMetadata as protoMetadata1 } from "../../../../config/core/v3/protocol.js";
 
 export const protobufPackage = "envoy.extensions.upstreams.http.v3";
@@ -124,7 +123,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -137,78 +135,14 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",
-    "package": "envoy.extensions.upstreams.http.v3",
-    "dependency": ["envoy/config/core/v3/protocol.proto"],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [{
-      "name": "HttpProtocolOptions",
-      "field": [{
-        "name": "explicit_http_config",
-        "number": 3,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.extensions.upstreams.http.v3.HttpProtocolOptions.ExplicitHttpConfig",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "explicitHttpConfig",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [{
-        "name": "ExplicitHttpConfig",
-        "field": [{
-          "name": "http2_protocol_options",
-          "number": 2,
-          "label": 1,
-          "type": 11,
-          "typeName": ".envoy.config.core.v3.Http2ProtocolOptions",
-          "extendee": "",
-          "defaultValue": "",
-          "oneofIndex": 0,
-          "jsonName": "http2ProtocolOptions",
-          "options": undefined,
-          "proto3Optional": false,
-        }],
-        "extension": [],
-        "nestedType": [],
-        "enumType": [],
-        "extensionRange": [],
-        "oneofDecl": [{ "name": "protocol_config", "options": undefined }],
-        "options": undefined,
-        "reservedRange": [],
-        "reservedName": [],
-        "visibility": 0,
-      }],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [{ "name": "upstream_protocol_options", "options": undefined }],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "enumType": [],
-    "service": [],
-    "extension": [],
-    "options": undefined,
-    "sourceCodeInfo": { "location": [] },
-    "syntax": "proto3",
-    "edition": 0,
-  },
+export const protoMetadata: ProtoMetadata = {
   references: {
     ".envoy.extensions.upstreams.http.v3.HttpProtocolOptions": HttpProtocolOptions,
     ".envoy.extensions.upstreams.http.v3.HttpProtocolOptions.ExplicitHttpConfig":
       HttpProtocolOptions_ExplicitHttpConfig,
   },
   dependencies: [protoMetadata1],
-} as const satisfies ProtoMetadata;
+};
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

@@ -6,7 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 import {
   protoMetadata as protoMetadata1,
   SubstitutionFormatString,
@@ -137,7 +136,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -150,113 +148,14 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "envoy/extensions/filters/common/set_filter_state/v3/value.proto",
-    "package": "envoy.extensions.filters.common.set_filter_state.v3",
-    "dependency": ["envoy/config/core/v3/substitution_format_string.proto"],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [{
-      "name": "FilterStateValue",
-      "field": [{
-        "name": "object_key",
-        "number": 1,
-        "label": 1,
-        "type": 9,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "objectKey",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "factory_key",
-        "number": 6,
-        "label": 1,
-        "type": 9,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "factoryKey",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "format_string",
-        "number": 2,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.SubstitutionFormatString",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 1,
-        "jsonName": "formatString",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "read_only",
-        "number": 3,
-        "label": 1,
-        "type": 8,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "readOnly",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "shared_with_upstream",
-        "number": 4,
-        "label": 1,
-        "type": 14,
-        "typeName": ".envoy.extensions.filters.common.set_filter_state.v3.FilterStateValue.SharedWithUpstream",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "sharedWithUpstream",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [{
-        "name": "SharedWithUpstream",
-        "value": [{ "name": "NONE", "number": 0, "options": undefined }, {
-          "name": "ONCE",
-          "number": 1,
-          "options": undefined,
-        }, { "name": "TRANSITIVE", "number": 2, "options": undefined }],
-        "options": undefined,
-        "reservedRange": [],
-        "reservedName": [],
-        "visibility": 0,
-      }],
-      "extensionRange": [],
-      "oneofDecl": [{ "name": "key", "options": undefined }, { "name": "value", "options": undefined }],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "enumType": [],
-    "service": [],
-    "extension": [],
-    "options": undefined,
-    "sourceCodeInfo": { "location": [] },
-    "syntax": "proto3",
-    "edition": 0,
-  },
+export const protoMetadata: ProtoMetadata = {
   references: {
     ".envoy.extensions.filters.common.set_filter_state.v3.FilterStateValue": FilterStateValue,
     ".envoy.extensions.filters.common.set_filter_state.v3.FilterStateValue.SharedWithUpstream":
       FilterStateValue_SharedWithUpstream,
   },
   dependencies: [protoMetadata1],
-} as const satisfies ProtoMetadata;
+};
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

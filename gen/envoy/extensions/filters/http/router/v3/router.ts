@@ -6,7 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 
 export const protobufPackage = "envoy.extensions.filters.http.router.v3";
 
@@ -62,7 +61,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -75,46 +73,10 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "envoy/extensions/filters/http/router/v3/router.proto",
-    "package": "envoy.extensions.filters.http.router.v3",
-    "dependency": [],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [{
-      "name": "Router",
-      "field": [],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "enumType": [],
-    "service": [],
-    "extension": [],
-    "options": undefined,
-    "sourceCodeInfo": {
-      "location": [{
-        "path": [4, 0],
-        "span": [8, 0, 9, 1],
-        "leadingComments": " Emitted empty (router with default settings).\n",
-        "trailingComments": "",
-        "leadingDetachedComments": [],
-      }],
-    },
-    "syntax": "proto3",
-    "edition": 0,
-  },
+export const protoMetadata: ProtoMetadata = {
   references: { ".envoy.extensions.filters.http.router.v3.Router": Router },
   dependencies: [],
-} as const satisfies ProtoMetadata;
+};
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

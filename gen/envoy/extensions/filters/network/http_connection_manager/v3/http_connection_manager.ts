@@ -6,7 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 import { Any, protoMetadata as protoMetadata2 } from "../../../../../../google/protobuf/any.js";
 import { BoolValue, protoMetadata as protoMetadata3 } from "../../../../../../google/protobuf/wrappers.js";
 import { protoMetadata as protoMetadata1, RouteConfiguration } from "../../../../../config/route/v3/route.js";
@@ -336,7 +335,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -349,250 +347,7 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto",
-    "package": "envoy.extensions.filters.network.http_connection_manager.v3",
-    "dependency": ["envoy/config/route/v3/route.proto", "google/protobuf/any.proto", "google/protobuf/wrappers.proto"],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [{
-      "name": "HttpConnectionManager",
-      "field": [{
-        "name": "codec_type",
-        "number": 1,
-        "label": 1,
-        "type": 14,
-        "typeName": ".envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.CodecType",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "codecType",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "stat_prefix",
-        "number": 2,
-        "label": 1,
-        "type": 9,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "statPrefix",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "route_config",
-        "number": 4,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.route.v3.RouteConfiguration",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "routeConfig",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "http_filters",
-        "number": 5,
-        "label": 3,
-        "type": 11,
-        "typeName": ".envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "httpFilters",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "forward_client_cert_details",
-        "number": 16,
-        "label": 1,
-        "type": 14,
-        "typeName":
-          ".envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.ForwardClientCertDetails",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "forwardClientCertDetails",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "set_current_client_cert_details",
-        "number": 17,
-        "label": 1,
-        "type": 11,
-        "typeName":
-          ".envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.SetCurrentClientCertDetails",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "setCurrentClientCertDetails",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [{
-        "name": "SetCurrentClientCertDetails",
-        "field": [{
-          "name": "subject",
-          "number": 1,
-          "label": 1,
-          "type": 11,
-          "typeName": ".google.protobuf.BoolValue",
-          "extendee": "",
-          "defaultValue": "",
-          "oneofIndex": 0,
-          "jsonName": "subject",
-          "options": undefined,
-          "proto3Optional": false,
-        }, {
-          "name": "cert",
-          "number": 3,
-          "label": 1,
-          "type": 8,
-          "typeName": "",
-          "extendee": "",
-          "defaultValue": "",
-          "oneofIndex": 0,
-          "jsonName": "cert",
-          "options": undefined,
-          "proto3Optional": false,
-        }, {
-          "name": "chain",
-          "number": 6,
-          "label": 1,
-          "type": 8,
-          "typeName": "",
-          "extendee": "",
-          "defaultValue": "",
-          "oneofIndex": 0,
-          "jsonName": "chain",
-          "options": undefined,
-          "proto3Optional": false,
-        }, {
-          "name": "dns",
-          "number": 4,
-          "label": 1,
-          "type": 8,
-          "typeName": "",
-          "extendee": "",
-          "defaultValue": "",
-          "oneofIndex": 0,
-          "jsonName": "dns",
-          "options": undefined,
-          "proto3Optional": false,
-        }, {
-          "name": "uri",
-          "number": 5,
-          "label": 1,
-          "type": 8,
-          "typeName": "",
-          "extendee": "",
-          "defaultValue": "",
-          "oneofIndex": 0,
-          "jsonName": "uri",
-          "options": undefined,
-          "proto3Optional": false,
-        }],
-        "extension": [],
-        "nestedType": [],
-        "enumType": [],
-        "extensionRange": [],
-        "oneofDecl": [],
-        "options": undefined,
-        "reservedRange": [],
-        "reservedName": [],
-        "visibility": 0,
-      }],
-      "enumType": [{
-        "name": "CodecType",
-        "value": [
-          { "name": "AUTO", "number": 0, "options": undefined },
-          { "name": "HTTP1", "number": 1, "options": undefined },
-          { "name": "HTTP2", "number": 2, "options": undefined },
-          { "name": "HTTP3", "number": 3, "options": undefined },
-        ],
-        "options": undefined,
-        "reservedRange": [],
-        "reservedName": [],
-        "visibility": 0,
-      }, {
-        "name": "ForwardClientCertDetails",
-        "value": [
-          { "name": "SANITIZE", "number": 0, "options": undefined },
-          { "name": "FORWARD_ONLY", "number": 1, "options": undefined },
-          { "name": "APPEND_FORWARD", "number": 2, "options": undefined },
-          { "name": "SANITIZE_SET", "number": 3, "options": undefined },
-          { "name": "ALWAYS_FORWARD_ONLY", "number": 4, "options": undefined },
-        ],
-        "options": undefined,
-        "reservedRange": [],
-        "reservedName": [],
-        "visibility": 0,
-      }],
-      "extensionRange": [],
-      "oneofDecl": [{ "name": "route_specifier", "options": undefined }],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }, {
-      "name": "HttpFilter",
-      "field": [{
-        "name": "name",
-        "number": 1,
-        "label": 1,
-        "type": 9,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "name",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "typed_config",
-        "number": 4,
-        "label": 1,
-        "type": 11,
-        "typeName": ".google.protobuf.Any",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "typedConfig",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [{ "name": "config_type", "options": undefined }],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "enumType": [],
-    "service": [],
-    "extension": [],
-    "options": undefined,
-    "sourceCodeInfo": {
-      "location": [{
-        "path": [4, 0, 3, 0],
-        "span": [28, 2, 34, 3],
-        "leadingComments": " Which parts of the peer certificate go into the XFCC header.\n",
-        "trailingComments": "",
-        "leadingDetachedComments": [],
-      }],
-    },
-    "syntax": "proto3",
-    "edition": 0,
-  },
+export const protoMetadata: ProtoMetadata = {
   references: {
     ".envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager": HttpConnectionManager,
     ".envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.CodecType":
@@ -604,7 +359,7 @@ export const protoMetadata = {
     ".envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter": HttpFilter,
   },
   dependencies: [protoMetadata1, protoMetadata2, protoMetadata3],
-} as const satisfies ProtoMetadata;
+};
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

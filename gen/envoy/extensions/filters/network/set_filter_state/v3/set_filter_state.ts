@@ -6,7 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 import { FilterStateValue, protoMetadata as protoMetadata1 } from "../../../common/set_filter_state/v3/value.js";
 
 export const protobufPackage = "envoy.extensions.filters.network.set_filter_state.v3";
@@ -79,7 +78,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -92,50 +90,10 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "envoy/extensions/filters/network/set_filter_state/v3/set_filter_state.proto",
-    "package": "envoy.extensions.filters.network.set_filter_state.v3",
-    "dependency": ["envoy/extensions/filters/common/set_filter_state/v3/value.proto"],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [{
-      "name": "Config",
-      "field": [{
-        "name": "on_new_connection",
-        "number": 1,
-        "label": 3,
-        "type": 11,
-        "typeName": ".envoy.extensions.filters.common.set_filter_state.v3.FilterStateValue",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "onNewConnection",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "enumType": [],
-    "service": [],
-    "extension": [],
-    "options": undefined,
-    "sourceCodeInfo": { "location": [] },
-    "syntax": "proto3",
-    "edition": 0,
-  },
+export const protoMetadata: ProtoMetadata = {
   references: { ".envoy.extensions.filters.network.set_filter_state.v3.Config": Config },
   dependencies: [protoMetadata1],
-} as const satisfies ProtoMetadata;
+};
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

@@ -6,7 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 import { Duration, protoMetadata as protoMetadata1 } from "../../../../../../google/protobuf/duration.js";
 
 export const protobufPackage = "envoy.extensions.filters.network.tcp_proxy.v3";
@@ -98,7 +97,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -111,74 +109,10 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.proto",
-    "package": "envoy.extensions.filters.network.tcp_proxy.v3",
-    "dependency": ["google/protobuf/duration.proto"],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [{
-      "name": "TcpProxy",
-      "field": [{
-        "name": "stat_prefix",
-        "number": 1,
-        "label": 1,
-        "type": 9,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "statPrefix",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "cluster",
-        "number": 2,
-        "label": 1,
-        "type": 9,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "cluster",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "idle_timeout",
-        "number": 8,
-        "label": 1,
-        "type": 11,
-        "typeName": ".google.protobuf.Duration",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "idleTimeout",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [{ "name": "cluster_specifier", "options": undefined }],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "enumType": [],
-    "service": [],
-    "extension": [],
-    "options": undefined,
-    "sourceCodeInfo": { "location": [] },
-    "syntax": "proto3",
-    "edition": 0,
-  },
+export const protoMetadata: ProtoMetadata = {
   references: { ".envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy": TcpProxy },
   dependencies: [protoMetadata1],
-} as const satisfies ProtoMetadata;
+};
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

@@ -6,7 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import type { FileDescriptorProto } from "ts-proto-descriptors";
 import { ConfigSource, protoMetadata as protoMetadata1 } from "../../../../../../config/core/v3/config_source.js";
 import { protoMetadata as protoMetadata2, TypedExtensionConfig } from "../../../../../../config/core/v3/extension.js";
 
@@ -109,7 +108,6 @@ type ProtoMetaMessageOptions = {
 };
 
 export interface ProtoMetadata {
-  fileDescriptor: FileDescriptorProto;
   references: { [key: string]: any };
   dependencies?: ProtoMetadata[];
   options?: {
@@ -122,83 +120,10 @@ export interface ProtoMetadata {
   };
 }
 
-export const protoMetadata = {
-  fileDescriptor: {
-    "name": "envoy/extensions/transport_sockets/tls/cert_selectors/on_demand_secret/v3/config.proto",
-    "package": "envoy.extensions.transport_sockets.tls.cert_selectors.on_demand_secret.v3",
-    "dependency": ["envoy/config/core/v3/config_source.proto", "envoy/config/core/v3/extension.proto"],
-    "publicDependency": [],
-    "weakDependency": [],
-    "optionDependency": [],
-    "messageType": [{
-      "name": "Config",
-      "field": [{
-        "name": "config_source",
-        "number": 1,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.ConfigSource",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "configSource",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "certificate_mapper",
-        "number": 2,
-        "label": 1,
-        "type": 11,
-        "typeName": ".envoy.config.core.v3.TypedExtensionConfig",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "certificateMapper",
-        "options": undefined,
-        "proto3Optional": false,
-      }, {
-        "name": "prefetch_secret_names",
-        "number": 3,
-        "label": 3,
-        "type": 9,
-        "typeName": "",
-        "extendee": "",
-        "defaultValue": "",
-        "oneofIndex": 0,
-        "jsonName": "prefetchSecretNames",
-        "options": undefined,
-        "proto3Optional": false,
-      }],
-      "extension": [],
-      "nestedType": [],
-      "enumType": [],
-      "extensionRange": [],
-      "oneofDecl": [],
-      "options": undefined,
-      "reservedRange": [],
-      "reservedName": [],
-      "visibility": 0,
-    }],
-    "enumType": [],
-    "service": [],
-    "extension": [],
-    "options": undefined,
-    "sourceCodeInfo": {
-      "location": [{
-        "path": [4, 0],
-        "span": [13, 0, 17, 1],
-        "leadingComments":
-          " Selects the TLS certificate per handshake: a mapper names an SDS secret, fetched on demand\n from config_source.\n",
-        "trailingComments": "",
-        "leadingDetachedComments": [],
-      }],
-    },
-    "syntax": "proto3",
-    "edition": 0,
-  },
+export const protoMetadata: ProtoMetadata = {
   references: { ".envoy.extensions.transport_sockets.tls.cert_selectors.on_demand_secret.v3.Config": Config },
   dependencies: [protoMetadata1, protoMetadata2],
-} as const satisfies ProtoMetadata;
+};
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;
