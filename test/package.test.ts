@@ -130,10 +130,10 @@ describe("the packed tarball", () => {
     const run = spawnSync(process.execPath, [file], { cwd: packed.project, encoding: "utf8" });
     expect(run.stderr).toBe("");
     expect(JSON.parse(run.stdout)).toEqual({
-      resources: 13,
+      resources: 15,
       edsClusters: 5,
       check: true,
-      bootstrap: 2,
+      bootstrap: 4,
       schema: "aether-xds mesh file",
       deep: "ERR_PACKAGE_PATH_NOT_EXPORTED",
       name: "b.a.mesh.aether:1",
