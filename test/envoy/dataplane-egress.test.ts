@@ -14,6 +14,8 @@
  *
  * Network: test-created network namespaces (netns.ts); without them the loopback fallback (127.x,
  * pod listeners bound to the pod's 127.x address: a test-only rewrite), and the describe says which.
+ * The VIP capture test adds the node's redirect rule with `iptables` inside the pod's netns, so it
+ * runs with namespaces only (and, where they are required as in CI, fails without iptables).
  * EDS: `files` (eds-source.ts, TEMPORARY until the ADS server of issue 12): each cluster reads its
  * assignment from a file that `lab.update` replaces — a registry change applied at run time.
  * SDS: the test SDS server. Observation: admin and JSON access logs added by the harness.
@@ -30,7 +32,7 @@ import { type RenderedBootstrap, stampWithFactory, withoutPerDownstreamPools } f
 import type { EchoReply } from "./support/echo-app.js";
 import { type MeshLab, startMeshLab } from "./support/mesh-lab.js";
 import type { Probe, ProbeResult } from "./support/mtls-client.js";
-import type { MeshDocument } from "./support/netns.js";
+import { iptablesAvailable, type MeshDocument, netnsAvailable } from "./support/netns.js";
 import { workloadId } from "./support/pki.js";
 import { ENVOY_FLOOR } from "./support/validation-table.js";
 
@@ -50,6 +52,9 @@ const Y1 = "west/team-a/checkout-9a1e-y1";
 const X1 = "east/team-a/checkout-5c6b-x1";
 const AUTHORITY = "checkout.team-a.mesh.aether:8080";
 const WAYPOINT_SNI = "8080.checkout.team-a.mesh.aether";
+const VIP = "10.96.0.10"; // checkout's clusterset VIP in the mesh file
+/** Capture needs a redirect rule in the pod's netns; where namespaces are required (CI), so is iptables. */
+const captureTested = (netnsAvailable() && iptablesAvailable()) || process.env.AETHER_REQUIRE_NETNS === "1";
 /** Envoy's stat names replace `:` with `_`. */
 const CHECKOUT_STATS = "cluster.checkout.team-a.mesh.aether_8080";
 
@@ -150,6 +155,37 @@ describe.each(runs)("Envoy %s, %s mode: requests from a pod's app through its no
     const inbound = await envoyOf("west/node-2").waitForAccessLog((e) => e.kind === "http" && e.path === "/same-cluster");
     expect(inbound).toMatchObject({ listener: "inbound_checkout-9a1e-y1_team-a", sni: "8080", downstream_peer_uri: FRONTEND, downstream_local_uri: CHECKOUT });
   });
+
+  test.skipIf(!captureTested)(
+    "VIP capture: the pod's connection to checkout's VIP is redirected to its capture listener, which proxies it as the pod",
+    async () => {
+      if (!iptablesAvailable()) throw new Error("the capture test needs iptables in the pod's netns (apt-get install iptables)");
+      const capturePort = lab.compiled.get("west/node-1")!.options.capturePort;
+      lab.topology.redirect(WEST_FRONTEND, VIP, capturePort);
+      const [tcp, h2c] = await lab.probe({ pod: WEST_FRONTEND }, [
+        { kind: "tcp", plain: "http1", host: VIP, port: 9090, servername: VIP, payload: "captured bytes" },
+        // h2c: the capture chain proxies bytes over a socket that offers ALPN h2, so an app speaking
+      // HTTP/1.1 to this HTTP/2 port is not understood by the pod's inbound listener (a known gap).
+      { kind: "http", plain: "h2c", host: VIP, port: 8080, servername: VIP, authority: AUTHORITY, path: "/captured" },
+      ]);
+      expect(tcp, JSON.stringify(tcp)).toMatchObject({ ok: true, echoed: "captured bytes" });
+      const reply = replyOf(h2c!);
+      expect(reply.app).toBe(podName(Y1));
+      expect(xfccUri(reply.xfcc)).toBe(FRONTEND);
+
+      // original_dst restored the VIP:port the app dialed; its chain proxied the bytes with the pod's certificate.
+      const captured = await envoyOf("west/node-1").waitForAccessLog((e) => e.kind === "tcp_proxy" && e.downstream_local === `${VIP}:9090`);
+      expect(captured).toMatchObject({
+        listener: "capture_frontend-84c2-fghij_team-a",
+        upstream_cluster: "checkout.team-a.mesh.aether:9090",
+        upstream_host: `${lab.topology.podIp(Y1)}:15008`,
+        upstream_peer_uri: CHECKOUT,
+      });
+      // The record written once the handshake is done (the one on upstream connect may precede it).
+      const landed = await envoyOf("west/node-2").waitForAccessLog((e) => e.kind === "tcp_proxy" && e.chain === "port_9090" && e.downstream_peer_uri !== null);
+      expect(landed).toMatchObject({ listener: "inbound_checkout-9a1e-y1_team-a", sni: "9090", downstream_peer_uri: FRONTEND });
+    },
+  );
 
   /** Interleaved requests from frontend and payments on west/node-1; who the destination saw, and over which connection. */
   async function interleaved(tag: string) {
