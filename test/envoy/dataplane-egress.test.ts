@@ -165,8 +165,8 @@ describe.each(runs)("Envoy %s, %s mode: requests from a pod's app through its no
       const [tcp, h2c] = await lab.probe({ pod: WEST_FRONTEND }, [
         { kind: "tcp", plain: "http1", host: VIP, port: 9090, servername: VIP, payload: "captured bytes" },
         // h2c: the capture chain proxies bytes over a socket that offers ALPN h2, so an app speaking
-      // HTTP/1.1 to this HTTP/2 port is not understood by the pod's inbound listener (a known gap).
-      { kind: "http", plain: "h2c", host: VIP, port: 8080, servername: VIP, authority: AUTHORITY, path: "/captured" },
+        // HTTP/1.1 to this HTTP/2 port is not understood by the pod's inbound listener (a known gap).
+        { kind: "http", plain: "h2c", host: VIP, port: 8080, servername: VIP, authority: AUTHORITY, path: "/captured" },
       ]);
       expect(tcp, JSON.stringify(tcp)).toMatchObject({ ok: true, echoed: "captured bytes" });
       const reply = replyOf(h2c!);
