@@ -61,5 +61,6 @@ function writeGroup(group: LocalityLbEndpoints, cells: AssignmentCells | undefin
 
 function encodedLbEndpoint(lbEndpoint: LbEndpoint, cell: EncodingCell | undefined): Uint8Array {
   if (!cell) return LbEndpoint.encode(lbEndpoint, partWriter).finish();
-  return (cell.bytes ??= LbEndpoint.encode(lbEndpoint, partWriter).finish());
+  cell.bytes ??= LbEndpoint.encode(lbEndpoint, partWriter).finish();
+  return cell.bytes;
 }

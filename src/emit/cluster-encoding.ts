@@ -11,6 +11,7 @@
 import { Cluster, Cluster_TransportSocketMatch } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { Matcher } from "../../gen/xds/type/matcher/v3/matcher.js";
 import { BinaryWriter, delimitedFieldSize, stringFieldSize, writeDelimitedHeader, writeEncodedField, writeStringField } from "../envoy/wire.js";
+import { getOrInsert } from "../util/maps.js";
 
 /** Field numbers (proto/envoy/config/cluster/v3/cluster.proto, core/v3/base.proto, google/protobuf/any.proto). */
 const CLUSTER = { transportSocketMatches: 43, transportSocketMatcher: 59 } as const;
@@ -32,9 +33,7 @@ export function encodeCluster(cluster: Cluster): Uint8Array {
 }
 
 function encodedMatcher(matcher: Matcher): Uint8Array {
-  let bytes = matcherBytes.get(matcher);
-  if (!bytes) matcherBytes.set(matcher, (bytes = Matcher.encode(matcher).finish()));
-  return bytes;
+  return getOrInsert(matcherBytes, matcher, () => Matcher.encode(matcher).finish());
 }
 
 /** One TransportSocketMatch {name, transport_socket {name, typed_config Any {type_url, value}}}. */
