@@ -175,7 +175,10 @@ export function stampWithFactory(bootstrap: RenderedBootstrap, factory: string):
   const copy = structuredClone(bootstrap) as Json;
   let changed = 0;
   const visit = (value: Json): void => {
-    if (Array.isArray(value)) return value.forEach(visit);
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item);
+      return;
+    }
     if (typeof value !== "object" || value === null) return;
     if (value["@type"]?.endsWith("set_filter_state.v3.Config")) {
       for (const entry of value.on_new_connection ?? []) {
