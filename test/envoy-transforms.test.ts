@@ -67,7 +67,7 @@ describe("bootstrap transforms", () => {
       expect(listener.access_log).toHaveLength(1);
       for (const chain of listener.filter_chains) {
         const proxies = chain.filters.filter((filter: any) => filter.name !== "envoy.filters.network.set_filter_state");
-        for (const filter of proxies) expect(filter.typed_config.access_log).toHaveLength(1);
+        for (const filter of proxies) expect(filter.typed_config.access_log).toHaveLength(filter.typed_config["@type"].endsWith(".TcpProxy") ? 2 : 1);
       }
     }
     const strip = (b: any) => {

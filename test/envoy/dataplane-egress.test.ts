@@ -181,8 +181,8 @@ describe.each(runs)("Envoy %s, %s mode: requests from a pod's app through its no
         upstream_host: `${lab.topology.podIp(Y1)}:15008`,
         upstream_peer_uri: CHECKOUT,
       });
-      // The record written once the handshake is done (the one on upstream connect may precede it).
-      const landed = await envoyOf("west/node-2").waitForAccessLog((e) => e.kind === "tcp_proxy" && e.chain === "port_9090" && e.downstream_peer_uri !== null);
+      // The record at the end of the connection (at upstream connect the pod's handshake may not be done).
+      const landed = await envoyOf("west/node-2").waitForAccessLog((e) => e.kind === "tcp_proxy" && e.chain === "port_9090");
       expect(landed).toMatchObject({ listener: "inbound_checkout-9a1e-y1_team-a", sni: "9090", downstream_peer_uri: FRONTEND });
     },
   );
@@ -265,7 +265,8 @@ describe.each(runs)("Envoy %s, %s mode: requests from a pod's app through its no
       downstream_local_uri: CHECKOUT,
     });
     expect(terminated.downstream_tls).toMatch(/^TLSv1\.[23]$/);
-    const proxied = await west.waitForAccessLog((e) => e.listener === "ew_tunnel" && e.kind === "tcp_proxy" && e.sni === WAYPOINT_SNI);
+    // Written when the waypoint connected upstream: the source node's pooled connection stays open.
+    const proxied = await west.waitForAccessLog((e) => e.listener === "ew_tunnel" && e.kind === "tcp_proxy_connected" && e.sni === WAYPOINT_SNI);
     expect(proxied).toMatchObject({
       chain: "ew_checkout_team-a",
       downstream_tls: null,

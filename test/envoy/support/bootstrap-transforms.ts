@@ -1,7 +1,7 @@
 /**
  * Test-only changes to a compiled bootstrap (rendered JSON), each named where a test uses it:
- *   - `instrument`: an admin endpoint and JSON access logs on every listener, tcp_proxy (also
- *     written when the upstream connects) and HTTP connection manager — observation only;
+ *   - `instrument`: an admin endpoint and JSON access logs on every listener, tcp_proxy (at the
+ *     end, and when the upstream connects) and HTTP connection manager — observation only;
  *   - `pointClusterAt`: a stub cluster (the SDS / ADS servers' `xds_cluster`, `sds`, ...) at a
  *     test server's address (a Unix socket, reachable from any netns);
  *   - `inlineAssignments`: TEMPORARY, until the ADS server (issue 12) serves EDS (see
@@ -20,7 +20,8 @@ export interface RenderedBootstrap {
 
 /** The access-log record every instrumented listener and filter writes (JSON lines; null where Envoy has no value). */
 export interface AccessLogEntry {
-  readonly kind: "listener" | "tcp_proxy" | "http";
+  /** `tcp_proxy`: a TCP proxy connection ended; `tcp_proxy_connected`: its upstream connected. */
+  readonly kind: "listener" | "tcp_proxy" | "tcp_proxy_connected" | "http";
   readonly listener: string;
   readonly chain: string | null;
   readonly sni: string | null;
@@ -67,9 +68,10 @@ const HTTP_FIELDS = {
   xfcc: "%REQ(X-FORWARDED-CLIENT-CERT)%",
 };
 
-function fileAccessLog(path: string, fields: Record<string, string>): Json {
+function fileAccessLog(path: string, fields: Record<string, string>, logTypes?: { types: string[]; exclude?: boolean }): Json {
   return {
     name: "envoy.access_loggers.file",
+    ...(logTypes ? { filter: { log_type_filter: logTypes } } : {}),
     typed_config: { "@type": "type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog", path, log_format: { json_format: fields } },
   };
 }
@@ -90,8 +92,13 @@ export function instrument(bootstrap: RenderedBootstrap, options: InstrumentOpti
       for (const filter of chain.filters ?? []) {
         const config = filter.typed_config;
         if (config?.["@type"]?.endsWith(".TcpProxy")) {
-          config.access_log = [...(config.access_log ?? []), fileAccessLog(options.accessLogPath, { ...base, kind: "tcp_proxy" })];
-          // Also a record once the upstream connects: a pooled connection through a waypoint may outlive the test.
+          // `tcp_proxy` when the connection ends; `tcp_proxy_connected` once the upstream connects
+          // (a pooled connection through a waypoint may outlive the test).
+          config.access_log = [
+            ...(config.access_log ?? []),
+            fileAccessLog(options.accessLogPath, { ...base, kind: "tcp_proxy" }, { types: ["TcpUpstreamConnected"], exclude: true }),
+            fileAccessLog(options.accessLogPath, { ...base, kind: "tcp_proxy_connected" }, { types: ["TcpUpstreamConnected"] }),
+          ];
           config.access_log_options = { ...config.access_log_options, flush_access_log_on_connected: true };
         }
         if (config?.["@type"]?.endsWith(".HttpConnectionManager")) {
