@@ -85,7 +85,7 @@ const LEAKS: Record<SourceIdentity, { readonly what: string; readonly transform:
 
 const runs: [string, SourceIdentity, EnvoyBinary][] = found.map((envoy) => [envoy.version, modeOf(envoy.version), envoy]);
 
-describe.each(runs)("Envoy %s, %s mode: requests from a pod's app through its node's egress listener", (version, sourceIdentity, envoy) => {
+describe.each(runs)("Envoy %s, %s mode: requests from a pod's app through its node's outbound listeners", (version, sourceIdentity, envoy) => {
   let lab: MeshLab;
   let failover: Promise<void> | undefined;
 
