@@ -14,6 +14,9 @@
  */
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { CompileResult } from "../../../src/compile/compile-node.js";
+import { renderMessage } from "../../../src/emit/render.js";
+import type { Snapshot } from "../../../src/model/snapshot.js";
 import { inlineAssignments, type RenderedBootstrap, withoutUnusedAds } from "./bootstrap-transforms.js";
 
 type Json = any;
@@ -24,8 +27,13 @@ export interface EdsSource {
   readonly kind: EdsSourceKind;
   /** `rendered` (a node's compiled bootstrap) wired to this source, serving `assignments`. A copy. */
   wire(node: string, rendered: RenderedBootstrap, assignments: readonly Json[]): RenderedBootstrap;
-  /** Serves new assignments to a node's running Envoy; `inline` cannot. */
-  update(node: string, assignments: readonly Json[]): void;
+  /** Serves a registry change — the new snapshot and each Envoy node's compile of it — to the running Envoys; `inline` cannot. */
+  update(snapshot: Snapshot, compiled: ReadonlyMap<string, CompileResult>): void;
+}
+
+/** A compile's endpoints as Envoy JSON (rendered ClusterLoadAssignments). */
+export function renderedAssignments(result: CompileResult): Json[] {
+  return result.endpoints.map((e) => renderMessage("envoy.config.endpoint.v3.ClusterLoadAssignment", e));
 }
 
 const CLA_TYPE = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
@@ -72,7 +80,9 @@ export function fileEds(dir: string): EdsSource {
       }
       return withoutUnusedAds(copy);
     },
-    update: write,
+    update(_snapshot, compiled) {
+      for (const [node, result] of compiled) write(node, renderedAssignments(result));
+    },
   };
 }
 

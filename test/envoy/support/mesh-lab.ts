@@ -21,14 +21,13 @@
 import { join } from "node:path";
 import { type CompileResult, compileNode } from "../../../src/compile/compile-node.js";
 import { renderBootstrap, toBootstrap } from "../../../src/emit/bootstrap.js";
-import { renderMessage } from "../../../src/emit/render.js";
 import { localNodeFrom } from "../../../src/model/node.js";
 import type { OptionsInput } from "../../../src/model/options.js";
-import { parseSnapshot } from "../../../src/model/snapshot.js";
+import { parseSnapshot, type Snapshot } from "../../../src/model/snapshot.js";
 import { type EchoApp, runClient, startEchoApp } from "./apps.js";
 import type { EnvoyBinary } from "./binaries.js";
 import { pointClusterAt, type RenderedBootstrap } from "./bootstrap-transforms.js";
-import { type EdsSource, type EdsSourceKind, edsSource, inlineEds } from "./eds-source.js";
+import { type EdsSource, type EdsSourceKind, edsSource, inlineEds, renderedAssignments } from "./eds-source.js";
 import { type EnvoyProcess, startEnvoy } from "./envoy-process.js";
 import type { Probe, ProbeResult } from "./mtls-client.js";
 import { createTopology, type MeshDocument, type NetworkMode, type Place, type Topology, topologySpec } from "./netns.js";
@@ -114,11 +113,6 @@ export function secretFor(name: string, pki: Pki): SecretJson {
   return bundle ? validationContextSecret(name, pki.bundle(bundle[1]!)) : tlsCertificateSecret(name, pki.svid(name));
 }
 
-/** A compile's endpoints as Envoy JSON (rendered ClusterLoadAssignments). */
-export function renderedAssignments(result: CompileResult): unknown[] {
-  return result.endpoints.map((e) => renderMessage("envoy.config.endpoint.v3.ClusterLoadAssignment", e));
-}
-
 /**
  * A compiled node as the lab runs it: `toBootstrap`, then its EDS wired to the lab's source
  * (default: assignments inline), the `sds` stub at the test SDS server, and the topology's address
@@ -171,16 +165,14 @@ export async function startMeshLab(options: MeshLabOptions): Promise<MeshLab> {
     const topology = createTopology(spec, options.tag, options.mode);
     stops.push(() => topology.destroy());
     const document = topology.meshDocument(options.document);
-    const compileAll = (input: MeshDocument) => {
-      const snapshot = parseSnapshot(input);
-      return new Map(
+    const compileAll = (snapshot: Snapshot) =>
+      new Map(
         options.envoyNodes.map((key) => {
           const [cluster, name] = key.split("/") as [string, string];
           return [key, compileNode(snapshot, localNodeFrom(snapshot, cluster, name), { ...options.options, sds: { grpcCluster: SDS_CLUSTER } })];
         }),
       );
-    };
-    const compiled = compileAll(document);
+    const compiled = compileAll(parseSnapshot(document));
     const pki = createPki(join(options.dir, "pki"));
     const eds = edsSource(options.eds ?? "inline", join(options.dir, `eds-${options.tag}`));
     const sds = await startSdsServer({ socketPath: join(options.dir, `sds-${options.tag}.sock`) });
@@ -230,14 +222,15 @@ export async function startMeshLab(options: MeshLabOptions): Promise<MeshLab> {
       apps,
       egress: (pod) => ({ host: topology.mode === "netns" ? "127.0.0.1" : topology.podIp(pod), port: egressPort! }),
       update(input) {
-        const next = compileAll(topology.meshDocument(input));
+        const snapshot = parseSnapshot(topology.meshDocument(input));
+        const next = compileAll(snapshot);
         for (const [key, result] of next) {
           const before = compiled.get(key)!;
           if (JSON.stringify([result.clusters, result.listeners]) !== JSON.stringify([before.clusters, before.listeners]))
             throw new Error(`${key}: the change alters clusters or listeners, not only endpoints`);
-          eds.update(key, renderedAssignments(result));
-          compiled.set(key, result);
         }
+        eds.update(snapshot, next);
+        for (const [key, result] of next) compiled.set(key, result);
       },
       async restartEnvoy(key, transform) {
         const running = envoys.get(key);
