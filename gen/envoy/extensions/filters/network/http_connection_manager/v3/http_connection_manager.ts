@@ -6,9 +6,10 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import { Any, protoMetadata as protoMetadata2 } from "../../../../../../google/protobuf/any.js";
-import { BoolValue, protoMetadata as protoMetadata3 } from "../../../../../../google/protobuf/wrappers.js";
-import { protoMetadata as protoMetadata1, RouteConfiguration } from "../../../../../config/route/v3/route.js";
+import { Any, protoMetadata as protoMetadata3 } from "../../../../../../google/protobuf/any.js";
+import { BoolValue, protoMetadata as protoMetadata4 } from "../../../../../../google/protobuf/wrappers.js";
+import { AccessLog, protoMetadata as protoMetadata1 } from "../../../../../config/accesslog/v3/accesslog.js";
+import { protoMetadata as protoMetadata2, RouteConfiguration } from "../../../../../config/route/v3/route.js";
 
 export const protobufPackage = "envoy.extensions.filters.network.http_connection_manager.v3";
 
@@ -20,6 +21,7 @@ export interface HttpConnectionManager {
   stat_prefix?: string | undefined;
   route_config?: RouteConfiguration | undefined;
   http_filters?: HttpFilter[] | undefined;
+  access_log?: AccessLog[] | undefined;
   forward_client_cert_details?: HttpConnectionManager_ForwardClientCertDetails | undefined;
   set_current_client_cert_details?: HttpConnectionManager_SetCurrentClientCertDetails | undefined;
 }
@@ -59,6 +61,7 @@ function createBaseHttpConnectionManager(): HttpConnectionManager {
     stat_prefix: "",
     route_config: undefined,
     http_filters: [],
+    access_log: [],
     forward_client_cert_details: 0,
     set_current_client_cert_details: undefined,
   };
@@ -78,6 +81,11 @@ export const HttpConnectionManager: MessageFns<HttpConnectionManager> = {
     if (message.http_filters !== undefined && message.http_filters.length !== 0) {
       for (const v of message.http_filters) {
         HttpFilter.encode(v!, writer.uint32(42).fork()).join();
+      }
+    }
+    if (message.access_log !== undefined && message.access_log.length !== 0) {
+      for (const v of message.access_log) {
+        AccessLog.encode(v!, writer.uint32(106).fork()).join();
       }
     }
     if (message.forward_client_cert_details !== undefined && message.forward_client_cert_details !== 0) {
@@ -137,6 +145,17 @@ export const HttpConnectionManager: MessageFns<HttpConnectionManager> = {
             const el = HttpFilter.decode(reader, reader.uint32());
             if (el !== undefined) {
               message.http_filters!.push(el);
+            }
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            const el = AccessLog.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.access_log!.push(el);
             }
             continue;
           }
@@ -358,7 +377,7 @@ export const protoMetadata: ProtoMetadata = {
       HttpConnectionManager_SetCurrentClientCertDetails,
     ".envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter": HttpFilter,
   },
-  dependencies: [protoMetadata1, protoMetadata2, protoMetadata3],
+  dependencies: [protoMetadata1, protoMetadata2, protoMetadata3, protoMetadata4],
 };
 
 export interface MessageFns<T> {
