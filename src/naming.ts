@@ -267,6 +267,14 @@ export function parseSocketName(name: string): { variant: SocketVariant; spiffeI
   return { variant, spiffeId: name.slice(bar + 1) };
 }
 
+/**
+ * The stats name of an outbound cluster: `outbound_<svc>_<ns>_<port>`, and `_local`/`_waypoint`
+ * for an aggregate's halves. No dots or colons, which stats sinks split into tags.
+ */
+export function outboundStatName(target: ServicePort, half?: SocketVariant): string {
+  return `outbound_${target.service}_${target.namespace}_${target.port}${half ? `_${half}` : ""}`;
+}
+
 /** In `aggregate` socket selection: `<cluster>|local` and `<cluster>|waypoint`. */
 export function subClusterName(clusterName: string, variant: SocketVariant): string {
   return `${clusterName}|${variant}`;

@@ -11,10 +11,11 @@ import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import { type Diagnostic, diagnostic } from "../diagnostics.js";
 import { socketAddress } from "../envoy/core.js";
-import { httpToCluster, staticCluster, tcpProxy, tlsInspector } from "../envoy/listener.js";
+import { httpProtocolOptions, httpToCluster, staticCluster, tcpProxy, tlsInspector } from "../envoy/listener.js";
 import { downstreamTlsSocket } from "../envoy/tls.js";
 import { appClusterName, directSni, inboundChainName, inboundListenerName, type PodRef, waypointSni } from "../naming.js";
 import type { HostedPodPlan, NodePlan } from "../plan/node-plan.js";
+import { clusterSettings, listenerSettings, tcpIdleTimeout } from "./settings.js";
 
 export interface InboundSide {
   readonly listeners: Listener[];
@@ -32,7 +33,7 @@ export function inboundSide(plan: NodePlan): InboundSide {
     if (reason || !hosted.netns) continue;
     const ref = { namespace: hosted.pod.namespace, pod: hosted.pod.name };
     side.listeners.push(inboundListener(plan, hosted, ref));
-    side.clusters.push(...hosted.ports.map((port) => staticCluster(appClusterName(ref, port), hosted.pod.ip, port, protocolOf(hosted, port) === "http2")));
+    side.clusters.push(...hosted.ports.map((port) => appCluster(plan, hosted, ref, port)));
   }
   return side;
 }
@@ -57,7 +58,15 @@ function inboundListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): Li
     filter_chains: hosted.ports.map((port) => inboundChain(plan, hosted, ref, port)),
     listener_filters: [tlsInspector()],
     traffic_direction: TrafficDirection.INBOUND,
+    ...listenerSettings(plan.options.settings, true),
   };
+}
+
+/** The application at `pod_ip:<port>`. */
+function appCluster(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: number): Cluster {
+  const cluster: Cluster = { ...staticCluster(appClusterName(ref, port), hosted.pod.ip, port), ...clusterSettings(plan.options.settings, "app") };
+  if (protocolOf(hosted, port) === "http2") cluster.typed_extension_protocol_options = httpProtocolOptions("http2");
+  return cluster;
 }
 
 function inboundChain(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: number): FilterChain {
@@ -68,7 +77,7 @@ function inboundChain(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: 
   const statPrefix = `${inboundListenerName(ref)}_${port}`;
   return {
     filter_chain_match: { server_names: serverNames, transport_protocol: "tls" },
-    filters: [http2 ? httpToCluster(statPrefix, app) : tcpProxy(statPrefix, app)],
+    filters: [http2 ? httpToCluster(statPrefix, app) : tcpProxy(statPrefix, app, { idleTimeout: tcpIdleTimeout(plan.options.settings) })],
     transport_socket: downstreamTlsSocket({
       alpn: http2 ? ["h2"] : [],
       server: { spiffeId: hosted.identity, sds: plan.sds },

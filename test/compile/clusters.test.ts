@@ -155,7 +155,7 @@ describe("sockets mode: the socket table", () => {
     expect(cluster({ eastWestWaypoint: "cross-cluster" }).typed_extension_protocol_options).toEqual({
       "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
         "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
-        explicit_http_config: { http2_protocol_options: {} },
+        explicit_http_config: { http2_protocol_options: { connection_keepalive: { interval: "10s", timeout: "5s", interval_jitter: { value: 15 } } } },
       },
     });
   });
@@ -180,6 +180,7 @@ describe("sockets mode: aggregate socket selection", () => {
     expect(byName.get("svc.ns.mesh.test:8080")).toEqual({
       "@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster",
       name: "svc.ns.mesh.test:8080",
+      alt_stat_name: "outbound_svc_ns_8080",
       lb_policy: "CLUSTER_PROVIDED",
       cluster_type: {
         name: "envoy.clusters.aggregate",

@@ -30,6 +30,7 @@ export interface Cluster {
   /** Matcher-based transport socket selection (newer Envoy only). */
   transport_socket_matcher?: Matcher | undefined;
   name?: string | undefined;
+  alt_stat_name?: string | undefined;
   type?: Cluster_DiscoveryType | undefined;
   cluster_type?: Cluster_CustomClusterType | undefined;
   eds_cluster_config?: Cluster_EdsClusterConfig | undefined;
@@ -69,7 +70,6 @@ export enum Cluster_LbPolicy {
 
 export interface Cluster_TransportSocketMatch {
   name?: string | undefined;
-  alt_stat_name?: string | undefined;
   match?: { [key: string]: any } | undefined;
   transport_socket?: TransportSocket | undefined;
 }
@@ -98,6 +98,7 @@ function createBaseCluster(): Cluster {
     transport_socket_matches: [],
     transport_socket_matcher: undefined,
     name: "",
+    alt_stat_name: "",
     type: undefined,
     cluster_type: undefined,
     eds_cluster_config: undefined,
@@ -129,6 +130,9 @@ export const Cluster: MessageFns<Cluster> = {
     }
     if (message.name !== undefined && message.name !== "") {
       writer.uint32(10).string(message.name);
+    }
+    if (message.alt_stat_name !== undefined && message.alt_stat_name !== "") {
+      writer.uint32(226).string(message.alt_stat_name);
     }
     if (message.type !== undefined) {
       writer.uint32(16).int32(message.type);
@@ -227,6 +231,14 @@ export const Cluster: MessageFns<Cluster> = {
             }
 
             message.name = reader.string();
+            continue;
+          }
+          case 28: {
+            if (tag !== 226) {
+              break;
+            }
+
+            message.alt_stat_name = reader.string();
             continue;
           }
           case 2: {
@@ -377,16 +389,13 @@ export const Cluster: MessageFns<Cluster> = {
 };
 
 function createBaseCluster_TransportSocketMatch(): Cluster_TransportSocketMatch {
-  return { name: "", alt_stat_name: "", match: undefined, transport_socket: undefined };
+  return { name: "", match: undefined, transport_socket: undefined };
 }
 
 export const Cluster_TransportSocketMatch: MessageFns<Cluster_TransportSocketMatch> = {
   encode(message: Cluster_TransportSocketMatch, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.name !== undefined && message.name !== "") {
       writer.uint32(10).string(message.name);
-    }
-    if (message.alt_stat_name !== undefined && message.alt_stat_name !== "") {
-      writer.uint32(226).string(message.alt_stat_name);
     }
     if (message.match !== undefined) {
       Struct.encode(Struct.wrap(message.match), writer.uint32(18).fork()).join();
@@ -416,14 +425,6 @@ export const Cluster_TransportSocketMatch: MessageFns<Cluster_TransportSocketMat
             }
 
             message.name = reader.string();
-            continue;
-          }
-          case 28: {
-            if (tag !== 226) {
-              break;
-            }
-
-            message.alt_stat_name = reader.string();
             continue;
           }
           case 2: {

@@ -26,7 +26,6 @@ export interface CommonGrpcAccessLogConfig {
   log_name?: string | undefined;
   grpc_service?: GrpcService | undefined;
   transport_api_version?: ApiVersion | undefined;
-  filter_state_objects_to_log?: string[] | undefined;
   custom_tags?: CustomTag[] | undefined;
 }
 
@@ -123,13 +122,7 @@ export const TcpGrpcAccessLogConfig: MessageFns<TcpGrpcAccessLogConfig> = {
 };
 
 function createBaseCommonGrpcAccessLogConfig(): CommonGrpcAccessLogConfig {
-  return {
-    log_name: "",
-    grpc_service: undefined,
-    transport_api_version: 0,
-    filter_state_objects_to_log: [],
-    custom_tags: [],
-  };
+  return { log_name: "", grpc_service: undefined, transport_api_version: 0, custom_tags: [] };
 }
 
 export const CommonGrpcAccessLogConfig: MessageFns<CommonGrpcAccessLogConfig> = {
@@ -142,11 +135,6 @@ export const CommonGrpcAccessLogConfig: MessageFns<CommonGrpcAccessLogConfig> = 
     }
     if (message.transport_api_version !== undefined && message.transport_api_version !== 0) {
       writer.uint32(48).int32(message.transport_api_version);
-    }
-    if (message.filter_state_objects_to_log !== undefined && message.filter_state_objects_to_log.length !== 0) {
-      for (const v of message.filter_state_objects_to_log) {
-        writer.uint32(42).string(v!);
-      }
     }
     if (message.custom_tags !== undefined && message.custom_tags.length !== 0) {
       for (const v of message.custom_tags) {
@@ -191,17 +179,6 @@ export const CommonGrpcAccessLogConfig: MessageFns<CommonGrpcAccessLogConfig> = 
             }
 
             message.transport_api_version = reader.int32() as any;
-            continue;
-          }
-          case 5: {
-            if (tag !== 42) {
-              break;
-            }
-
-            const el = reader.string();
-            if (el !== undefined) {
-              message.filter_state_objects_to_log!.push(el);
-            }
             continue;
           }
           case 8: {

@@ -24,6 +24,7 @@ export interface HttpConnectionManager {
   access_log?: AccessLog[] | undefined;
   forward_client_cert_details?: HttpConnectionManager_ForwardClientCertDetails | undefined;
   set_current_client_cert_details?: HttpConnectionManager_SetCurrentClientCertDetails | undefined;
+  preserve_external_request_id?: boolean | undefined;
 }
 
 export enum HttpConnectionManager_CodecType {
@@ -64,6 +65,7 @@ function createBaseHttpConnectionManager(): HttpConnectionManager {
     access_log: [],
     forward_client_cert_details: 0,
     set_current_client_cert_details: undefined,
+    preserve_external_request_id: false,
   };
 }
 
@@ -96,6 +98,9 @@ export const HttpConnectionManager: MessageFns<HttpConnectionManager> = {
         message.set_current_client_cert_details,
         writer.uint32(138).fork(),
       ).join();
+    }
+    if (message.preserve_external_request_id !== undefined && message.preserve_external_request_id !== false) {
+      writer.uint32(256).bool(message.preserve_external_request_id);
     }
     return writer;
   },
@@ -176,6 +181,14 @@ export const HttpConnectionManager: MessageFns<HttpConnectionManager> = {
               reader,
               reader.uint32(),
             );
+            continue;
+          }
+          case 32: {
+            if (tag !== 256) {
+              break;
+            }
+
+            message.preserve_external_request_id = reader.bool();
             continue;
           }
         }
