@@ -128,7 +128,7 @@ describe("aether-xds inspect", () => {
     expect(code).toBe(0);
     expect(stdout).toContain("mesh mesh.aether, trust shared (aether.internal)");
     expect(stdout).toMatch(/west +3 nodes \(\+1 unlisted\), 6 endpoints/);
-    expect(stdout).toMatch(/team-a\/checkout +ports 8080\/http2 9090\/tcp; endpoints east 2, west 2/);
+    expect(stdout).toMatch(/team-a\/checkout +ports 8080\/http 9090\/tcp; endpoints east 2, west 2/);
     expect(stdout).toContain("west/team-b/payments-2b7c-q3");
   });
 });

@@ -186,7 +186,7 @@ function destinationIdentities(plan: NodePlan, service: IndexedService): string[
 }
 
 function protocolOf(target: OutboundTarget) {
-  return target.service.protocols.get(target.port) ?? "http2";
+  return target.service.protocols.get(target.port);
 }
 
 /**

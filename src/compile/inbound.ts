@@ -65,29 +65,33 @@ function inboundListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): Li
 /** The application at `pod_ip:<port>`. */
 function appCluster(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: number): Cluster {
   const cluster: Cluster = { ...staticCluster(appClusterName(ref, port), hosted.pod.ip, port), ...clusterSettings(plan.options.settings, "app") };
-  if (protocolOf(hosted, port) === "http2") cluster.typed_extension_protocol_options = httpProtocolOptions("http2");
+  const protocol = hosted.protocols.get(port);
+  if (protocol !== "tcp") cluster.typed_extension_protocol_options = httpProtocolOptions(APP_HTTP[protocol ?? "undeclared"]);
   return cluster;
 }
+
+/**
+ * How the inbound listener speaks to the application: as declared, else in the version the
+ * request arrived in (the mesh hop is HTTP/2, so an HTTP/1.1-only application declares `http`).
+ */
+const APP_HTTP = { http2: "http2", http: "http1", undeclared: "downstream" } as const;
 
 function inboundChain(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: number): FilterChain {
   const serverNames = [directSni(port)];
   if (plan.waypointOn) serverNames.push(waypointSni(plan.node.meshDomain, { ...hosted.ref, port }));
-  const http2 = protocolOf(hosted, port) === "http2";
+  // Every HTTP port is HTTP/2 over mTLS on the mesh hop, whatever the application speaks.
+  const http = hosted.protocols.get(port) !== "tcp";
   const app = appClusterName(ref, port);
   const statPrefix = `${inboundListenerName(ref)}_${port}`;
   return {
     filter_chain_match: { server_names: serverNames, transport_protocol: "tls" },
-    filters: [http2 ? httpToCluster(statPrefix, app) : tcpProxy(statPrefix, app, { idleTimeout: tcpIdleTimeout(plan.options.settings) })],
+    filters: [http ? httpToCluster(statPrefix, app) : tcpProxy(statPrefix, app, { idleTimeout: tcpIdleTimeout(plan.options.settings) })],
     transport_socket: downstreamTlsSocket({
-      alpn: http2 ? ["h2"] : [],
+      alpn: http ? ["h2"] : [],
       server: { spiffeId: hosted.identity, sds: plan.sds },
       validation: plan.validation,
       clientSanPrefixes: plan.workloadSanPrefixes,
     }),
     name: inboundChainName(port),
   };
-}
-
-function protocolOf(hosted: HostedPodPlan, port: number) {
-  return hosted.protocols.get(port) ?? "http2";
 }

@@ -78,7 +78,7 @@ function destinationsOf(plan: NodePlan, service: IndexedService): Destination[] 
     cluster: outboundClusterName(plan.node.meshDomain, { ...service.ref, port }),
     port,
     service,
-    http: (service.protocols.get(port) ?? "http2") !== "tcp",
+    http: service.protocols.get(port) !== "tcp",
     ...(vip ? { vip } : {}),
   }));
 }

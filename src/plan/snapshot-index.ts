@@ -182,7 +182,7 @@ function indexService(snapshot: Snapshot, key: ServiceKey): IndexedService {
   }
   const sortedPorts = [...ports].sort(compareNumbers);
   const sortedDomains = [...trustDomains].sort(compareText);
-  const protocolList = sortedPorts.map((port) => `${port}/${protocols.get(port) ?? "http2"}`);
+  const protocolList = sortedPorts.map((port) => `${port}/${protocols.get(port) ?? "undeclared"}`);
   return {
     key,
     ref: parseServiceKey(key)!,
