@@ -15,6 +15,7 @@ import { httpProtocolOptions, httpToCluster, staticCluster, tcpProxy, tlsInspect
 import { downstreamTlsSocket } from "../envoy/tls.js";
 import { appClusterName, directSni, inboundChainName, inboundListenerName, type PodRef, waypointSni } from "../naming.js";
 import type { HostedPodPlan, NodePlan } from "../plan/node-plan.js";
+import { accessLogs } from "./access-log.js";
 import { clusterSettings, listenerSettings, tcpIdleTimeout } from "./settings.js";
 
 export interface InboundSide {
@@ -85,7 +86,14 @@ function inboundChain(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: 
   const statPrefix = `${inboundListenerName(ref)}_${port}`;
   return {
     filter_chain_match: { server_names: serverNames, transport_protocol: "tls" },
-    filters: [http ? httpToCluster(statPrefix, app) : tcpProxy(statPrefix, app, { idleTimeout: tcpIdleTimeout(plan.options.settings) })],
+    filters: [
+      http
+        ? httpToCluster(statPrefix, app, { accessLog: accessLogs(plan, { reporter: "destination", listener: inboundListenerName(ref), http }) })
+        : tcpProxy(statPrefix, app, {
+            idleTimeout: tcpIdleTimeout(plan.options.settings),
+            accessLog: accessLogs(plan, { reporter: "destination", listener: inboundListenerName(ref), http }),
+          }),
+    ],
     transport_socket: downstreamTlsSocket({
       alpn: http ? ["h2"] : [],
       server: { spiffeId: hosted.identity, sds: plan.sds },

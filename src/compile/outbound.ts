@@ -23,6 +23,7 @@ import { FILTER_STATE } from "../envoy/types.js";
 import { captureChainName, captureListenerName, outboundClusterName, outboundListenerName, type PodRef, type ServiceKey, serviceAuthority } from "../naming.js";
 import type { HostedPodPlan, NodePlan } from "../plan/node-plan.js";
 import type { IndexedService } from "../plan/snapshot-index.js";
+import { accessLogs } from "./access-log.js";
 import { egressRetryPolicy, listenerSettings, tcpIdleTimeout } from "./settings.js";
 
 /** A service port a pod may call, with what its outbound listeners need to reach it. */
@@ -92,7 +93,17 @@ function egressListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, dest
       name,
       address: socketAddress("127.0.0.1", plan.options.egressPort, hosted.netns),
       stat_prefix: name,
-      filter_chains: [{ filters: [...stamp, httpEgress(name, routes, egressRetryPolicy(plan.options.settings))], name: "http" }],
+      filter_chains: [
+        {
+          filters: [
+            ...stamp,
+            httpEgress(name, routes, egressRetryPolicy(plan.options.settings), {
+              accessLog: accessLogs(plan, { reporter: "source", listener: name, http: true, sourceIdentity: hosted.identity }),
+            }),
+          ],
+          name: "http",
+        },
+      ],
       traffic_direction: TrafficDirection.OUTBOUND,
       ...listenerSettings(plan.options.settings, false),
     },
@@ -123,7 +134,7 @@ function captureListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, des
     name,
     address: socketAddress("127.0.0.1", plan.options.capturePort, hosted.netns),
     stat_prefix: name,
-    filter_chains: captured.map((destination) => captureChain(plan, name, destination, stamp)),
+    filter_chains: captured.map((destination) => captureChain(plan, hosted, name, destination, stamp)),
     listener_filters: [originalDst()],
     traffic_direction: TrafficDirection.OUTBOUND,
     // The listener handles what it accepts; it never hands a connection to another listener.
@@ -136,11 +147,17 @@ function captureListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, des
   return [listener];
 }
 
-function captureChain(plan: NodePlan, statPrefix: string, destination: Destination, stamp: readonly Filter[]): FilterChain {
+function captureChain(plan: NodePlan, hosted: HostedPodPlan, statPrefix: string, destination: Destination, stamp: readonly Filter[]): FilterChain {
   const vip = destination.vip!;
   return {
     filter_chain_match: { destination_port: destination.port, prefix_ranges: [{ address_prefix: vip, prefix_len: vip.includes(":") ? 128 : 32 }] },
-    filters: [...stamp, tcpProxy(statPrefix, destination.cluster, { idleTimeout: tcpIdleTimeout(plan.options.settings) })],
+    filters: [
+      ...stamp,
+      tcpProxy(statPrefix, destination.cluster, {
+        idleTimeout: tcpIdleTimeout(plan.options.settings),
+        accessLog: accessLogs(plan, { reporter: "source", listener: statPrefix, http: false, sourceIdentity: hosted.identity }),
+      }),
+    ],
     name: captureChainName({ ...destination.service.ref, port: destination.port }),
   };
 }

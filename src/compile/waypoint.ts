@@ -26,6 +26,7 @@ import {
 } from "../naming.js";
 import type { NodePlan } from "../plan/node-plan.js";
 import { compareText, ipSortKey } from "../util/order.js";
+import { accessLogs } from "./access-log.js";
 import { fitToUint32 } from "./endpoints.js";
 import { clusterSettings, listenerSettings, tcpIdleTimeout } from "./settings.js";
 
@@ -113,7 +114,12 @@ function tunnelChain(plan: NodePlan, route: TunnelRoute): FilterChain {
   const serverName = route.port === undefined ? tunnelServerName(meshDomain, route.service) : waypointSni(meshDomain, { ...route.service, port: route.port });
   return {
     filter_chain_match: { server_names: [serverName], transport_protocol: "tls" },
-    filters: [tcpProxy(route.chain, route.cluster, { idleTimeout: tcpIdleTimeout(plan.options.settings) })],
+    filters: [
+      tcpProxy(route.chain, route.cluster, {
+        idleTimeout: tcpIdleTimeout(plan.options.settings),
+        accessLog: accessLogs(plan, { reporter: "waypoint", listener: TUNNEL_LISTENER_NAME, http: false }),
+      }),
+    ],
     name: route.chain,
   };
 }

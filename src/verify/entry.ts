@@ -39,7 +39,8 @@ export function enterAtSource(context: ReplayContext, node: CompiledNode, source
   const cluster = outboundClusterName(meshDomain, { ...ref, port: target.port });
   if (!source.pod) return { kind: "entered", cluster, filterState: NOTHING_STAMPED, hops: [`node proxy: its own connection to ${cluster}`] };
   if (!source.netns) return { kind: "not-captured", reason: "the pod has no network namespace of its own, so no outbound listeners" };
-  if (context.mesh.index.services.get(target.service)?.protocols.get(target.port) !== "tcp") return throughEgress(context, node, source.netns, serviceAuthority(meshDomain, ref, target.port));
+  if (context.mesh.index.services.get(target.service)?.protocols.get(target.port) !== "tcp")
+    return throughEgress(context, node, source.netns, serviceAuthority(meshDomain, ref, target.port));
   const vip = context.mesh.index.snapshot.vips?.get(target.service);
   if (!vip) return { kind: "not-captured", reason: `no VIP for ${target.service}: a TCP port is reached only through a captured VIP` };
   return throughCapture(context, node, source.netns, vip, target.port);
