@@ -249,6 +249,16 @@ export function parseAppClusterName(name: string): (PodRef & { port: number }) |
   return isDnsSubdomain(pod) && isDnsLabel(namespace) && isValidPort(ref.port) ? ref : undefined;
 }
 
+/** The node's probe of a pod's inbound listener (is the mesh port ready?): `inboundready_<pod>_<ns>`. */
+export function readinessClusterName(ref: PodRef): string {
+  return `inboundready_${ref.pod}_${ref.namespace}`;
+}
+
+/** The pod a readiness probe cluster name is for, or undefined when it is not one. */
+export function parseReadinessClusterName(name: string): PodRef | undefined {
+  return parsePodListener(name, /^inboundready_([^_]+)_([^_]+)$/);
+}
+
 // ---- transport sockets and aggregate sub-clusters -------------------------------------------
 
 /** `local`: SNI is the bare port (direct dial). `waypoint`: SNI is the structured name. */

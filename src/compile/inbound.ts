@@ -5,28 +5,31 @@
  * terminates mTLS with the pod's own SVID, requires a client certificate, and hands the traffic to
  * the application at `pod_ip:<port>`.
  */
-import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import { type Cluster, Cluster_DiscoveryType } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { TrafficDirection } from "../../gen/envoy/config/core/v3/base.js";
+import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import { type Diagnostic, diagnostic } from "../diagnostics.js";
 import { socketAddress } from "../envoy/core.js";
 import { httpProtocolOptions, httpToCluster, staticCluster, tcpProxy, tlsInspector } from "../envoy/listener.js";
-import { downstreamTlsSocket } from "../envoy/tls.js";
-import { appClusterName, directSni, inboundChainName, inboundListenerName, type PodRef, waypointSni } from "../naming.js";
+import { downstreamTlsSocket, upstreamTlsSocket } from "../envoy/tls.js";
+import { appClusterName, directSni, inboundChainName, inboundListenerName, type PodRef, readinessClusterName, waypointSni } from "../naming.js";
 import type { HostedPodPlan, NodePlan } from "../plan/node-plan.js";
 import { accessLogs } from "./access-log.js";
-import { clusterSettings, listenerSettings, tcpIdleTimeout } from "./settings.js";
+import { clusterSettings, duration, listenerSettings, tcpIdleTimeout } from "./settings.js";
 
 export interface InboundSide {
   readonly listeners: Listener[];
-  /** The application clusters the chains forward to. */
+  /** The application clusters the chains forward to, and the readiness probes. */
   readonly clusters: Cluster[];
+  /** The readiness probes' assignments. */
+  readonly endpoints: ClusterLoadAssignment[];
   readonly diagnostics: Diagnostic[];
 }
 
 export function inboundSide(plan: NodePlan): InboundSide {
-  const side: InboundSide = { listeners: [], clusters: [], diagnostics: [] };
+  const side: InboundSide = { listeners: [], clusters: [], endpoints: [], diagnostics: [] };
   for (const hosted of plan.hostedPods) {
     const reason = whyNoListener(hosted);
     if (reason) side.diagnostics.push(reason);
@@ -35,6 +38,11 @@ export function inboundSide(plan: NodePlan): InboundSide {
     const ref = { namespace: hosted.pod.namespace, pod: hosted.pod.name };
     side.listeners.push(inboundListener(plan, hosted, ref));
     side.clusters.push(...hosted.ports.map((port) => appCluster(plan, hosted, ref, port)));
+    const probe = readinessProbe(plan, hosted, ref);
+    if (probe) {
+      side.clusters.push(probe.cluster);
+      side.endpoints.push(probe.assignment);
+    }
   }
   return side;
 }
@@ -69,6 +77,48 @@ function appCluster(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: nu
   const protocol = hosted.protocols.get(port);
   if (protocol !== "tcp") cluster.typed_extension_protocol_options = httpProtocolOptions(APP_HTTP[protocol ?? "undeclared"]);
   return cluster;
+}
+
+/**
+ * The node's probe of the pod's inbound listener: a connect-only health check that passes once a
+ * TLS handshake with the node's own identity completes and the pod presents its own SAN — that
+ * is, once the listener is up in the pod's netns with its certificate. A registry or readiness
+ * gate reads the cluster's host health (README, "Readiness of the mesh port"). The node's
+ * certificate is a plain SDS reference (the certificate selector's stream is never involved),
+ * and the SNI is a port the pod serves, so the handshake reaches one of its chains. An EDS
+ * cluster, like every cluster with an SDS certificate (a static one would start before ADS).
+ */
+function readinessProbe(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): { cluster: Cluster; assignment: ClusterLoadAssignment } | undefined {
+  const probe = plan.options.settings.readinessProbes;
+  if (!probe?.intervalMs || !probe.timeoutMs) return undefined;
+  const name = readinessClusterName(ref);
+  const interval = duration(probe.intervalMs);
+  const cluster: Cluster = {
+    name,
+    type: Cluster_DiscoveryType.EDS,
+    eds_cluster_config: { eds_config: plan.eds, service_name: name },
+    ...clusterSettings(plan.options.settings, "probe"),
+    transport_socket: upstreamTlsSocket({
+      sni: directSni(hosted.ports[0]!),
+      alpn: [],
+      source: { spiffeId: plan.nodeIdentity, sds: plan.sds },
+      pinnedSans: [hosted.identity],
+      validation: plan.validation,
+    }),
+    health_checks: [
+      {
+        timeout: duration(probe.timeoutMs),
+        interval,
+        unhealthy_threshold: 1,
+        healthy_threshold: 1,
+        tcp_health_check: {},
+        // The probe carries no traffic: without this Envoy checks it once a minute.
+        no_traffic_interval: interval,
+      },
+    ],
+  };
+  const assignment = { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: socketAddress(hosted.pod.ip, plan.options.inboundPort) } }] }] };
+  return { cluster, assignment };
 }
 
 /**

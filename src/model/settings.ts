@@ -68,24 +68,33 @@ export const settingsSchema = z.strictObject({
 });
 export type SettingsInput = z.input<typeof settingsSchema>;
 
-type Thresholds = z.output<typeof circuitBreakers>;
-
 /** The resolved settings: a field that is absent is not emitted (Envoy's own default applies). */
 export interface Settings {
   readonly preset: SettingsPreset;
   readonly connectTimeoutMs?: number;
-  readonly circuitBreakers?: Readonly<Thresholds>;
+  readonly circuitBreakers?: {
+    readonly maxConnections?: number;
+    readonly maxPendingRequests?: number;
+    readonly maxRequests?: number;
+    readonly maxRetries?: number;
+  };
   readonly healthyPanicThresholdPercent?: number;
   readonly ignoreHealthOnHostRemoval?: true;
   readonly closeConnectionsOnHostHealthFailure?: true;
-  readonly outlierDetection?: Readonly<z.output<typeof outlierDetection>>;
-  readonly http2Keepalive?: Readonly<z.output<typeof http2Keepalive>>;
+  readonly outlierDetection?: {
+    readonly consecutiveLocalOriginFailures?: number;
+    readonly consecutive5xx?: number;
+    readonly intervalMs?: number;
+    readonly baseEjectionTimeMs?: number;
+    readonly maxEjectionPercent?: number;
+  };
+  readonly http2Keepalive?: { readonly intervalMs?: number; readonly timeoutMs?: number; readonly jitterPercent?: number };
   readonly tcpIdleTimeoutMs?: number;
   readonly bufferLimitBytes?: number;
   readonly listenerFiltersTimeoutMs?: number;
-  readonly retries?: Readonly<z.output<typeof retries>>;
+  readonly retries?: { readonly attempts?: number };
   readonly altStatNames?: true;
-  readonly readinessProbes?: Readonly<z.output<typeof readinessProbes>>;
+  readonly readinessProbes?: { readonly intervalMs?: number; readonly timeoutMs?: number };
   /** `off` when no access log is written. */
   readonly accessLog: AccessLogSetting;
 }
