@@ -23,6 +23,7 @@ import { httpProtocolOptions } from "../envoy/listener.js";
 import { descend, endpointMetadataInput, exactMatchTree, filterStateInput, useSocket } from "../envoy/matcher.js";
 import { selectedCertificateSocket, type UpstreamSocketSpec, upstreamSockets } from "../envoy/tls.js";
 import { AGGREGATE_CLUSTER_CONFIG, EXTENSION } from "../envoy/types.js";
+import { protocolOf } from "../model/snapshot.js";
 import { directSni, outboundStatName, type SocketVariant, serviceSpiffeId, socketName, subClusterName, waypointSni } from "../naming.js";
 import { WAYPOINT_KEY } from "../plan/endpoints.js";
 import { cached, type NodePlan } from "../plan/node-plan.js";
@@ -72,7 +73,8 @@ function edsCluster(plan: NodePlan, target: OutboundTarget, name: string, choice
     ...clusterSettings(settings, "outbound"),
   };
   // The mesh hop is HTTP/2 over mTLS for every HTTP port, whatever the application speaks.
-  if (protocolOf(target) !== "tcp") cluster.typed_extension_protocol_options = httpProtocolOptions("http2", http2Keepalive(settings));
+  if (protocolOf(target.service.protocols, target.port) !== "tcp")
+    cluster.typed_extension_protocol_options = httpProtocolOptions("http2", http2Keepalive(settings));
   if (choice.table.length > 0) cluster.transport_socket_matches = [...choice.table];
   if (choice.matcher) cluster.transport_socket_matcher = choice.matcher;
   if (choice.fallback) cluster.transport_socket = choice.fallback;
@@ -172,7 +174,11 @@ function socketNames(plan: NodePlan, variants: readonly SocketVariant[]) {
 
 /** Everything a socket to the target has besides SNI and client certificate. */
 function socketSpec(plan: NodePlan, target: OutboundTarget): Omit<UpstreamSocketSpec, "sni" | "source"> {
-  return { alpn: protocolOf(target) !== "tcp" ? ["h2"] : [], pinnedSans: destinationIdentities(plan, target.service), validation: plan.validation };
+  return {
+    alpn: protocolOf(target.service.protocols, target.port) !== "tcp" ? ["h2"] : [],
+    pinnedSans: destinationIdentities(plan, target.service),
+    validation: plan.validation,
+  };
 }
 
 function sniOf(plan: NodePlan, target: OutboundTarget, variant: SocketVariant): string {
@@ -183,10 +189,6 @@ function sniOf(plan: NodePlan, target: OutboundTarget, variant: SocketVariant): 
 function destinationIdentities(plan: NodePlan, service: IndexedService): string[] {
   const domains = service.trustDomains.length > 0 ? service.trustDomains : [plan.node.trustDomain];
   return domains.map((domain) => serviceSpiffeId(domain, service.ref));
-}
-
-function protocolOf(target: OutboundTarget) {
-  return target.service.protocols.get(target.port);
 }
 
 /**

@@ -14,6 +14,7 @@ import { type Diagnostic, diagnostic } from "../diagnostics.js";
 import { socketAddress } from "../envoy/core.js";
 import { httpProtocolOptions, httpToCluster, staticCluster, tcpProxy, tlsInspector } from "../envoy/listener.js";
 import { downstreamTlsSocket, upstreamTlsSocket } from "../envoy/tls.js";
+import { protocolOf } from "../model/snapshot.js";
 import { appClusterName, directSni, inboundChainName, inboundListenerName, type PodRef, readinessClusterName, waypointSni } from "../naming.js";
 import type { HostedPodPlan, NodePlan } from "../plan/node-plan.js";
 import { accessLogs } from "./access-log.js";
@@ -74,8 +75,8 @@ function inboundListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): Li
 /** The application at `pod_ip:<port>`. */
 function appCluster(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: number): Cluster {
   const cluster: Cluster = { ...staticCluster(appClusterName(ref, port), hosted.pod.ip, port), ...clusterSettings(plan.options.settings, "app") };
-  const protocol = hosted.protocols.get(port);
-  if (protocol !== "tcp") cluster.typed_extension_protocol_options = httpProtocolOptions(APP_HTTP[protocol ?? "undeclared"]);
+  const protocol = protocolOf(hosted.protocols, port);
+  if (protocol !== "tcp") cluster.typed_extension_protocol_options = httpProtocolOptions(APP_HTTP[protocol]);
   return cluster;
 }
 
@@ -131,7 +132,7 @@ function inboundChain(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: 
   const serverNames = [directSni(port)];
   if (plan.waypointOn) serverNames.push(waypointSni(plan.node.meshDomain, { ...hosted.ref, port }));
   // Every HTTP port is HTTP/2 over mTLS on the mesh hop, whatever the application speaks.
-  const http = hosted.protocols.get(port) !== "tcp";
+  const http = protocolOf(hosted.protocols, port) !== "tcp";
   const app = appClusterName(ref, port);
   const statPrefix = `${inboundListenerName(ref)}_${port}`;
   return {
