@@ -50,6 +50,20 @@ describe("aether-xds compile", () => {
     const { stdout } = runCli(["compile", "--snapshot", MESH, "--node", "east/node-1", "--mode", "cross-cluster", "--socket-selection", "aggregate"]);
     expect(stdout).toContain("name: envoy.clusters.aggregate");
   });
+
+  test("settings flags: the preset, a circuit-breaker threshold and the access log", () => {
+    const compile = (...flags: string[]) => runCli(["compile", "--snapshot", MESH, "--node", "east/node-1", "--format", "json", ...flags]);
+    const production = compile();
+    expect(production.stdout).toContain('"connect_timeout": "2s"');
+    const { code, stdout } = compile("--settings", "envoy-defaults", "--max-connections", "100", "--access-log", "grpc:als");
+    expect(code).toBe(0);
+    expect(stdout).not.toContain("connect_timeout");
+    expect(stdout).toContain('"max_connections": 100');
+    expect(stdout).toContain('"cluster_name": "als"');
+    const bad = compile("--connect-timeout-ms", "0");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("settings.connectTimeoutMs");
+  });
 });
 
 describe("aether-xds check", () => {
