@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { parse as parseYaml } from "yaml";
+import { socketName } from "../src/naming.js";
 import { runCli } from "./support/cli.js";
 import { meshDocument } from "./support/fixtures.js";
 
@@ -42,7 +43,7 @@ describe("aether-xds compile", () => {
     const args = ["compile", "--snapshot", MESH, "--node", "east/node-1", "--source-identity", "sockets", "--envoy-version", "1.37"];
     const { code, stdout } = runCli(args);
     expect(code).toBe(0);
-    expect(stdout).toContain("name: local|spiffe://aether.internal/ns/team-a/sa/frontend");
+    expect(stdout).toContain(`name: ${socketName("local", "spiffe://aether.internal/ns/team-a/sa/frontend")}`);
     expect(stdout).toContain("connection_pool_per_downstream_connection: true");
   });
 

@@ -11,6 +11,7 @@ export {
   captureListenerName,
   DEFAULT_NODE_IDENTITY,
   directSni,
+  identityDigest,
   inboundChainName,
   inboundListenerName,
   ingressClusterName,

@@ -45,7 +45,7 @@ describe("turning the waypoint on changes nothing inside one cluster", () => {
     const offOutbound = outbound(off.clusters);
     outbound(on.clusters).forEach((cluster, i) => {
       const [withWaypoint, without] = [renderResource("clusters", cluster) as any, renderResource("clusters", offOutbound[i]) as any];
-      const localSockets = withWaypoint.transport_socket_matches.filter((m: any) => m.name.startsWith("local|"));
+      const localSockets = withWaypoint.transport_socket_matches.filter((m: any) => m.name.startsWith("local_"));
       expect(localSockets).toEqual(without.transport_socket_matches);
       expect(withWaypoint.transport_socket_matcher.on_no_match.matcher).toEqual(without.transport_socket_matcher);
       const rest = (c: any) => ({ ...c, transport_socket_matches: undefined, transport_socket_matcher: undefined });
