@@ -8,7 +8,9 @@
 import { z } from "zod";
 import { clusterName } from "./fields.js";
 
+/** The presets: `production` sets every setting, `envoy-defaults` none. */
 export const SETTINGS_PRESETS = ["production", "envoy-defaults"] as const;
+/** One of `SETTINGS_PRESETS`. */
 export type SettingsPreset = (typeof SETTINGS_PRESETS)[number];
 
 const positive = z.number().int().min(1).max(4_294_967_295);
@@ -45,6 +47,7 @@ export const ACCESS_LOG_KINDS = ["off", "stdout"] as const;
 const accessLog = z.union([z.enum(ACCESS_LOG_KINDS), z.strictObject({ grpcCluster: clusterName })], {
   error: 'expected "off", "stdout" or { grpcCluster: "<cluster>" }',
 });
+/** Where access logs go: nowhere, stdout, or a gRPC access-log service's cluster. */
 export type AccessLogSetting = z.output<typeof accessLog>;
 
 /** Each override: a value, or `false` to leave the setting out. */
@@ -66,6 +69,7 @@ export const settingsSchema = z.strictObject({
   readinessProbes: z.union([readinessProbes, off]).optional(),
   accessLog: accessLog.optional(),
 });
+/** The `settings` option as callers give it: a preset and per-setting overrides, all optional. */
 export type SettingsInput = z.input<typeof settingsSchema>;
 
 /** The resolved settings: a field that is absent is not emitted (Envoy's own default applies). */
