@@ -166,6 +166,17 @@ describe.each(runs)("Envoy %s runs west/node-2 as compiled (%s)", (version, envo
     expect([...stats.keys()].filter((name) => name.startsWith(`listener.${tunnel().replace(":", "_")}.ssl.`) && (stats.get(name) ?? 0) > 0)).toEqual([]);
   });
 
+  test("readiness probes: each pod's inboundready cluster turns healthy once its inbound listener answers the node's mTLS handshake", async () => {
+    for (const pod of CHECKOUT_PODS) {
+      const [, namespace, name] = pod.split("/") as [string, string, string];
+      const cluster = `inboundready_${name}_${namespace}`;
+      // A connect-only check with the node's identity, pinning the pod's SAN: healthy means the
+      // listener is bound in the pod's netns and presents the pod's certificate.
+      expect(await envoyOf().waitForStat(`cluster.${cluster}.membership_healthy`, (value) => value === 1, 20_000)).toBe(1);
+      expect((await envoyOf().stats()).get(`cluster.${cluster}.health_check.success`) ?? 0).toBeGreaterThan(0);
+    }
+  });
+
   test("an unknown SNI at the tunnel is closed (no chain, no upstream)", async () => {
     const [host, port] = tunnel().split(":") as [string, string];
     const [payments, garbage] = await lab.probe(EAST_NODE, [
@@ -179,5 +190,43 @@ describe.each(runs)("Envoy %s runs west/node-2 as compiled (%s)", (version, envo
     );
     expect(refused).toMatchObject({ upstream_host: null, chain: null });
     expect(refused.response_flags).toContain("NR");
+  });
+});
+
+/** Negative control for the readiness probe: a probe pinning another identity's SAN never turns healthy. */
+describe.each(found.slice(-1).map((envoy) => [envoy.version, envoy] as const))("Envoy %s: a readiness probe pinning the wrong SAN", (version, envoy) => {
+  let lab: MeshLab;
+  const probeOf = (pod: string) => {
+    const [, namespace, name] = pod.split("/") as [string, string, string];
+    return `inboundready_${name}_${namespace}`;
+  };
+  const [wrong, right] = CHECKOUT_PODS.map(probeOf) as [string, string];
+
+  beforeAll(async () => {
+    lab = await startMeshLab({
+      envoy,
+      document: meshDocument(),
+      envoyNodes: ["west/node-2"],
+      options: { eastWestWaypoint: "cross-cluster" },
+      tag: `rp${version.replaceAll(".", "")}`,
+      dir: join(dir, `${version}-readiness`),
+      mode: netnsAvailable() ? "netns" : "loopback",
+      // y1's probe now expects frontend's certificate where checkout's is presented.
+      transform: (bootstrap) => {
+        const resources = (bootstrap as { static_resources: { clusters: { name: string }[] } }).static_resources;
+        resources.clusters = resources.clusters.map((cluster) =>
+          cluster.name === wrong ? JSON.parse(JSON.stringify(cluster).replaceAll(`"exact":"${CHECKOUT}"`, `"exact":"${FRONTEND}"`)) : cluster,
+        );
+        return bootstrap;
+      },
+    });
+  }, 120_000);
+  afterAll(() => lab?.stop());
+
+  test("stays unhealthy while the correctly pinned probe turns healthy", async () => {
+    const envoyProcess = lab.envoys.get("west/node-2")!;
+    await envoyProcess.waitForStat(`cluster.${right}.membership_healthy`, (value) => value === 1, 20_000);
+    await envoyProcess.waitForStat(`cluster.${wrong}.health_check.failure`, (value) => value > 0, 20_000);
+    expect((await envoyProcess.stats()).get(`cluster.${wrong}.membership_healthy`) ?? 0).toBe(0);
   });
 });
