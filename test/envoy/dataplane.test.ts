@@ -64,7 +64,12 @@ describe.each(runs)("Envoy %s runs west/node-2 as compiled (%s)", (version, envo
       envoyNodes: ["west/node-2"],
       sourceNodes: ["west/node-1", "east/node-1"],
       // The default selector mode where the Envoy has it (≥ 1.38), sockets mode on 1.37.
-      options: { eastWestWaypoint: "cross-cluster", sourceIdentity: compareVersions(version, SOURCE_IDENTITY_FLOORS.selector) >= 0 ? "selector" : "sockets" },
+      options: {
+        eastWestWaypoint: "cross-cluster",
+        sourceIdentity: compareVersions(version, SOURCE_IDENTITY_FLOORS.selector) >= 0 ? "selector" : "sockets",
+        // The compiled access logs too (stdout), next to the harness's own JSON logs.
+        settings: { accessLog: "stdout" },
+      },
       tag: `dp${version.replaceAll(".", "")}${mode === "netns" ? "n" : "l"}`,
       dir: join(dir, `${version}-${mode}`),
       mode,
@@ -164,6 +169,31 @@ describe.each(runs)("Envoy %s runs west/node-2 as compiled (%s)", (version, envo
     expect(terminated.downstream_tls).toMatch(/^TLSv1\.[23]$/);
     const stats = await log.stats();
     expect([...stats.keys()].filter((name) => name.startsWith(`listener.${tunnel().replace(":", "_")}.ssl.`) && (stats.get(name) ?? 0) > 0)).toEqual([]);
+  });
+
+  test("access logs: the destination line carries the request id and the caller's URI SAN; the waypoint line the SNI it routed on", async () => {
+    const y1 = lab.topology.podIp(CHECKOUT_PODS[0]!);
+    const [direct] = await lab.probe(WEST_FRONTEND, [probe(y1, 15008, "8080", { headers: { "x-request-id": "aether-dp-access-log" } })]);
+    expect(direct).toMatchObject({ ok: true, status: 200 });
+    const [tunneled] = await lab.probe(EAST_NODE, [probe(lab.topology.nodeIp("west/node-2"), 15009, "8080.checkout.team-a.mesh.aether")]);
+    expect(tunneled).toMatchObject({ ok: true, status: 200 });
+    const lines = async (pattern: RegExp) => {
+      for (let waited = 0; waited < 10_000; waited += 200) {
+        const found = envoyOf()
+          .stdout()
+          .split("\n")
+          .filter((line) => pattern.test(line));
+        if (found.length > 0) return found;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      return [];
+    };
+    const destination = await lines(/reporter=destination .*request_id=aether-dp-access-log /);
+    expect(destination[0]).toContain(`listener=inbound_checkout-9a1e-y1_team-a request_id=aether-dp-access-log downstream_peer=${FRONTEND} server_name=8080 `);
+    const waypoint = await lines(/reporter=waypoint .*server_name=8080\.checkout\.team-a\.mesh\.aether /);
+    expect(waypoint[0]).toMatch(
+      /listener=ew_tunnel server_name=8080\.checkout\.team-a\.mesh\.aether downstream=\S+ upstream_cluster=ew_ingress_checkout_team-a /,
+    );
   });
 
   test("readiness probes: each pod's inboundready cluster turns healthy once its inbound listener answers the node's mTLS handshake", async () => {
