@@ -89,6 +89,18 @@ describe.each(runs)("Envoy %s runs west/node-2 as compiled (%s)", (version, envo
     ...extra,
   });
   const envoyOf = () => lab.envoys.get("west/node-2")!;
+  /** The Envoy's stdout lines matching `pattern`, waiting for them (the stdout logger flushes about once a second). */
+  const lines = async (pattern: RegExp) => {
+    for (let waited = 0; waited < 10_000; waited += 200) {
+      const found = envoyOf()
+        .stdout()
+        .split("\n")
+        .filter((line) => pattern.test(line));
+      if (found.length > 0) return found;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    return [];
+  };
 
   test("direct dial (same cluster): SNI <port> at pod_ip:15008, mTLS terminated with checkout's SVID, XFCC carries the caller", async () => {
     const [y1, y2] = CHECKOUT_PODS.map((pod) => lab.topology.podIp(pod)) as [string, string];
@@ -177,23 +189,27 @@ describe.each(runs)("Envoy %s runs west/node-2 as compiled (%s)", (version, envo
     expect(direct).toMatchObject({ ok: true, status: 200 });
     const [tunneled] = await lab.probe(EAST_NODE, [probe(lab.topology.nodeIp("west/node-2"), 15009, "8080.checkout.team-a.mesh.aether")]);
     expect(tunneled).toMatchObject({ ok: true, status: 200 });
-    const lines = async (pattern: RegExp) => {
-      for (let waited = 0; waited < 10_000; waited += 200) {
-        const found = envoyOf()
-          .stdout()
-          .split("\n")
-          .filter((line) => pattern.test(line));
-        if (found.length > 0) return found;
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-      return [];
-    };
     const destination = await lines(/reporter=destination .*request_id=aether-dp-access-log /);
     expect(destination[0]).toContain(`listener=inbound_checkout-9a1e-y1_team-a request_id=aether-dp-access-log downstream_peer=${FRONTEND} server_name=8080 `);
     const waypoint = await lines(/reporter=waypoint .*server_name=8080\.checkout\.team-a\.mesh\.aether /);
     expect(waypoint[0]).toMatch(
       /listener=ew_tunnel server_name=8080\.checkout\.team-a\.mesh\.aether downstream=\S+ upstream_cluster=ew_ingress_checkout_team-a /,
     );
+  });
+
+  // The pod's egress listener binds 127.0.0.1 inside the pod's netns: only reachable there.
+  test.runIf(mode === "netns")("access logs: a pod's egress request writes a source line with the identity its listener stamped", async () => {
+    const pod = CHECKOUT_PODS[0]!;
+    const egress = { kind: "http", host: "127.0.0.1", port: 15001, servername: "payments.team-b.mesh.aether", plain: "h2c" } as const;
+    const [result] = await lab.probe({ pod }, [{ ...egress, headers: { "x-request-id": "aether-dp-source-line" } }]);
+    expect(result, JSON.stringify(result)).toMatchObject({ ok: true }); // any status: the payments pods run no Envoy here
+    const [source] = await lines(/reporter=source .*request_id=aether-dp-source-line /);
+    const listener = `listener=outbound_${pod.split("/")[2]}_team-a request_id=aether-dp-source-line`;
+    // selector: the identity read back from the filter state the certificate mapper reads; sockets:
+    // the listener's pod, and the netns stamp the socket matcher read.
+    const identity =
+      compareVersions(version, SOURCE_IDENTITY_FLOORS.selector) >= 0 ? `source_identity=${CHECKOUT} ` : `source_identity=${CHECKOUT} source_netns=/`;
+    expect(source).toContain(`${listener} ${identity}`);
   });
 
   test("readiness probes: each pod's inboundready cluster turns healthy once its inbound listener answers the node's mTLS handshake", async () => {
