@@ -26,6 +26,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { SOURCE_IDENTITY_FLOORS } from "../../src/model/envoy-version.js";
 import type { SourceIdentity } from "../../src/model/options.js";
+import { outboundStatName } from "../../src/naming.js";
 import { meshDocument } from "../support/fixtures.js";
 import { compareVersions, discoverEnvoys, type EnvoyBinary, envoysAtLeast } from "./support/binaries.js";
 import { type RenderedBootstrap, stampWithFactory, withoutPerDownstreamPools } from "./support/bootstrap-transforms.js";
@@ -55,8 +56,9 @@ const WAYPOINT_SNI = "8080.checkout.team-a.mesh.aether";
 const VIP = "10.96.0.10"; // checkout's clusterset VIP in the mesh file
 /** Capture needs a redirect rule in the pod's netns; where namespaces are required (CI), so is iptables. */
 const captureTested = (netnsAvailable() && iptablesAvailable()) || process.env.AETHER_REQUIRE_NETNS === "1";
-/** Envoy's stat names replace `:` with `_`. */
-const CHECKOUT_STATS = "cluster.checkout.team-a.mesh.aether_8080";
+/** The outbound clusters' stats names (their `alt_stat_name`, which access logs show too). */
+const CHECKOUT_8080 = outboundStatName({ service: "checkout", namespace: "team-a", port: 8080 });
+const CHECKOUT_9090 = outboundStatName({ service: "checkout", namespace: "team-a", port: 9090 });
 
 const xfccUri = (xfcc: string | null) => /(?:^|;)URI=([^;,]+)/.exec(xfcc ?? "")?.[1];
 const podName = (pod: string) => pod.split("/").at(-1)!;
@@ -125,7 +127,7 @@ describe.each(runs)("Envoy %s, %s mode: requests from a pod's app through its no
   const failOver = () =>
     (failover ??= (async () => {
       lab.update(eastCheckoutUnhealthy());
-      await envoyOf("east/node-1").waitForStat(`${CHECKOUT_STATS}.membership_healthy`, (healthy) => healthy === 1);
+      await envoyOf("east/node-1").waitForStat(`cluster.${CHECKOUT_8080}.membership_healthy`, (healthy) => healthy === 1);
     })());
 
   test("same cluster: the node presents the pod's certificate, the destination pod's app sees the pod in XFCC", async () => {
@@ -147,7 +149,7 @@ describe.each(runs)("Envoy %s, %s mode: requests from a pod's app through its no
     expect(egress).toMatchObject({
       listener: "outbound_frontend-84c2-fghij_team-a",
       downstream_tls: null, // the app spoke cleartext; the identity comes from the listener it reached
-      upstream_cluster: "checkout.team-a.mesh.aether:8080",
+      upstream_cluster: CHECKOUT_8080,
       upstream_host: `${lab.topology.podIp(Y1)}:15008`,
       upstream_peer_uri: CHECKOUT,
     });
@@ -177,7 +179,7 @@ describe.each(runs)("Envoy %s, %s mode: requests from a pod's app through its no
       const captured = await envoyOf("west/node-1").waitForAccessLog((e) => e.kind === "tcp_proxy" && e.downstream_local === `${VIP}:9090`);
       expect(captured).toMatchObject({
         listener: "capture_frontend-84c2-fghij_team-a",
-        upstream_cluster: "checkout.team-a.mesh.aether:9090",
+        upstream_cluster: CHECKOUT_9090,
         upstream_host: `${lab.topology.podIp(Y1)}:15008`,
         upstream_peer_uri: CHECKOUT,
       });
