@@ -5,11 +5,87 @@
 // source: envoy/service/discovery/v3/ads.proto
 
 /* eslint-disable */
-import { protoMetadata as protoMetadata1 } from "./discovery.js";
+import {
+  type CallOptions,
+  type ChannelCredentials,
+  Client,
+  type ClientDuplexStream,
+  type ClientOptions,
+  type handleBidiStreamingCall,
+  makeGenericClientConstructor,
+  type Metadata,
+  type UntypedServiceImplementation,
+} from "@grpc/grpc-js";
+import {
+  DeltaDiscoveryRequest,
+  DeltaDiscoveryResponse,
+  DiscoveryRequest,
+  DiscoveryResponse,
+  protoMetadata as protoMetadata1,
+} from "./discovery.js";
 
 export const protobufPackage = "envoy.service.discovery.v3";
 
 export const protobufFileName = "envoy/service/discovery/v3/ads.proto";
+
+export type AggregatedDiscoveryServiceService = typeof AggregatedDiscoveryServiceService;
+export const AggregatedDiscoveryServiceService = {
+  streamAggregatedResources: {
+    path: "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: DiscoveryRequest): Buffer => Buffer.from(DiscoveryRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DiscoveryRequest => DiscoveryRequest.decode(value),
+    responseSerialize: (value: DiscoveryResponse): Buffer => Buffer.from(DiscoveryResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DiscoveryResponse => DiscoveryResponse.decode(value),
+  },
+  deltaAggregatedResources: {
+    path: "/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: DeltaDiscoveryRequest): Buffer =>
+      Buffer.from(DeltaDiscoveryRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeltaDiscoveryRequest => DeltaDiscoveryRequest.decode(value),
+    responseSerialize: (value: DeltaDiscoveryResponse): Buffer =>
+      Buffer.from(DeltaDiscoveryResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeltaDiscoveryResponse => DeltaDiscoveryResponse.decode(value),
+  },
+} as const;
+
+export interface AggregatedDiscoveryServiceServer extends UntypedServiceImplementation {
+  streamAggregatedResources: handleBidiStreamingCall<DiscoveryRequest, DiscoveryResponse>;
+  deltaAggregatedResources: handleBidiStreamingCall<DeltaDiscoveryRequest, DeltaDiscoveryResponse>;
+}
+
+export interface AggregatedDiscoveryServiceClient extends Client {
+  streamAggregatedResources(): ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>;
+  streamAggregatedResources(options: Partial<CallOptions>): ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>;
+  streamAggregatedResources(
+    metadata: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>;
+  deltaAggregatedResources(): ClientDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>;
+  deltaAggregatedResources(
+    options: Partial<CallOptions>,
+  ): ClientDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>;
+  deltaAggregatedResources(
+    metadata: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>;
+}
+
+export const AggregatedDiscoveryServiceClient = makeGenericClientConstructor(
+  AggregatedDiscoveryServiceService,
+  "envoy.service.discovery.v3.AggregatedDiscoveryService",
+) as unknown as {
+  new (
+    address: string,
+    credentials: ChannelCredentials,
+    options?: Partial<ClientOptions>,
+  ): AggregatedDiscoveryServiceClient;
+  service: typeof AggregatedDiscoveryServiceService;
+  serviceName: string;
+};
 
 type ProtoMetaEnumOptions = { options?: { [key: string]: any }; values?: { [key: string]: { [key: string]: any } } };
 
@@ -35,6 +111,6 @@ export interface ProtoMetadata {
 }
 
 export const protoMetadata: ProtoMetadata = {
-  references: { ".envoy.service.discovery.v3.AggregatedDiscoveryService": AggregatedDiscoveryServiceClientImpl },
+  references: { ".envoy.service.discovery.v3.AggregatedDiscoveryService": AggregatedDiscoveryServiceClient },
   dependencies: [protoMetadata1],
 };
