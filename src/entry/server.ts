@@ -1,0 +1,9 @@
+/**
+ * `aether-xds/server`: an Aggregated Discovery Service (state of the world and delta) on
+ * @grpc/grpc-js that serves each Envoy its node's compiled CDS, EDS and LDS, and the registry
+ * sources that feed it — a watched mesh file, or etcd. The root entry stays free of gRPC.
+ */
+export { AdsServer, type AdsServerOptions, type Connection, type SnapshotUpdate } from "../server/ads-server.js";
+export { jsonLogLine, type ServerEvent, type StreamKind } from "../server/events.js";
+export { defaultNodeIdRule, type EnvoyNode, type MeshNodeRef, type NodeIdRule } from "../server/node-id.js";
+export type { TypeStatus } from "../server/stream.js";
