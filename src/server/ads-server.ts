@@ -17,11 +17,15 @@ import type { ServerEvent, StreamKind } from "./events.js";
 import { MeshState, type NodeResources } from "./mesh-state.js";
 import { defaultNodeIdRule, type NodeIdRule } from "./node-id.js";
 import { SotwStream } from "./sotw-stream.js";
+import type { RegistrySource } from "./source.js";
 import type { AdsStreamState, StreamEvent, StreamHost, TypeStatus } from "./stream.js";
 
 export interface AdsServerOptions {
-  /** The snapshot served until the first `setSnapshot`. */
-  readonly snapshot: Snapshot;
+  /**
+   * The snapshot to serve until the next `setSnapshot`. Without one, streams are refused
+   * (UNAVAILABLE, Envoy retries) until the first snapshot is set — e.g. by `follow(source)`.
+   */
+  readonly snapshot?: Snapshot;
   /** Compile options for every node (as `compileNode` takes them). */
   readonly compile?: OptionsInput;
   /** Maps Envoy's node to a mesh node; default `<cluster>/<node>` in `node.id`. */
@@ -65,7 +69,8 @@ interface AckWaiter {
 }
 
 export class AdsServer {
-  readonly #state: MeshState;
+  #state: MeshState | undefined;
+  readonly #compile: OptionsInput;
   readonly #nodeId: NodeIdRule;
   readonly #streams = new Map<number, Attached>();
   readonly #listeners = new Set<(event: ServerEvent) => void>();
@@ -74,13 +79,14 @@ export class AdsServer {
   #streamCount = 0;
 
   constructor(options: AdsServerOptions) {
-    this.#state = new MeshState(options.snapshot, options.compile ?? {});
+    this.#compile = options.compile ?? {};
+    if (options.snapshot) this.#state = new MeshState(options.snapshot, this.#compile);
     this.#nodeId = options.nodeId ?? defaultNodeIdRule;
   }
 
-  /** The snapshot being served. */
-  get snapshot(): Snapshot {
-    return this.#state.snapshot;
+  /** The snapshot being served (undefined before the first). */
+  get snapshot(): Snapshot | undefined {
+    return this.#state?.snapshot;
   }
 
   /** The gRPC handlers, to add the service to a `grpc.Server` of your own (`listen` does it for you). */
@@ -117,6 +123,11 @@ export class AdsServer {
    * changed get a push. A stream whose node the new snapshot cannot compile is closed (NOT_FOUND).
    */
   setSnapshot(snapshot: Snapshot): SnapshotUpdate {
+    if (!this.#state) {
+      this.#state = new MeshState(snapshot, this.#compile);
+      this.#emit({ event: "snapshot", nodes: 0, changed: 0 });
+      return { changedNodes: 0, closedStreams: 0 };
+    }
     const { changed, failed } = this.#state.update(snapshot);
     const byNode = new Map(changed.map((resources) => [resources.key, resources]));
     let closedStreams = 0;
@@ -135,6 +146,17 @@ export class AdsServer {
     }
     this.#emit({ event: "snapshot", nodes: new Set([...this.#streams.values()].map((s) => s.connection.meshNode)).size, changed: changed.length });
     return { changedNodes: changed.length, closedStreams };
+  }
+
+  /**
+   * Serves every snapshot `source` yields until it ends; an error it yields is reported as a
+   * `source-error` event and the last good snapshot stays.
+   */
+  async follow(source: RegistrySource): Promise<void> {
+    for await (const update of source.watch()) {
+      if ("error" in update) this.#emit({ event: "source-error", error: update.error });
+      else this.setSnapshot(update.snapshot);
+    }
   }
 
   /** Calls `listener` with every event (connect, push, ACK, NACK, ...); returns a function that stops it. */
@@ -210,7 +232,7 @@ export class AdsServer {
       const { meshNode } = attached.connection;
       if (![...this.#streams.values()].some((s) => s.connection.meshNode === meshNode)) {
         const [cluster, name] = splitKey(meshNode);
-        this.#state.forget(cluster, name);
+        this.#state?.forget(cluster, name);
       }
     };
     call.on("end", () => {
@@ -239,6 +261,7 @@ export class AdsServer {
     if (!request.node) return refuse(grpc.status.INVALID_ARGUMENT, "the first request carries no node");
     const ref = this.#nodeId({ id: node, cluster: request.node.cluster ?? "" });
     if (!ref) return refuse(grpc.status.INVALID_ARGUMENT, `node id "${node}" does not name a mesh node (expected <cluster>/<node>)`);
+    if (!this.#state) return refuse(grpc.status.UNAVAILABLE, "no snapshot yet");
     let current: NodeResources;
     try {
       current = this.#state.resources(ref.cluster, ref.node);

@@ -5,6 +5,9 @@
  * listeners that used them.
  */
 import { createHash } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { compileNode, diffResources, localNodeFrom, type Snapshot, toXdsResources, type XdsTypeUrl } from "../../src/entry/index.js";
 import { AdsServer, type ServerEvent } from "../../src/entry/server.js";
@@ -15,7 +18,8 @@ import { AdsClient, CDS, type DeltaResponse, EDS, LDS, type SotwResponse, upstre
 const OPTIONS = { eastWestWaypoint: "off" } as const;
 const NODE = { id: "east/node-1", cluster: "east" };
 
-function compiled(snapshot: Snapshot, id: string) {
+function compiled(snapshot: Snapshot | undefined, id: string) {
+  if (!snapshot) throw new Error("no snapshot");
   const [cluster, name] = id.split("/") as [string, string];
   return toXdsResources(compileNode(snapshot, localNodeFrom(snapshot, cluster, name), OPTIONS));
 }
@@ -280,5 +284,34 @@ describe("delta", () => {
     const stranger = client<DeltaResponse>("DeltaAggregatedResources");
     stranger.send({ node: { id: "west/node-4" }, type_url: CDS });
     expect((await stranger.status).code).toBe(5);
+  });
+});
+
+describe("listening and lifecycle", () => {
+  test("serves on a Unix socket; before its first snapshot a server refuses with UNAVAILABLE", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aether-ads-"));
+    const empty = new AdsServer({ compile: OPTIONS });
+    try {
+      const address = await empty.listen(`unix:${join(dir, "ads.sock")}`);
+      expect(address).toBe(`unix:${join(dir, "ads.sock")}`);
+      const early = new AdsClient<SotwResponse>(address, "StreamAggregatedResources");
+      clients.push(early as AdsClient<unknown>);
+      early.send({ node: NODE, type_url: CDS });
+      expect(await early.status).toMatchObject({ code: 14, details: "no snapshot yet" });
+      empty.setSnapshot(exampleSnapshot());
+      const ads = new AdsClient<SotwResponse>(address, "StreamAggregatedResources");
+      clients.push(ads as AdsClient<unknown>);
+      ads.send({ node: NODE, type_url: CDS });
+      expect((await ads.next()).resources.length).toBe(compiled(empty.snapshot, NODE.id)[CDS].length);
+    } finally {
+      await empty.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("close ends every stream with UNAVAILABLE, so Envoys reconnect elsewhere", async () => {
+    const { ads } = await warmSotw();
+    await server.close();
+    expect((await ads.status).code).toBe(14);
   });
 });
