@@ -123,9 +123,10 @@ export class AdsServer {
    * changed get a push. A stream whose node the new snapshot cannot compile is closed (NOT_FOUND).
    */
   setSnapshot(snapshot: Snapshot): SnapshotUpdate {
+    const started = performance.now();
     if (!this.#state) {
       this.#state = new MeshState(snapshot, this.#compile);
-      this.#emit({ event: "snapshot", nodes: 0, changed: 0 });
+      this.#emit({ event: "snapshot", nodes: 0, changed: 0, durationMs: performance.now() - started });
       return { changedNodes: 0, closedStreams: 0 };
     }
     const { changed, failed } = this.#state.update(snapshot);
@@ -144,7 +145,8 @@ export class AdsServer {
       attached.host.current = next;
       attached.protocol.reconcile();
     }
-    this.#emit({ event: "snapshot", nodes: new Set([...this.#streams.values()].map((s) => s.connection.meshNode)).size, changed: changed.length });
+    const nodes = new Set([...this.#streams.values()].map((s) => s.connection.meshNode)).size;
+    this.#emit({ event: "snapshot", nodes, changed: changed.length, durationMs: performance.now() - started });
     return { changedNodes: changed.length, closedStreams };
   }
 

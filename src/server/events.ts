@@ -42,7 +42,14 @@ export type ServerEvent =
       readonly error: string;
     })
   | (StreamEventBase & { readonly event: "unsupported-type"; readonly typeUrl: string })
-  | { readonly event: "snapshot"; readonly nodes: number; readonly changed: number }
+  | {
+      readonly event: "snapshot";
+      /** Mesh nodes with a connected stream, and how many of them got new resources. */
+      readonly nodes: number;
+      readonly changed: number;
+      /** From receiving the snapshot to every affected stream pushed. */
+      readonly durationMs: number;
+    }
   | { readonly event: "source-error"; readonly error: string };
 
 /** An event as one JSON log line, with a timestamp first. */
