@@ -23,7 +23,7 @@ export function run(argv: readonly string[]): CommandOutput {
   const [name, ...rest] = argv;
   if (name === undefined) return { code: 2, out: USAGE };
   if (name === "--help" || name === "-h" || name === "help") return { code: 0, out: USAGE };
-  const command = Object.prototype.hasOwnProperty.call(ALL, name) ? ALL[name as keyof typeof ALL] : undefined;
+  const command = Object.hasOwn(ALL, name) ? ALL[name as keyof typeof ALL] : undefined;
   try {
     if (!command) throw new UsageError(`unknown command "${name}" (try --help)`);
     return command.run(rest);

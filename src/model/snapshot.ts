@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { formatPath, InputError, type InputIssue } from "../errors.js";
 import { DEFAULT_NODE_IDENTITY, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
+import { compareByKey } from "../util/order.js";
 import { clusterName, dnsSubdomain, ipAddress, trustDomain } from "./fields.js";
 import { collectIssues, unsafeInputIssues } from "./issues.js";
 import { decodeServiceEndpoint, type ServiceEndpoint, serviceEndpoint } from "./registry.js";
@@ -68,6 +69,11 @@ export type TrustConfig = z.output<typeof trustConfig>;
 
 const portProtocol = z.enum(["http2", "tcp"], { error: 'port protocol must be "http2" or "tcp"' });
 export type PortProtocol = z.output<typeof portProtocol>;
+
+/** A port's protocol: as declared in the mesh file's `protocols`, else HTTP/2. */
+export function protocolOf(protocols: ReadonlyMap<number, PortProtocol> | undefined, port: number): PortProtocol {
+  return protocols?.get(port) ?? "http2";
+}
 
 const serviceKeyField = z.string().refine((key) => parseServiceKey(key) !== undefined, {
   error: 'not a service key "<namespace>/<service>" of two DNS-1123 labels',
@@ -169,7 +175,7 @@ export function parseSnapshot(input: unknown): Snapshot {
       Object.entries(protocols).map(([key, ports]) => [key as ServiceKey, new Map(Object.entries(ports).map(([port, protocol]) => [Number(port), protocol]))]),
     ),
     dependencies: dependencies && new Map(Object.entries(dependencies).map(([key, deps]) => [key as ServiceKey, [...new Set(deps)].sort() as ServiceKey[]])),
-    vips: vips && new Map(Object.entries(vips).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) as [ServiceKey, string][]),
+    vips: vips && new Map(Object.entries(vips).sort(compareByKey) as [ServiceKey, string][]),
   };
 }
 
@@ -207,24 +213,31 @@ function sizeIssues(input: unknown): InputIssue[] {
 function parseRecords(key: ServiceKey, records: readonly unknown[], issues: InputIssue[]): ServiceEndpoint[] {
   const endpoints: ServiceEndpoint[] = [];
   const seen = new Map<string, number>();
-  records.forEach((record, index) => {
+  for (const [index, record] of records.entries()) {
     const path: PropertyKey[] = ["services", key, index];
     const json = recordJson(record);
-    if ("problem" in json) return issues.push({ path: formatPath(path), message: json.problem });
+    if ("problem" in json) {
+      issues.push({ path: formatPath(path), message: json.problem });
+      continue;
+    }
     const parsed = serviceEndpoint.safeParse(json.value);
-    if (!parsed.success) return issues.push(...collectIssues(parsed.error.issues, path));
+    if (!parsed.success) {
+      issues.push(...collectIssues(parsed.error.issues, path));
+      continue;
+    }
     const endpoint = withNamespace(parsed.data, key, path, issues);
     const identity = `${endpoint.clusterName}|${endpoint.ip}`;
     const first = seen.get(identity);
     if (first !== undefined) {
-      return issues.push({
+      issues.push({
         path: formatPath([...path, "ip"]),
         message: `duplicate endpoint (cluster ${endpoint.clusterName}, ip ${endpoint.ip}); first at index ${first}`,
       });
+      continue;
     }
     seen.set(identity, index);
     endpoints.push(endpoint);
-  });
+  }
   return endpoints;
 }
 
@@ -292,8 +305,8 @@ function trustIssues(file: MeshFile, services: ReadonlyMap<ServiceKey, readonly 
   if (trust.mode !== "federated") return [];
   const issues: InputIssue[] = [];
   const owner = new Map<string, string>();
-  trust.trustDomains.forEach((domain, index) =>
-    domain.clusters.forEach((cluster, c) => {
+  for (const [index, domain] of trust.trustDomains.entries()) {
+    for (const [c, cluster] of domain.clusters.entries()) {
       const previous = owner.get(cluster);
       if (previous) {
         issues.push({
@@ -302,13 +315,13 @@ function trustIssues(file: MeshFile, services: ReadonlyMap<ServiceKey, readonly 
         });
       }
       owner.set(cluster, domain.name);
-    }),
-  );
+    }
+  }
   const unmapped = (cluster: string, path: PropertyKey[]) =>
     owner.has(cluster) ? [] : [{ path: formatPath(path), message: `cluster ${cluster} belongs to no trust domain` }];
-  file.nodes.forEach((node, index) => issues.push(...unmapped(node.cluster, ["nodes", index, "cluster"])));
+  for (const [index, node] of file.nodes.entries()) issues.push(...unmapped(node.cluster, ["nodes", index, "cluster"]));
   for (const [key, endpoints] of services) {
-    endpoints.forEach((endpoint, index) => issues.push(...unmapped(endpoint.clusterName, ["services", key, index, "clusterName"])));
+    for (const [index, endpoint] of endpoints.entries()) issues.push(...unmapped(endpoint.clusterName, ["services", key, index, "clusterName"]));
   }
   return [...bundleIssues(trust), ...dedupeByMessage(issues)];
 }
