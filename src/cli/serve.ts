@@ -69,10 +69,10 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<{ cod
   }
   const stopLogging = server.on((event) => io.out(jsonLogLine(event)));
   const metrics = serverMetrics(server);
-  let http: Server | undefined;
+  const http: Server | undefined = values.metrics ? metricsHttpServer(metrics.registry) : undefined;
   try {
     const address = await server.listen(values.listen ?? "127.0.0.1:18000");
-    const metricsUrl = values.metrics ? await listenMetrics((http = metricsHttpServer(metrics.registry)), values.metrics) : undefined;
+    const metricsUrl = http && values.metrics ? await listenMetrics(http, values.metrics) : undefined;
     io.out(JSON.stringify({ time: new Date().toISOString(), event: "listening", address, ...(metricsUrl ? { metrics: metricsUrl } : {}) }));
   } catch (error) {
     await Promise.all([server.close(), source.close()]);

@@ -207,7 +207,10 @@ export class AdsServer {
     if (server) await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
   }
 
-  #serveCall(kind: StreamKind, call: grpc.ServerDuplexStream<any, any>): void {
+  #serveCall<Req extends DiscoveryRequest | DeltaDiscoveryRequest, Res extends DiscoveryResponse | DeltaDiscoveryResponse>(
+    kind: StreamKind,
+    call: grpc.ServerDuplexStream<Req, Res>,
+  ): void {
     const id = ++this.#streamCount;
     let protocol: SotwStream | DeltaStream | undefined;
     let ended = false;
@@ -216,10 +219,10 @@ export class AdsServer {
       ended = true;
       call.emit("error", { code, details: message });
     };
-    call.on("data", (request: DiscoveryRequest | DeltaDiscoveryRequest) => {
+    call.on("data", (request: Req) => {
       if (ended) return;
       if (!protocol) {
-        protocol = this.#open(id, kind, request, (response) => call.write(response), close);
+        protocol = this.#open(id, kind, request, (response) => call.write(response as Res), close);
         if (!protocol) return;
       }
       protocol.onRequest(request as never);
@@ -251,7 +254,7 @@ export class AdsServer {
     id: number,
     kind: StreamKind,
     request: DiscoveryRequest | DeltaDiscoveryRequest,
-    send: (response: any) => void,
+    send: (response: DiscoveryResponse | DeltaDiscoveryResponse) => void,
     close: (code: grpc.status, message: string) => void,
   ): SotwStream | DeltaStream | undefined {
     const node = request.node?.id ?? "";

@@ -39,7 +39,10 @@ export class DeltaStream implements AdsStreamState {
 
   onRequest(request: DeltaDiscoveryRequest): void {
     const url = servedType(request.type_url ?? "");
-    if (!url) return this.#unsupportedType(request.type_url ?? "");
+    if (!url) {
+      this.#unsupportedType(request.type_url ?? "");
+      return;
+    }
     const subscribe = request.resource_names_subscribe ?? [];
     let state = this.#types.get(url);
     if (!state) {

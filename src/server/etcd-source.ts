@@ -14,6 +14,7 @@
 import { Etcd3, type IKeyValue, type Watcher } from "etcd3";
 import { parseSnapshot, type Snapshot, withServiceRecords } from "../model/snapshot.js";
 import type { ServiceKey } from "../naming.js";
+import { getOrInsert } from "../util/maps.js";
 import { DEFAULT_ETCD_PREFIX, parseRegistryKey, type RegistryKey, recordKeyMismatch } from "./etcd-keys.js";
 import { Channel, describeError, type RegistrySource, type SourceUpdate } from "./source.js";
 
@@ -131,8 +132,7 @@ export class EtcdSource implements RegistrySource {
       else this.#state.nodes.set(key, { key: parsed, value });
       return [];
     }
-    let records = this.#state.services.get(parsed.service);
-    if (!records) this.#state.services.set(parsed.service, (records = new Map()));
+    const records = getOrInsert(this.#state.services, parsed.service, () => new Map<string, Buffer>());
     records.delete(key);
     if (value === undefined) return [];
     const mismatch = recordKeyMismatch(parsed, value);

@@ -11,6 +11,7 @@ import { type LocalNode, localNodeOf } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { type HostedEndpoint, indexSnapshot, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { getOrInsert } from "../util/maps.js";
 
 /** The three resource types, in the order Envoy warms them: clusters, their endpoints, listeners. */
 export const TYPE_ORDER: readonly XdsTypeUrl[] = [XDS_TYPE_URLS.clusters, XDS_TYPE_URLS.endpoints, XDS_TYPE_URLS.listeners];
@@ -128,7 +129,5 @@ const versions = new WeakMap<readonly XdsResource[], string>();
 
 /** `versionInfo` of a resource list, computed once per list object. */
 export function listVersion(resources: readonly XdsResource[]): string {
-  let version = versions.get(resources);
-  if (version === undefined) versions.set(resources, (version = versionInfo(resources)));
-  return version;
+  return getOrInsert(versions, resources, () => versionInfo(resources));
 }

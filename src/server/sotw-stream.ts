@@ -32,7 +32,10 @@ export class SotwStream implements AdsStreamState {
 
   onRequest(request: DiscoveryRequest): void {
     const url = servedType(request.type_url ?? "");
-    if (!url) return this.#unsupportedType(request.type_url ?? "");
+    if (!url) {
+      this.#unsupportedType(request.type_url ?? "");
+      return;
+    }
     const nonce = request.response_nonce ?? "";
     let state = this.#types.get(url);
     if (state?.sent && nonce !== "" && nonce !== state.sent.nonce) return; // stale: a newer response is on its way
