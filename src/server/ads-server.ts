@@ -20,6 +20,7 @@ import { SotwStream } from "./sotw-stream.js";
 import type { RegistrySource } from "./source.js";
 import type { AdsStreamState, StreamEvent, StreamHost, TypeStatus } from "./stream.js";
 
+/** What an `AdsServer` serves and how it names nodes. */
 export interface AdsServerOptions {
   /**
    * The snapshot to serve until the next `setSnapshot`. Without one, streams are refused
@@ -30,6 +31,12 @@ export interface AdsServerOptions {
   readonly compile?: OptionsInput;
   /** Maps Envoy's node to a mesh node; default `<cluster>/<node>` in `node.id`. */
   readonly nodeId?: NodeIdRule;
+}
+
+/** The Aggregated Discovery Service for `grpc.Server.addService(definition, implementation)`. */
+export interface AdsService {
+  readonly definition: grpc.ServiceDefinition;
+  readonly implementation: grpc.UntypedServiceImplementation;
 }
 
 /** One connected stream, as `connections()` lists it. */
@@ -68,6 +75,10 @@ interface AckWaiter {
   readonly resolve: () => void;
 }
 
+/**
+ * An ADS server: state of the world and delta, CDS/EDS/LDS, each Envoy its node's compiled
+ * resources. Feed it with `setSnapshot` or `follow(source)`; watch it with `on`, `acked`, `status`.
+ */
 export class AdsServer {
   #state: MeshState | undefined;
   readonly #compile: OptionsInput;
@@ -90,7 +101,7 @@ export class AdsServer {
   }
 
   /** The gRPC handlers, to add the service to a `grpc.Server` of your own (`listen` does it for you). */
-  get service(): { definition: typeof AggregatedDiscoveryServiceService; implementation: grpc.UntypedServiceImplementation } {
+  get service(): AdsService {
     return {
       definition: AggregatedDiscoveryServiceService,
       implementation: {

@@ -11,6 +11,7 @@
 import { decodeServiceEndpoint } from "../model/registry.js";
 import type { ServiceKey } from "../naming.js";
 
+/** The etcd key prefix of the registry when none is given. */
 export const DEFAULT_ETCD_PREFIX = "/aether/v1";
 
 export type RegistryKey =

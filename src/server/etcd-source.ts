@@ -18,6 +18,7 @@ import { getOrInsert } from "../util/maps.js";
 import { DEFAULT_ETCD_PREFIX, parseRegistryKey, type RegistryKey, recordKeyMismatch } from "./etcd-keys.js";
 import { Channel, describeError, type RegistrySource, type SourceUpdate } from "./source.js";
 
+/** Where the etcd registry is. */
 export interface EtcdSourceOptions {
   /** etcd endpoints, e.g. `["http://127.0.0.1:2379"]`. */
   readonly endpoints: readonly string[];
@@ -32,6 +33,7 @@ interface RegistryState {
   readonly services: Map<ServiceKey, Map<string, Buffer>>;
 }
 
+/** The registry in etcd (layout: `etcd-keys.ts`, README "Registry sources"), as snapshots. */
 export class EtcdSource implements RegistrySource {
   readonly prefix: string;
   readonly #client: Etcd3;

@@ -15,6 +15,7 @@ interface StreamEventBase {
   readonly node: string;
 }
 
+/** What the server reports, one event per connect, refusal, push, ACK, NACK, disconnect, snapshot and source error. */
 export type ServerEvent =
   | (StreamEventBase & { readonly event: "connect"; readonly meshNode: string })
   | (StreamEventBase & { readonly event: "disconnect" })

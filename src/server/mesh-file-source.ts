@@ -13,6 +13,7 @@ import { Channel, describeError, type RegistrySource, type SourceUpdate } from "
 /** How long a burst of file events settles before the file is read (an editor writes in steps). */
 const SETTLE_MS = 50;
 
+/** A mesh file as snapshots: the file now, and again after every change on disk. */
 export class MeshFileSource implements RegistrySource {
   readonly #channel = new Channel<SourceUpdate>();
   #watcher: FSWatcher | undefined;

@@ -6,6 +6,7 @@ import { createServer, type Server } from "node:http";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { AdsServer } from "./ads-server.js";
 
+/** A server's Prometheus metrics, and how to stop collecting them. */
 export interface ServerMetrics {
   readonly registry: Registry;
   /** Stops following the server's events. */

@@ -6,8 +6,10 @@
  */
 import type { Snapshot } from "../model/snapshot.js";
 
+/** What a source yields: a complete snapshot, or the problems of an update it could not use. */
 export type SourceUpdate = { readonly snapshot: Snapshot } | { readonly error: string };
 
+/** Where snapshots come from (`AdsServer.follow`): a mesh file, etcd, or your own registry. */
 export interface RegistrySource {
   /** The current snapshot first (or an error), then one update per change, until `close`. */
   watch(): AsyncIterable<SourceUpdate>;
