@@ -10,6 +10,7 @@ import { toXdsResources, versionInfo, XDS_TYPE_URLS, type XdsResource, type XdsR
 import { type LocalNode, localNodeOf } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
+import { type ServiceKey, serviceKey } from "../naming.js";
 import { type HostedEndpoint, indexSnapshot, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { getOrInsert } from "../util/maps.js";
 
@@ -29,6 +30,8 @@ interface NodeEntry {
   readonly name: string;
   /** What the LocalNode was derived from: reused while all of these are the same objects. */
   readonly inputs: readonly unknown[];
+  /** The node's registry records in the index it was compiled from. */
+  readonly hosted: readonly HostedEndpoint[] | undefined;
   readonly local: LocalNode;
   readonly compiled: NodeResources;
 }
@@ -72,11 +75,14 @@ export class MeshState {
    * changed, and the nodes the new snapshot cannot compile (with the error), which are forgotten.
    */
   update(snapshot: Snapshot): { changed: NodeResources[]; failed: { key: string; error: unknown }[] } {
-    this.#index = indexSnapshot(snapshot, this.#index);
+    const previous = this.#index;
+    this.#index = indexSnapshot(snapshot, previous);
     this.#snapshot = snapshot;
+    const touches = touchedBy(previous, this.#index);
     const changed: NodeResources[] = [];
     const failed: { key: string; error: unknown }[] = [];
     for (const [key, entry] of this.#nodes) {
+      if (touches && !touches(entry)) continue;
       try {
         const next = this.#compile(entry.cluster, entry.name, entry);
         this.#nodes.set(key, next);
@@ -97,8 +103,35 @@ export class MeshState {
     const local = previous && sameInputs(previous.inputs, inputs) ? previous.local : localNodeOf(this.#snapshot, cluster, name, records(hosted));
     const resources = toXdsResources(compileNode(this.#index, local, this.options));
     const compiled = previous ? reuseUnchanged(previous.compiled, key, resources) : { key, resources };
-    return { key, cluster, name, inputs, local, compiled };
+    return { key, cluster, name, inputs, hosted, local, compiled };
   }
+}
+
+/**
+ * When `next` differs from `previous` only in some services' records (what a registry event
+ * does), which nodes can see the change: those that depend on a changed service (or on every
+ * service), host a pod of one, or whose own records changed. Undefined — every node — when anything else
+ * changed, including the address of a node the changed records name (an address derived from
+ * records moves the waypoint endpoints of every service on that node).
+ */
+function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeEntry) => boolean) | undefined {
+  const [a, b] = [previous.snapshot, next.snapshot];
+  const same = a.mesh === b.mesh && a.nodes === b.nodes && a.exports === b.exports && a.protocols === b.protocols;
+  if (!same || a.dependencies !== b.dependencies || a.vips !== b.vips) return undefined;
+  const changed = new Set<ServiceKey>();
+  for (const key of new Set([...a.services.keys(), ...b.services.keys()])) if (a.services.get(key) !== b.services.get(key)) changed.add(key);
+  for (const key of changed) {
+    for (const record of [...(a.services.get(key) ?? []), ...(b.services.get(key) ?? [])]) {
+      const node = nodeKey(record.clusterName, record.kubernetesMetadata.nodeName);
+      if (previous.nodeAddresses.get(node) !== next.nodeAddresses.get(node)) return undefined;
+    }
+  }
+  return (entry) =>
+    entry.hosted !== next.hostedBy.get(entry.key) ||
+    entry.local.dependencies === undefined ||
+    entry.local.dependencies.some((service) => changed.has(service)) ||
+    // Its waypoint side (tunnel chains, ingress fallbacks) lists every pod of the services it hosts.
+    entry.local.pods.some((pod) => changed.has(serviceKey({ namespace: pod.namespace, service: pod.serviceAccount })));
 }
 
 function records(hosted: readonly HostedEndpoint[] | undefined) {
