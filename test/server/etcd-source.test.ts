@@ -3,7 +3,8 @@
  * written to etcd are pushed and decode to exactly what `compileNode` gives for the same mesh; a
  * transaction is one update; a watch resumes after a disconnect and reads afresh when its revision
  * was compacted away; a record that disagrees with its key is left out and reported; and two
- * servers on one etcd serve the same bytes.
+ * `aether-xds serve` processes on one etcd serve the same bytes and versions to the same node —
+ * before and after a change — so Envoys can sit behind a load balancer and reconnect to either.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { compileNode, localNodeFrom, type Snapshot, toXdsResources } from "../../src/entry/index.js";
@@ -13,8 +14,9 @@ import { parseSnapshot } from "../../src/model/snapshot.js";
 import { CuttableProxy, type EtcdServer, endpointEntryKey, etcdSuiteEnabled, registryEntries, startEtcd, writeAtomically } from "../support/etcd.js";
 import { meshDocument } from "../support/fixtures.js";
 import { AdsClient, CDS, EDS, LDS, type SotwResponse } from "./ads-client.js";
+import { startServe } from "./serve-support.js";
 
-const enabled = etcdSuiteEnabled("the etcd registry suite (test/server/etcd-source.test.ts)");
+const enabled = etcdSuiteEnabled("the etcd registry suites (test/server/etcd-source.test.ts)");
 const OPTIONS = { eastWestWaypoint: "cross-cluster" } as const;
 const NODE = { id: "east/node-1" };
 
@@ -184,4 +186,32 @@ describe.runIf(enabled)("etcd registry source", () => {
     );
     expect(server.snapshot!.services.get("team-b/payments" as never)).toHaveLength(5);
   });
+});
+
+/** What a response carries, without its nonce (each stream numbers its own). */
+function content(response: SotwResponse) {
+  return { type_url: response.type_url, version_info: response.version_info, resources: bytes(response).map((b) => b.toString("base64")) };
+}
+
+describe.runIf(enabled)("scale-out", () => {
+  test("two aether-xds serve processes on one etcd serve the same bytes and versions, before and after a change", async () => {
+    const prefix = await seed();
+    const servers = [];
+    for (let i = 0; i < 2; i++) {
+      const serve = await startServe(["--etcd", etcd.endpoint, "--prefix", prefix, "--listen", "127.0.0.1:0", "--mode", "cross-cluster"]);
+      cleanups.push(async () => void (await serve.stop()));
+      servers.push(serve);
+    }
+    const names = expected(parseSnapshot(meshDocument()))[EDS].map((r) => r.name);
+    const clients = servers.map((s) => client(s.address));
+    const [a, b] = await Promise.all(clients.map((c) => warm(c, names)));
+    for (const url of [CDS, EDS, LDS] as const) expect(content(a![url])).toEqual(content(b![url]));
+
+    const [key, value] = recoveryWrite(prefix);
+    await etcd.client.put(key).value(value);
+    const [pushedA, pushedB] = await Promise.all(clients.map((c) => c.next()));
+    expect(content(pushedA!)).toEqual(content(pushedB!));
+    expect(pushedA!.type_url).toBe(EDS);
+    expect(pushedA!.version_info).not.toBe(a![EDS].version_info);
+  }, 60_000);
 });
