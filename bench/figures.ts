@@ -608,7 +608,8 @@ export function createBench(config: BenchConfig) {
     const { workload: w, node } = subject("W1");
     const nodes = w.snapshot.nodes.slice(0, config.smoke ? w.snapshot.nodes.length : FAN_OUT_STREAMS).map((n) => `${n.cluster}/${n.name}`);
     log(`figure 12: ${nodes.length} simulated Envoys connect and warm up ...`);
-    const fan = connectEnvoys(w.snapshot, nodes, OPTIONS);
+    // A server sends no secrets: SDS comes from the agent's cluster (what `serve` defaults to).
+    const fan = connectEnvoys(w.snapshot, nodes, { ...OPTIONS, sds: { grpcCluster: "sds_grpc" } });
     log(`  warmed up in ${formatMs(fan.warmupMs)}; health flips ...`);
     let changed = 0;
     let pushed = 0;

@@ -58,7 +58,7 @@ test("examples/control-plane.ts serves a node over ADS, logs as JSON lines, and 
     ads.send({ node: { id: "east/node-1" }, type_url: CDS });
     const cds = await ads.next();
     const snapshot = exampleSnapshot();
-    const expected = compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), { eastWestWaypoint: "cross-cluster" });
+    const expected = compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), { eastWestWaypoint: "cross-cluster", sds: { grpcCluster: "sds_grpc" } });
     expect(cds.resources.length).toBe(expected.clusters.length);
     expect(lines.map((line) => line.event)).toEqual(expect.arrayContaining(["snapshot", "listening", "connect", "push"]));
   } finally {

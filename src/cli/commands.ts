@@ -7,7 +7,7 @@ import { type RenderedResult, renderResult, toYamlText } from "../emit/text.js";
 import { localNodeFrom } from "../model/node.js";
 import { formatMeshReport } from "../verify/format.js";
 import { explainPath, verifyMesh } from "../verify/mesh-check.js";
-import { COMPILE_FLAGS, nodeRef, OPTION_FLAGS_HELP, optionsFrom, parseFlags, progressLine, readSnapshot, UsageError } from "./args.js";
+import { COMPILE_FLAGS, nodeRef, OPTION_FLAGS_HELP, optionsFrom, parseFlags, progressLine, readSnapshot, SERVED_DEFAULTS, UsageError } from "./args.js";
 import { summarizeSnapshot } from "./summary.js";
 
 export interface CommandOutput {
@@ -48,10 +48,13 @@ ${OPTION_FLAGS_HELP}
   },
 };
 
-function compileFromFlags(values: { snapshot?: string; node?: string } & Parameters<typeof optionsFrom>[0]): CompileResult {
+function compileFromFlags(
+  values: { snapshot?: string; node?: string } & Parameters<typeof optionsFrom>[0],
+  defaults: Record<string, unknown> = {},
+): CompileResult {
   const { cluster, node } = nodeRef(values.node);
   const snapshot = readSnapshot(values.snapshot);
-  return compileNode(snapshot, localNodeFrom(snapshot, cluster, node), optionsFrom(values));
+  return compileNode(snapshot, localNodeFrom(snapshot, cluster, node), optionsFrom(values, defaults));
 }
 
 export function writeResult(dir: string, rendered: RenderedResult, format: "yaml" | "json"): string[] {
@@ -136,7 +139,9 @@ ${OPTION_FLAGS_HELP}`,
     const xds = hostPortFlag("--xds-address", values["xds-address"]);
     const sds = hostPortFlag("--sds-address", values["sds-address"]);
     const options = { ...(xds ? { xdsCluster: xds } : {}), ...(sds ? { sdsCluster: sds } : {}), resources: values.ads ? "ads" : "static" } as const;
-    return { code: 0, out: toYamlText(renderBootstrap(toBootstrap(compileFromFlags(values), options))).trimEnd() };
+    // With --ads the bootstrap must match what `serve` compiles: the same SDS default.
+    const result = compileFromFlags(values, values.ads ? SERVED_DEFAULTS : {});
+    return { code: 0, out: toYamlText(renderBootstrap(toBootstrap(result, options))).trimEnd() };
   },
 };
 

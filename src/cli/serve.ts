@@ -12,7 +12,7 @@ import { jsonLogLine } from "../server/events.js";
 import { MeshFileSource } from "../server/mesh-file-source.js";
 import { metricsHttpServer, serverMetrics } from "../server/metrics.js";
 import type { RegistrySource } from "../server/source.js";
-import { COMPILE_FLAGS, OPTION_FLAGS_HELP, optionsFrom, parseFlags, readSnapshot, UsageError } from "./args.js";
+import { COMPILE_FLAGS, OPTION_FLAGS_HELP, optionsFrom, parseFlags, readSnapshot, SERVED_DEFAULTS, UsageError } from "./args.js";
 
 export const SERVE_USAGE = `usage: aether-xds serve (--snapshot FILE | --etcd URL[,URL] [--prefix P]) [flags]
 
@@ -53,7 +53,7 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<{ cod
     if (values.help) return { code: 0, out: SERVE_USAGE };
     if (!values.snapshot === !values.etcd) throw new UsageError("serve needs exactly one of --snapshot FILE and --etcd URL[,URL]");
     if (values.prefix && !values.etcd) throw new UsageError("--prefix goes with --etcd");
-    const compile = optionsFrom(values);
+    const compile = optionsFrom(values, SERVED_DEFAULTS);
     if (values.snapshot) {
       server = new AdsServer({ snapshot: readSnapshot(values.snapshot), compile });
       source = new MeshFileSource(values.snapshot);

@@ -9,8 +9,8 @@ import * as grpc from "@grpc/grpc-js";
 import { AggregatedDiscoveryServiceService } from "../../gen/envoy/service/discovery/v3/ads.js";
 import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse } from "../../gen/envoy/service/discovery/v3/discovery.js";
 import type { XdsTypeUrl } from "../emit/xds.js";
-import { isInputError } from "../errors.js";
-import type { OptionsInput } from "../model/options.js";
+import { InputError, isInputError } from "../errors.js";
+import { DEFAULT_SELECTOR_SDS_CLUSTER, type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { DeltaStream } from "./delta-stream.js";
 import type { ServerEvent, StreamKind } from "./events.js";
@@ -27,8 +27,11 @@ export interface AdsServerOptions {
    * (UNAVAILABLE, Envoy retries) until the first snapshot is set — e.g. by `follow(source)`.
    */
   readonly snapshot?: Snapshot;
-  /** Compile options for every node (as `compileNode` takes them). */
-  readonly compile?: OptionsInput;
+  /**
+   * Compile options for every node (as `compileNode` takes them). `sds` defaults to the
+   * `sds_grpc` cluster (the SPIRE agent's SDS) and may not be `"ads"`: this server sends no secrets.
+   */
+  readonly compile?: Options | OptionsInput;
   /** Maps Envoy's node to a mesh node; default `<cluster>/<node>` in `node.id`. */
   readonly nodeId?: NodeIdRule;
 }
@@ -81,7 +84,7 @@ interface AckWaiter {
  */
 export class AdsServer {
   #state: MeshState | undefined;
-  readonly #compile: OptionsInput;
+  readonly #compile: Options;
   readonly #nodeId: NodeIdRule;
   readonly #streams = new Map<number, Attached>();
   readonly #listeners = new Set<(event: ServerEvent) => void>();
@@ -90,7 +93,7 @@ export class AdsServer {
   #streamCount = 0;
 
   constructor(options: AdsServerOptions) {
-    this.#compile = options.compile ?? {};
+    this.#compile = servedOptions(options.compile ?? {});
     if (options.snapshot) this.#state = new MeshState(options.snapshot, this.#compile);
     this.#nodeId = options.nodeId ?? defaultNodeIdRule;
   }
@@ -310,6 +313,20 @@ export class AdsServer {
       }
     }
   }
+}
+
+/**
+ * The compile options a server serves: SDS from the `sds_grpc` cluster unless the caller names
+ * another. SDS over ADS is refused — this server sends no secrets, so an Envoy would wait for them
+ * on the ADS stream and never warm its listeners.
+ */
+function servedOptions(compile: Options | OptionsInput): Options {
+  const options = parseOptions(compile.sds === undefined ? { ...compile, sds: { grpcCluster: DEFAULT_SELECTOR_SDS_CLUSTER } } : compile);
+  if (options.sds === "ads") {
+    const message = 'the ADS server serves no secrets: set sds to the SPIRE agent\'s gRPC cluster ({ grpcCluster: "..." }), not "ads"';
+    throw new InputError("options", [{ path: "sds", message }]);
+  }
+  return options;
 }
 
 function splitKey(key: string): [string, string] {

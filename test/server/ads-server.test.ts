@@ -15,7 +15,8 @@ import { parseSnapshot } from "../../src/model/snapshot.js";
 import { exampleSnapshot, meshDocument } from "../support/fixtures.js";
 import { AdsClient, CDS, type DeltaResponse, EDS, LDS, type SotwResponse, upstreamName } from "./ads-client.js";
 
-const OPTIONS = { eastWestWaypoint: "off" } as const;
+/** What the server compiles with: SDS from the agent's cluster (its default), never ADS. */
+const OPTIONS = { eastWestWaypoint: "off", sds: { grpcCluster: "sds_grpc" } } as const;
 const NODE = { id: "east/node-1", cluster: "east" };
 
 function compiled(snapshot: Snapshot | undefined, id: string) {
@@ -306,6 +307,24 @@ describe("listening and lifecycle", () => {
     } finally {
       await empty.close();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('secrets never come over ADS: SDS defaults to the agent\'s sds_grpc cluster, and sds "ads" is refused', async () => {
+    expect(() => new AdsServer({ compile: { sds: "ads" } })).toThrow(/the ADS server serves no secrets/);
+    const plain = new AdsServer({ snapshot: exampleSnapshot(), compile: { eastWestWaypoint: "off" } });
+    try {
+      const ads = new AdsClient<SotwResponse>(await plain.listen("127.0.0.1:0"), "StreamAggregatedResources");
+      clients.push(ads as AdsClient<unknown>);
+      ads.send({ node: NODE, type_url: LDS });
+      const served = (await ads.next()).resources.map((any) => Buffer.from(any.value));
+      const snapshot = exampleSnapshot();
+      const listeners = (options: object) =>
+        toXdsResources(compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), options))[LDS as XdsTypeUrl].map((r) => Buffer.from(r.resource.value!));
+      expect(served).toEqual(listeners({ eastWestWaypoint: "off", sds: { grpcCluster: "sds_grpc" } }));
+      expect(served).not.toEqual(listeners({ eastWestWaypoint: "off" }));
+    } finally {
+      await plain.close();
     }
   });
 

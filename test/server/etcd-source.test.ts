@@ -17,7 +17,8 @@ import { AdsClient, CDS, EDS, LDS, type SotwResponse } from "./ads-client.js";
 import { startServe } from "./serve-support.js";
 
 const enabled = etcdSuiteEnabled("the etcd registry suites (test/server/etcd-source.test.ts)");
-const OPTIONS = { eastWestWaypoint: "cross-cluster" } as const;
+/** What the server compiles with: SDS from the agent's cluster (its default). */
+const OPTIONS = { eastWestWaypoint: "cross-cluster", sds: { grpcCluster: "sds_grpc" } } as const;
 const NODE = { id: "east/node-1" };
 
 let etcd: EtcdServer;

@@ -62,6 +62,8 @@ test("stops cleanly on SIGTERM; bad flags and a bad initial mesh file exit 2 wit
   expect(await serve.stop()).toBe(0);
   const both = runCli(["serve", "--snapshot", EXAMPLE_MESH, "--etcd", "http://127.0.0.1:1"]);
   expect(both).toMatchObject({ code: 2, stderr: "aether-xds: serve needs exactly one of --snapshot FILE and --etcd URL[,URL]\n" });
+  const sdsOverAds = runCli(["serve", "--snapshot", EXAMPLE_MESH, "--sds", "ads"]);
+  expect(sdsOverAds).toMatchObject({ code: 2, stderr: expect.stringContaining("sds: the ADS server serves no secrets") });
   writeFileSync(join(dir, "bad.yaml"), "mesh: {}\n");
   const bad = runCli(["serve", "--snapshot", join(dir, "bad.yaml")]);
   expect(bad.code).toBe(2);
