@@ -10,7 +10,7 @@ import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { Node } from "../../gen/envoy/config/core/v3/base.js";
 import { type ApiConfigSource, ApiConfigSource_ApiType, ApiVersion } from "../../gen/envoy/config/core/v3/config_source.js";
 import { locality } from "../envoy/core.js";
-import { staticCluster } from "../envoy/listener.js";
+import { httpProtocolOptions, staticCluster } from "../envoy/listener.js";
 import type { ResourceSet } from "../envoy/resources.js";
 import type { ConfigSourceOption, Options } from "../model/options.js";
 import { compareText } from "../util/order.js";
@@ -37,7 +37,7 @@ export interface BootstrapOptions {
 /** A node's resources, with what the bootstrap needs to know about the node and how it was compiled. */
 export interface BootstrapInput extends ResourceSet {
   readonly node: { readonly cluster: string; readonly name: string; readonly locality: { readonly region: string; readonly zone: string } };
-  readonly options: Pick<Options, "sds" | "eds" | "sourceIdentity" | "selectorSds">;
+  readonly options: Pick<Options, "sds" | "eds" | "sourceIdentity" | "selectorSds"> & { readonly settings?: Pick<Options["settings"], "accessLog"> };
 }
 
 interface StubTarget {
@@ -95,18 +95,24 @@ function bootstrapNode(node: BootstrapInput["node"]): Node {
 const FROM_ADS = { ads: {}, resource_api_version: ApiVersion.V3 };
 
 /**
- * HTTP/2 (gRPC) static clusters: the ADS server and a gRPC EDS source at the xDS address, the SDS
- * sources (the certificate selector's own stream among them, never the ADS one) at `sds`. Sorted later.
+ * HTTP/2 (gRPC) static clusters: the ADS server, a gRPC EDS source and the access-log service at
+ * the xDS address, the SDS sources (the certificate selector's own stream among them, never the
+ * ADS one) at `sds`. Sorted later.
  */
 function stubClusters(options: BootstrapInput["options"], ads: boolean, xds: StubTarget, sds: Omit<StubTarget, "name">): Cluster[] {
   const targets = new Map<string, Omit<StubTarget, "name">>();
   if (ads) targets.set(xds.name, xds);
   const eds = grpcClusterOf(options.eds);
   if (eds) targets.set(eds, xds);
+  const accessLog = options.settings?.accessLog;
+  if (typeof accessLog === "object") targets.set(accessLog.grpcCluster, xds);
   const sdsCluster = grpcClusterOf(options.sds);
   if (sdsCluster) targets.set(sdsCluster, sds);
   if (options.sourceIdentity === "selector") targets.set(options.selectorSds, sds);
-  return [...targets].map(([name, target]) => staticCluster(name, target.address, target.port, true));
+  return [...targets].map(([name, target]) => ({
+    ...staticCluster(name, target.address, target.port),
+    typed_extension_protocol_options: httpProtocolOptions("http2"),
+  }));
 }
 
 function grpcClusterOf(source: ConfigSourceOption): string | undefined {

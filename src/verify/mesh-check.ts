@@ -13,6 +13,7 @@ import type { SnapshotIndex } from "../plan/snapshot-index.js";
 import { compareText } from "../util/order.js";
 import { type CompiledMesh, type CompiledNode, type CompileProgress, compileMesh, podsByAddress, tunnelAddresses } from "./compiled-mesh.js";
 import { PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type PoolUse, type ReplayContext, replayPath } from "./path.js";
+import { pathSettingsLines } from "./path-settings.js";
 
 /** The mesh path check's result: every path replayed, and the nodes that could not be compiled. */
 export interface MeshCheckReport {
@@ -110,7 +111,7 @@ export function explainPath(
   const mesh = compileMesh(snapshot, options);
   const source = findSource(mesh, from);
   const report = replayPath(replayContext(mesh), source, parseTarget(to));
-  return { report, trace: formatPathReport(report) };
+  return { report, trace: [formatPathReport(report), ...pathSettingsLines(mesh, report)].join("\n") };
 }
 
 function findSource(mesh: CompiledMesh, from: string): PathSource {
