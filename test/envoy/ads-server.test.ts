@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { renderBootstrap, toBootstrap } from "../../src/entry/bootstrap.js";
 import { compileNode, localNodeFrom, type Snapshot, withServiceRecords, type XdsTypeUrl } from "../../src/entry/index.js";
+import { outboundStatName } from "../../src/entry/naming.js";
 import { AdsServer } from "../../src/entry/server.js";
 import { SOURCE_IDENTITY_FLOORS } from "../../src/model/envoy-version.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
@@ -23,8 +24,8 @@ const CDS = "type.googleapis.com/envoy.config.cluster.v3.Cluster" as XdsTypeUrl;
 const EDS = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment" as XdsTypeUrl;
 const LDS = "type.googleapis.com/envoy.config.listener.v3.Listener" as XdsTypeUrl;
 const OPTIONS = { eastWestWaypoint: "off", sds: { grpcCluster: "sds_grpc" } } as const;
-/** Envoy's stats name a cluster with ':' turned into '_'. */
-const PAYMENTS_STATS = "cluster.payments.team-b.mesh.aether_8443";
+/** The payments cluster's stats, under its alt_stat_name. */
+const PAYMENTS_STATS = `cluster.${outboundStatName({ namespace: "team-b", service: "payments", port: 8443 })}`;
 
 // selector mode (the default): the certificate selector needs Envoy 1.38.
 const FLOOR = SOURCE_IDENTITY_FLOORS.selector;
