@@ -25,7 +25,7 @@ import {
   TUNNEL_LISTENER_NAME,
   trustDomainOf,
 } from "../naming.js";
-import type { CompiledMesh, CompiledNode, RegistryPod } from "./compiled-mesh.js";
+import type { CompiledNode, MeshView, RegistryPod, TunnelLookup } from "./compiled-mesh.js";
 import { inboundListenerIn } from "./compiled-mesh.js";
 import { enterAtSource, type StampedValue } from "./entry.js";
 import { chosenPriority, evaluateSocketMatcher, selectFilterChain } from "./envoy-match.js";
@@ -139,8 +139,8 @@ export interface PoolUse {
 }
 
 export interface ReplayContext {
-  readonly mesh: CompiledMesh;
-  readonly tunnels: ReadonlyMap<string, string>;
+  readonly mesh: MeshView;
+  readonly tunnels: TunnelLookup;
   readonly pods: ReadonlyMap<string, readonly RegistryPod[]>;
 }
 
@@ -161,7 +161,7 @@ interface Trip {
 }
 
 export function replayPath(context: ReplayContext, source: PathSource, target: PathTarget): PathReport {
-  const node = context.mesh.nodes.get(source.node)!;
+  const node = context.mesh.node(source.node)!;
   const entry = enterAtSource(context, node, source, target);
   const expected = outboundClusterName(context.mesh.index.snapshot.mesh.meshDomain, { ...parseServiceKey(target.service)!, port: target.port });
   const none = { landings: [], failures: [], unverified: [] };
@@ -345,7 +345,7 @@ function splitAddress(address: string): { ip: string; port: number } {
 /** The waypoint reads the SNI and forwards raw bytes to a local pod (or one in its cluster). */
 function throughWaypoint(context: ReplayContext, trip: Trip, nodeKey: string, sni: string): { pod: RegistryPod; hop: string }[] {
   const mode = context.mesh.options.eastWestWaypoint;
-  const waypoint = context.mesh.nodes.get(nodeKey)!;
+  const waypoint = context.mesh.node(nodeKey)!;
   if (mode === "off") throw new PathError("WAYPOINT_IN_OFF_MODE", nodeKey);
   if (mode === "cross-cluster" && waypoint.local.clusterName === trip.source.cluster) throw new PathError("SAME_CLUSTER_VIA_WAYPOINT", nodeKey);
   const tunnel = waypoint.result.listeners.find((l) => l.name === TUNNEL_LISTENER_NAME)!;
@@ -383,7 +383,7 @@ function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, sni: st
     ip: endpoint.ip,
   };
   const where = `${pod.cluster}/${pod.namespace}/${pod.name}`;
-  const node = context.mesh.nodes.get(`${endpoint.clusterName}/${endpoint.kubernetesMetadata.nodeName}`);
+  const node = context.mesh.node(`${endpoint.clusterName}/${endpoint.kubernetesMetadata.nodeName}`);
   if (!node) throw new PathError("POD_NODE_NOT_COMPILED", where);
   const listener = inboundListenerIn(node, endpoint.containerMetadata.networkNamespace, context.mesh.options.inboundPort);
   if (!listener || !endpoint.containerMetadata.networkNamespace) throw new PathError("NO_INBOUND_LISTENER", where);

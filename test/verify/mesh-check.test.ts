@@ -310,8 +310,30 @@ describe("explainPath", () => {
     );
   });
 
-  test("an unknown pod or a malformed target is an input error", () => {
-    expect(() => explainPath(snapshot(), "east/team-a/nope", "team-a/checkout:8080")).toThrow(/no hosted pod east\/team-a\/nope/);
-    expect(() => explainPath(snapshot(), "east/team-a/frontend-7d9f-abcde", "checkout:8080")).toThrow(/is not <namespace>\/<service>:<port>/);
+  test("an unknown pod, a malformed target or an unknown service port is an input error, found before any node is compiled", () => {
+    const compiled: number[] = [];
+    const explain = (from: string, to: string) => () => explainPath(snapshot(), from, to, {}, (done) => compiled.push(done));
+    expect(explain("east/team-a/nope", "team-a/checkout:8080")).toThrow(/no hosted pod east\/team-a\/nope/);
+    expect(explain("east/team-a/frontend-7d9f-abcde", "checkout:8080")).toThrow(/is not <namespace>\/<service>:<port>/);
+    expect(explain("east/team-a/frontend-7d9f-abcde", "team-a/nope:8080")).toThrow(/no service team-a\/nope in the snapshot/);
+    expect(explain("east/team-a/frontend-7d9f-abcde", "team-a/checkout:8081")).toThrow(/service team-a\/checkout has no port 8081 \(ports: 8080, 9090\)/);
+    expect(compiled).toEqual([]);
+  });
+
+  test("compiles only the nodes the path visits: the source's, the waypoint's, the destination pods'", () => {
+    const totals: number[] = [];
+    explainPath(snapshot(true), "east/team-a/frontend-7d9f-abcde", "team-a/checkout:8080", crossCluster, (done, total) => totals.push(total));
+    // east/node-1 (the source), west/node-2 (the waypoint, also hosting both destination pods), of 7 nodes.
+    expect(totals).toEqual([7, 7]);
+  });
+
+  test.each(EVERY_MODE)("%s / %s / %s: every path explained alone is the mesh check's report of it", (sourceIdentity, mode, socketSelection) => {
+    const options = { eastWestWaypoint: mode, socketSelection, sourceIdentity };
+    for (const path of verifyMesh(snapshot(true), options).paths.filter((p) => p.source.pod)) {
+      const { cluster, pod } = path.source;
+      expect(explainPath(snapshot(true), `${cluster}/${pod!.namespace}/${pod!.name}`, `${path.target.service}:${path.target.port}`, options).report).toEqual(
+        path,
+      );
+    }
   });
 });
