@@ -19,6 +19,7 @@ import { parseOptions, type SourceIdentity } from "../src/model/options.js";
 import type { Snapshot } from "../src/model/snapshot.js";
 import { type EdsView, edsView } from "../src/plan/eds-view.js";
 import { indexSnapshot, type SnapshotIndex } from "../src/plan/snapshot-index.js";
+import { explainPath } from "../src/verify/mesh-check.js";
 import { formatBytes, formatMs, type LappedTiming, type Timing, type TimingOptions, timeIt } from "./measure.js";
 import type { MemoryFigures } from "./memory-child.js";
 import { addService, healthFlip, nodeDrain, rollout, type Scenario } from "./scenarios.js";
@@ -46,7 +47,7 @@ export interface BenchConfig {
   readonly log: (line: string) => void;
 }
 
-export const FIGURES = ["1", "2", "3", "4", "5", "6", "7", "8"] as const;
+export const FIGURES = ["1", "2", "3", "4", "5", "6", "7", "8", "11"] as const;
 export type Figure = (typeof FIGURES)[number];
 
 /** Every compile runs with the waypoint on for cross-cluster traffic; `selector` mode unless a figure says otherwise. */
@@ -595,6 +596,43 @@ export function createBench(config: BenchConfig) {
     ];
   }
 
+  /**
+   * `explain` of one path of N — its first hosted pod calling the first port of its first
+   * dependency — against compiling N alone; each round on a cold index built untimed.
+   */
+  function figure11(): Row[] {
+    const { workload: w, node } = subject("W1");
+    const pod = node.pods.find((p) => p.netns)!;
+    const service = `${pod.namespace}/${pod.serviceAccount}`;
+    const index = indexSnapshot(fresh(w.snapshot));
+    const dependency = (w.snapshot.dependencies?.get(service as never) ?? index.serviceKeys).find((key) => index.services.get(key)?.ports.length)!;
+    const from = `${node.clusterName}/${pod.namespace}/${pod.name}`;
+    const to = `${dependency}:${index.services.get(dependency)!.ports[0]}`;
+    log(`figure 11: explain ${from} → ${to} ...`);
+    const rounds = { ...heavy, collectAfterSetup: true };
+    const compile = timeIt(
+      { ...rounds, label: "11 compile one node" },
+      () => indexSnapshot(fresh(w.snapshot)),
+      (cold) => compileNode(cold, node, OPTIONS),
+    );
+    let compiled = 0;
+    let status = "";
+    const explain = timeIt(
+      { ...rounds, label: "11 explain one path" },
+      () => indexSnapshot(fresh(w.snapshot)),
+      (cold) => {
+        compiled = 0;
+        return explainPath(cold, from, to, OPTIONS, (done) => (compiled = done));
+      },
+      ({ report }) => (status = `${report.status}, ${report.landings.length} landings`),
+    );
+    const ratio = explain.median / compile.median;
+    return [
+      checked("11", "explain one path / compile one node", ratio, 3, `${ratio.toFixed(2)} — ${spread(explain)} vs ${spread(compile)}`, "≤ 3"),
+      info("11", "  path", `${from} → ${to}: ${status}; ${compiled} of ${w.snapshot.nodes.length} nodes compiled`),
+    ];
+  }
+
   function setupRows(): Row[] {
     return generated;
   }
@@ -608,6 +646,7 @@ export function createBench(config: BenchConfig) {
     "6": figure6,
     "7": figure7,
     "8": figure8,
+    "11": figure11,
   };
   return { figures, setupRows };
 }

@@ -49,7 +49,7 @@ function configFor(args: Args, log: (line: string) => void): BenchConfig {
 }
 
 /** Figure 7 frees each workload after measuring it, so it runs last; 6 forks its own process. */
-const EXECUTION_ORDER: readonly Figure[] = ["1", "2", "3", "4", "5", "8", "6", "7"];
+const EXECUTION_ORDER: readonly Figure[] = ["1", "2", "3", "4", "5", "8", "11", "6", "7"];
 
 function errorRow(figure: string, error: unknown): Row {
   const message = error instanceof Error ? error.message.split("\n")[0]! : String(error);

@@ -153,15 +153,36 @@ export function lazyTunnels(mesh: MeshView): TunnelLookup {
   return { get, has: (address) => get(address) !== undefined };
 }
 
-/** Registry pods by `"<cluster>|<ip>"`. */
-export function podsByAddress(index: SnapshotIndex): Map<string, RegistryPod[]> {
-  const pods = new Map<string, RegistryPod[]>();
+/** Registry pods at an IP, by cluster (pod CIDRs may overlap across clusters). */
+export type PodLookup = (ip: string) => ReadonlyMap<string, readonly RegistryPod[]>;
+
+const NO_PODS: ReadonlyMap<string, readonly RegistryPod[]> = new Map();
+
+/** Every registry pod by IP and cluster, for replaying many paths. */
+export function podsByAddress(index: SnapshotIndex): PodLookup {
+  const pods = new Map<string, Map<string, RegistryPod[]>>();
   for (const service of index.services.values()) {
     for (const endpoint of service.endpoints) {
-      getOrInsert(pods, `${endpoint.clusterName}|${endpoint.ip}`, () => []).push({ service: service.key, endpoint });
+      const byCluster = getOrInsert(pods, endpoint.ip, () => new Map<string, RegistryPod[]>());
+      getOrInsert(byCluster, endpoint.clusterName, () => []).push({ service: service.key, endpoint });
     }
   }
-  return pods;
+  return (ip) => pods.get(ip) ?? NO_PODS;
+}
+
+/** The same answers, each IP looked up when first asked: for replaying one path. */
+export function lazyPods(index: SnapshotIndex): PodLookup {
+  const answers = new Map<string, ReadonlyMap<string, readonly RegistryPod[]>>();
+  return (ip) =>
+    getOrInsert(answers, ip, () => {
+      const byCluster = new Map<string, RegistryPod[]>();
+      for (const service of index.services.values()) {
+        for (const endpoint of service.endpoints) {
+          if (endpoint.ip === ip) getOrInsert(byCluster, endpoint.clusterName, () => []).push({ service: service.key, endpoint });
+        }
+      }
+      return byCluster;
+    });
 }
 
 /** The inbound listener bound in a netns on a node, if any. */

@@ -12,7 +12,17 @@ import { parseServiceKey, type ServiceKey, serviceKey } from "../naming.js";
 import { planNode } from "../plan/node-plan.js";
 import type { SnapshotIndex } from "../plan/snapshot-index.js";
 import { compareText } from "../util/order.js";
-import { type CompiledMesh, type CompileProgress, compileMesh, lazyMesh, lazyTunnels, type MeshView, podsByAddress, tunnelAddresses } from "./compiled-mesh.js";
+import {
+  type CompiledMesh,
+  type CompileProgress,
+  compileMesh,
+  lazyMesh,
+  lazyPods,
+  lazyTunnels,
+  type MeshView,
+  podsByAddress,
+  tunnelAddresses,
+} from "./compiled-mesh.js";
 import { PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type PoolUse, type ReplayContext, replayPath } from "./path.js";
 
 /** The mesh path check's result: every path replayed, and the nodes that could not be compiled. */
@@ -114,21 +124,19 @@ export function explainPath(
   const source = findSource(mesh, from);
   const target = parseTarget(mesh.index, to);
   if (!mesh.node(source.node)) throw noSource(from);
-  const report = replayPath({ mesh, tunnels: lazyTunnels(mesh), pods: podsByAddress(mesh.index) }, source, target);
+  const report = replayPath({ mesh, tunnels: lazyTunnels(mesh), pods: lazyPods(mesh.index) }, source, target);
   return { report, trace: formatPathReport(report) };
 }
 
 /** The source pod, from the nodes whose registry records name it (first by node key), without compiling. */
 function findSource(mesh: MeshView, from: string): PathSource {
   const [cluster, namespace, pod] = from.split("/");
-  const hosts = [...mesh.index.hostedBy]
-    .filter(([, hosted]) =>
-      hosted.some(
-        ({ service, endpoint }) => endpoint.clusterName === cluster && parseServiceKey(service)?.namespace === namespace && hostedPodName(endpoint) === pod,
-      ),
-    )
-    .map(([key]) => key)
-    .sort(compareText);
+  const hosts: string[] = [];
+  for (const [key, hosted] of mesh.index.hostedBy) {
+    if (!key.startsWith(`${cluster}/`)) continue;
+    if (hosted.some(({ service, endpoint }) => hostedPodName(endpoint) === pod && parseServiceKey(service)?.namespace === namespace)) hosts.push(key);
+  }
+  hosts.sort(compareText);
   for (const key of hosts) {
     const local = localOf(mesh.index, key);
     const found = local && sourcesOf(mesh, local).find((s) => s.cluster === cluster && s.pod?.namespace === namespace && s.pod?.name === pod);

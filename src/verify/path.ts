@@ -25,7 +25,7 @@ import {
   TUNNEL_LISTENER_NAME,
   trustDomainOf,
 } from "../naming.js";
-import type { CompiledNode, MeshView, RegistryPod, TunnelLookup } from "./compiled-mesh.js";
+import type { CompiledNode, MeshView, PodLookup, RegistryPod, TunnelLookup } from "./compiled-mesh.js";
 import { inboundListenerIn } from "./compiled-mesh.js";
 import { enterAtSource, type StampedValue } from "./entry.js";
 import { chosenPriority, evaluateSocketMatcher, selectFilterChain } from "./envoy-match.js";
@@ -141,7 +141,8 @@ export interface PoolUse {
 export interface ReplayContext {
   readonly mesh: MeshView;
   readonly tunnels: TunnelLookup;
-  readonly pods: ReadonlyMap<string, readonly RegistryPod[]>;
+  /** Registry pods at an IP, by cluster. */
+  readonly pods: PodLookup;
 }
 
 class PathError extends Error {
@@ -324,9 +325,10 @@ function dialPod(context: ReplayContext, trip: Trip, address: string): RegistryP
   const { ip, port } = splitAddress(address);
   const inboundPort = context.mesh.options.inboundPort;
   if (port !== inboundPort) throw new PathError("UNKNOWN_ADDRESS", address);
-  const local = context.pods.get(`${trip.source.cluster}|${ip}`);
+  const byCluster = context.pods(ip);
+  const local = byCluster.get(trip.source.cluster);
   if (local) return preferService(local, trip.target.service);
-  const elsewhere = [...context.pods].filter(([key]) => key.endsWith(`|${ip}`));
+  const elsewhere = [...byCluster];
   if (context.mesh.options.eastWestWaypoint !== "off" || elsewhere.length !== 1) {
     throw new PathError("POD_IP_NOT_ROUTABLE", `${ip} from cluster ${trip.source.cluster}`);
   }
@@ -367,7 +369,7 @@ function throughWaypoint(context: ReplayContext, trip: Trip, nodeKey: string, sn
     const address = addressOf(endpoint);
     if (context.tunnels.has(address)) throw new PathError("WAYPOINT_TO_WAYPOINT", `${ingress.name} at ${nodeKey} lists ${address}`);
     const { ip, port } = splitAddress(address);
-    const pods = context.pods.get(`${waypoint.local.clusterName}|${ip}`);
+    const pods = context.pods(ip).get(waypoint.local.clusterName);
     if (!pods || port !== context.mesh.options.inboundPort) throw new PathError("UNKNOWN_ADDRESS", `${address} from ${nodeKey}`);
     return { pod: preferService(pods, trip.target.service), hop: `${ingress.name} priority ${level.priority}: ${address}` };
   });
