@@ -10,7 +10,7 @@ import { enumValueName, type FieldInfo, FieldType, lookupMessage, unpackAny } fr
 /** A JSON value, as the renderers produce it. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
-export const UNWRAPPED_WRAPPERS = new Set([
+const UNWRAPPED_WRAPPERS = new Set([
   "google.protobuf.BoolValue",
   "google.protobuf.StringValue",
   "google.protobuf.UInt32Value",
@@ -18,8 +18,8 @@ export const UNWRAPPED_WRAPPERS = new Set([
   "google.protobuf.DoubleValue",
   "google.protobuf.FloatValue",
 ]);
-export const UNWRAPPED_STRING_WRAPPERS = new Set(["google.protobuf.UInt64Value", "google.protobuf.Int64Value"]);
-export const PLAIN_JSON = new Set(["google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"]);
+const UNWRAPPED_STRING_WRAPPERS = new Set(["google.protobuf.UInt64Value", "google.protobuf.Int64Value"]);
+const PLAIN_JSON = new Set(["google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"]);
 
 export class RenderError extends Error {
   override readonly name = "RenderError";

@@ -5,7 +5,6 @@
 import { stringify as toYaml } from "yaml";
 import type { Diagnostic } from "../diagnostics.js";
 import { typeUrl } from "../envoy/any.js";
-import { JsonText, writeMessage } from "./json-text.js";
 import { type JsonValue, renderMessage } from "./render.js";
 
 export const RESOURCE_TYPES = {
@@ -50,33 +49,9 @@ export function renderResult(result: RenderableResult): RenderedResult {
   };
 }
 
-/** `renderResult` as indented JSON text (`JSON.stringify(renderResult(result), null, 2)`, written directly). */
+/** `renderResult` as indented JSON text. */
 export function renderJson(result: RenderableResult): string {
-  const out = new JsonText();
-  out.push("{");
-  for (const kind of ["clusters", "endpoints", "listeners"] as const) {
-    const typeName = RESOURCE_TYPES[kind];
-    const url = typeUrl(typeName);
-    writeArray(out, kind, result[kind], (resource) => writeMessage(out, typeName, resource, 2, ["@type", url]));
-    out.push(",");
-  }
-  writeArray(out, "diagnostics", result.diagnostics, (diagnostic) => out.plain({ ...diagnostic }, 2));
-  out.newline(0);
-  out.push("}\n");
-  return out.text();
-}
-
-/** `"<key>": [...]` as a member of the top-level object. */
-function writeArray<T>(out: JsonText, key: string, items: readonly T[], writeItem: (item: T) => void): void {
-  out.newline(1);
-  out.push(`"${key}": [`);
-  items.forEach((item, i) => {
-    if (i > 0) out.push(",");
-    out.newline(2);
-    writeItem(item);
-  });
-  if (items.length > 0) out.newline(1);
-  out.push("]");
+  return `${JSON.stringify(renderResult(result), null, 2)}\n`;
 }
 
 /** `renderResult` as YAML text, one value per line (the golden files' form). */
