@@ -48,8 +48,8 @@ function configFor(args: Args, log: (line: string) => void): BenchConfig {
     : { smoke: false, workloads: WORKLOADS, heavy: { warmup: 1, repeats: 7 }, light: { warmup: 2, repeats: 7 }, log };
 }
 
-/** Figure 7 frees each workload after measuring it, so it runs last; 6 forks its own process. */
-const EXECUTION_ORDER: readonly Figure[] = ["1", "2", "3", "4", "5", "8", "11", "6", "7"];
+/** Figure 7 frees each workload after measuring it, so it runs last; 6 and 10 fork their own processes. */
+const EXECUTION_ORDER: readonly Figure[] = ["1", "2", "3", "4", "5", "8", "11", "9", "6", "10", "7"];
 
 function errorRow(figure: string, error: unknown): Row {
   const message = error instanceof Error ? error.message.split("\n")[0]! : String(error);
