@@ -661,7 +661,7 @@ export function createBench(config: BenchConfig) {
     const m = await inChild<VerifyFigures>("./verify-child.ts", w.snapshot, []);
     forget("W10K");
     const ratio = m.verifyMs / m.compileAllMs;
-    const limit = 1.5 * 2 ** 30;
+    const limit = 1.5e9;
     return [
       checked(
         "10",

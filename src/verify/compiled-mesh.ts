@@ -3,6 +3,8 @@
  * mesh check) or each on first lookup (`lazyMesh`, for one path) — plus the lookups a path replay
  * needs: which node's waypoint listens on an address, and which registry pod an address reaches.
  */
+import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import { type CompileResult, compileNode } from "../compile/compile-node.js";
 import { hostPort } from "../envoy/core.js";
@@ -185,7 +187,48 @@ export function lazyPods(index: SnapshotIndex): PodLookup {
     });
 }
 
-/** The inbound listener bound in a netns on a node, if any. */
-export function inboundListenerIn(node: CompiledNode, netns: string, port: number): Listener | undefined {
-  return node.result.listeners.find((l) => l.address?.socket_address?.network_namespace_filepath === netns && l.address.socket_address.port_value === port);
+/** A compiled node's resources by name and address, for replaying many paths over them. */
+export interface NodeResources {
+  /** Every cluster of that name, in output order. */
+  clusters(name: string): readonly Cluster[];
+  /** The first assignment for that cluster name. */
+  assignment(clusterName: string): ClusterLoadAssignment | undefined;
+  /** The first listener bound in a netns on a port. */
+  listenerIn(netns: string, port: number): Listener | undefined;
+  /** The first listener named `ew_tunnel`. */
+  readonly tunnel: Listener | undefined;
+  /** What the replay derives from this node alone, by key (e.g. a cluster's chosen priority). */
+  readonly memo: Map<string, unknown>;
+}
+
+const NONE: readonly Cluster[] = [];
+
+/**
+ * Each node's `NodeResources`, built on first use. One per replay: tests change compiled output
+ * between two checks of the same mesh.
+ */
+export function resourceLookups(): (node: CompiledNode) => NodeResources {
+  const built = new WeakMap<CompileResult, NodeResources>();
+  return (node) => getOrInsert(built, node.result, () => indexResources(node.result));
+}
+
+function indexResources(result: CompileResult): NodeResources {
+  const clusters = new Map<string, Cluster[]>();
+  for (const cluster of result.clusters) getOrInsert(clusters, cluster.name ?? "", () => []).push(cluster);
+  const assignments = new Map<string, ClusterLoadAssignment>();
+  for (const assignment of result.endpoints) if (!assignments.has(assignment.cluster_name ?? "")) assignments.set(assignment.cluster_name ?? "", assignment);
+  const bound = new Map<string, Listener>();
+  for (const listener of result.listeners) {
+    const socket = listener.address?.socket_address;
+    if (typeof socket?.network_namespace_filepath !== "string") continue;
+    const key = `${socket.network_namespace_filepath}\u0000${socket.port_value}`;
+    if (!bound.has(key)) bound.set(key, listener);
+  }
+  return {
+    clusters: (name) => clusters.get(name) ?? NONE,
+    assignment: (name) => assignments.get(name),
+    listenerIn: (netns, port) => bound.get(`${netns}\u0000${port}`),
+    tunnel: result.listeners.find((l) => l.name === TUNNEL_LISTENER_NAME),
+    memo: new Map(),
+  };
 }

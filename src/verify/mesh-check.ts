@@ -21,6 +21,7 @@ import {
   lazyTunnels,
   type MeshView,
   podsByAddress,
+  resourceLookups,
   tunnelAddresses,
 } from "./compiled-mesh.js";
 import { PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type PoolUse, type ReplayContext, replayPath } from "./path.js";
@@ -76,7 +77,7 @@ function withSharedPoolFailures(paths: readonly PathReport[]): PathReport[] {
 }
 
 export function replayContext(mesh: CompiledMesh): ReplayContext {
-  return { mesh, tunnels: tunnelAddresses(mesh), pods: podsByAddress(mesh.index) };
+  return { mesh, tunnels: tunnelAddresses(mesh), pods: podsByAddress(mesh.index), resources: resourceLookups() };
 }
 
 /**
@@ -124,7 +125,7 @@ export function explainPath(
   const source = findSource(mesh, from);
   const target = parseTarget(mesh.index, to);
   if (!mesh.node(source.node)) throw noSource(from);
-  const report = replayPath({ mesh, tunnels: lazyTunnels(mesh), pods: lazyPods(mesh.index) }, source, target);
+  const report = replayPath({ mesh, tunnels: lazyTunnels(mesh), pods: lazyPods(mesh.index), resources: resourceLookups() }, source, target);
   return { report, trace: formatPathReport(report) };
 }
 
