@@ -105,8 +105,8 @@ const explain: Command = {
 
 Replays one source pod calling one service port and prints every hop: the priority and endpoint
 chosen, the matcher's decision, the socket (SNI, client certificate), the waypoint's chain and
-ingress, and the destination pod's inbound chain. Only the nodes the path visits are compiled
-(the source's, the waypoints', the destination pods'). Exits 1 if it fails.
+ingress, and the destination pod's inbound chain. Only the nodes the path visits are compiled:
+the source's, and the receiving side of the waypoints' and destination pods'. Exits 1 if it fails.
 
   --snapshot FILE                       the mesh file (JSON or YAML)
   --from CLUSTER/NS/POD                 the source pod

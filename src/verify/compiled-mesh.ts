@@ -6,7 +6,7 @@
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
-import { type CompileResult, compileNode } from "../compile/compile-node.js";
+import { type CompileResult, compileNode, compileNodeSide } from "../compile/compile-node.js";
 import { hostPort } from "../envoy/core.js";
 import { isCompileInvariantError, isInputError } from "../errors.js";
 import { type LocalNode, localNodeFrom } from "../model/node.js";
@@ -35,6 +35,11 @@ export interface MeshView {
   readonly options: Options;
   /** The node `"<cluster>/<node>"` compiled; undefined when it is unknown or could not be compiled. */
   node(key: string): CompiledNode | undefined;
+  /**
+   * At least the node's receiving side (tunnel, ingress and inbound listeners and clusters): all a
+   * path arriving at the node reads. Undefined as for `node`.
+   */
+  receiving(key: string): CompiledNode | undefined;
 }
 
 export interface CompiledMesh extends MeshView {
@@ -51,10 +56,10 @@ export type CompileProgress = (done: number, total: number) => void;
 
 type Outcome = { readonly kind: "compiled"; readonly node: CompiledNode } | { readonly kind: "skipped" | "failed"; readonly reason: string };
 
-function compileOne(index: SnapshotIndex, options: Options, cluster: string, name: string): Outcome {
+function compileOne(index: SnapshotIndex, options: Options, cluster: string, name: string, compile = compileNode): Outcome {
   try {
     const local = localNodeFrom(index.snapshot, cluster, name);
-    return { kind: "compiled", node: { local, result: compileNode(index, local, options) } };
+    return { kind: "compiled", node: { local, result: compile(index, local, options) } };
   } catch (error) {
     if (isInputError(error)) return { kind: "skipped", reason: error.issues.map((issue) => issue.message).join("; ") };
     if (isCompileInvariantError(error)) return { kind: "failed", reason: error.message };
@@ -76,29 +81,33 @@ export function compileMesh(snapshot: Snapshot | SnapshotIndex, optionsInput: Op
     else (outcome.kind === "skipped" ? skipped : failed).set(key, outcome.reason);
     onProgress?.(done + 1, all.length);
   });
-  return { index, options, nodes, skipped, failed, node: (key) => nodes.get(key) };
+  const node = (key: string) => nodes.get(key);
+  return { index, options, nodes, skipped, failed, node, receiving: node };
 }
 
 /**
  * The mesh's nodes, each compiled on its first lookup (and remembered, compiled or not): a path
- * replay pays only for the nodes it visits.
+ * replay pays only for the nodes it visits. A node looked up only as a receiver (a waypoint, a
+ * destination pod's node) gets only its receiving side compiled (`compileNodeSide`).
  */
 export function lazyMesh(snapshot: Snapshot | SnapshotIndex, optionsInput: Options | OptionsInput = {}, onProgress?: CompileProgress): MeshView {
   const index = asIndex(snapshot);
   const options = parseOptions(optionsInput);
   const names = new Map(meshNodes(index).map(([key, cluster, name]) => [key, [cluster, name] as const]));
-  const outcomes = new Map<string, Outcome>();
-  const node = (key: string): CompiledNode | undefined => {
+  const full = new Map<string, Outcome>();
+  const sides = new Map<string, Outcome>();
+  const lookup = (outcomes: Map<string, Outcome>, key: string, compile: typeof compileNode): CompiledNode | undefined => {
     const name = names.get(key);
     if (!name) return undefined;
     const outcome = getOrInsert(outcomes, key, () => {
-      const compiled = compileOne(index, options, ...name);
-      onProgress?.(outcomes.size + 1, names.size);
+      const compiled = compileOne(index, options, ...name, compile);
+      onProgress?.(full.size + sides.size + 1, names.size);
       return compiled;
     });
     return outcome.kind === "compiled" ? outcome.node : undefined;
   };
-  return { index, options, node };
+  const node = (key: string) => lookup(full, key, compileNode);
+  return { index, options, node, receiving: (key) => (full.has(key) ? node(key) : lookup(sides, key, compileNodeSide)) };
 }
 
 /** Every node's key, cluster and name, sorted by key. */
@@ -144,7 +153,7 @@ export function lazyTunnels(mesh: MeshView): TunnelLookup {
     // The last in key order wins, as in tunnelAddresses.
     const keys = [...(candidates.get(address) ?? [])].sort(compareText).reverse();
     return keys.find((key) => {
-      const node = mesh.node(key);
+      const node = mesh.receiving(key);
       return node !== undefined && tunnelAddressOf(node.result) === address;
     });
   };

@@ -111,8 +111,10 @@ function targetsOf(mesh: CompiledMesh, local: LocalNode, source: PathSource): Pa
 /**
  * One path, from `"<cluster>/<ns>/<pod>"` to `"<ns>/<svc>:<port>"`, replayed over the compiled
  * mesh: the report plus a readable trace. Both arguments are checked before anything is compiled,
- * and only the nodes the replay visits are: the source's, and the waypoints and destination pods'
- * nodes it reaches.
+ * and only the nodes the replay visits are: the source's in full, and the receiving side of the
+ * waypoints' and destination pods' nodes it reaches (`compileNodeSide`). The same report as the
+ * mesh check's for that path — unless a visited node's outbound clusters break a compile
+ * invariant, which only the mesh check (compiling every node in full) reports.
  */
 export function explainPath(
   snapshot: Snapshot | SnapshotIndex,

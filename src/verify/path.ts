@@ -349,7 +349,7 @@ function splitAddress(address: string): { ip: string; port: number } {
 /** The waypoint reads the SNI and forwards raw bytes to a local pod (or one in its cluster). */
 function throughWaypoint(context: ReplayContext, trip: Trip, nodeKey: string, sni: string): { pod: RegistryPod; hop: string }[] {
   const mode = context.mesh.options.eastWestWaypoint;
-  const waypoint = context.mesh.node(nodeKey)!;
+  const waypoint = context.mesh.receiving(nodeKey)!;
   if (mode === "off") throw new PathError("WAYPOINT_IN_OFF_MODE", nodeKey);
   if (mode === "cross-cluster" && waypoint.local.clusterName === trip.source.cluster) throw new PathError("SAME_CLUSTER_VIA_WAYPOINT", nodeKey);
   const resources = context.resources(waypoint);
@@ -388,7 +388,7 @@ function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, sni: st
     ip: endpoint.ip,
   };
   const where = `${pod.cluster}/${pod.namespace}/${pod.name}`;
-  const node = context.mesh.node(`${endpoint.clusterName}/${endpoint.kubernetesMetadata.nodeName}`);
+  const node = context.mesh.receiving(`${endpoint.clusterName}/${endpoint.kubernetesMetadata.nodeName}`);
   if (!node) throw new PathError("POD_NODE_NOT_COMPILED", where);
   const listener = context.resources(node).listenerIn(endpoint.containerMetadata.networkNamespace, context.mesh.options.inboundPort);
   if (!listener || !endpoint.containerMetadata.networkNamespace) throw new PathError("NO_INBOUND_LISTENER", where);

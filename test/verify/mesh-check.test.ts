@@ -8,6 +8,7 @@ import type { Config as SetFilterStateConfig } from "../../gen/envoy/extensions/
 import type { TransportSocketNameAction } from "../../gen/envoy/extensions/matching/common_inputs/transport_socket/v3/transport_socket_inputs.js";
 import type { Config as OnDemandSecretConfig } from "../../gen/envoy/extensions/transport_sockets/tls/cert_selectors/on_demand_secret/v3/config.js";
 import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
+import { compileNodeSide } from "../../src/compile/compile-node.js";
 import { pack } from "../../src/envoy/any.js";
 import { stampFilterState } from "../../src/envoy/listener.js";
 import { unpackAny } from "../../src/envoy/schema.js";
@@ -326,6 +327,22 @@ describe("explainPath", () => {
     // east/node-1 (the source), west/node-2 (the waypoint, also hosting both destination pods), of 7 nodes.
     expect(totals).toEqual([7, 7]);
   });
+
+  test.each(EVERY_MODE)(
+    "%s / %s / %s: a node's receiving side is its full compile's listeners, and its clusters and assignments of those names",
+    (sourceIdentity, mode, socketSelection) => {
+      const options = { eastWestWaypoint: mode, socketSelection, sourceIdentity };
+      const mesh = compileMesh(snapshot(), options);
+      for (const { local, result } of mesh.nodes.values()) {
+        const side = compileNodeSide(mesh.index, local, options);
+        expect(side.listeners).toEqual(result.listeners);
+        expect(side.clusters).toEqual(result.clusters.filter((c) => side.clusters.some((s) => s.name === c.name)));
+        expect(side.endpoints).toEqual(result.endpoints.filter((a) => side.endpoints.some((s) => s.cluster_name === a.cluster_name)));
+        // Ingress clusters (and inbound application clusters) but no outbound ones.
+        expect(side.clusters.some((c) => c.transport_socket_matches?.length || c.transport_socket_matcher)).toBe(false);
+      }
+    },
+  );
 
   test.each(EVERY_MODE)("%s / %s / %s: every path explained alone is the mesh check's report of it", (sourceIdentity, mode, socketSelection) => {
     const options = { eastWestWaypoint: mode, socketSelection, sourceIdentity };
