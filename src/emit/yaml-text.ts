@@ -1,0 +1,134 @@
+/**
+ * Block YAML for rendered values (`renderResult`'s JSON values), as the `yaml` package prints them
+ * with `toYamlText`'s settings — byte for byte — but written directly: the package's document
+ * model costs several times the rendering itself on a full node. Each distinct scalar and key is
+ * still printed by the package (cached), so quoting follows its rules exactly; a value whose form
+ * depends on its position (a multi-line string, a very long key) hands the whole value back to the
+ * package.
+ */
+import { stringify } from "yaml";
+
+/** `toYamlText`'s settings: no line folding, no anchors. */
+export const YAML_OPTIONS = { lineWidth: 0, aliasDuplicateObjects: false } as const;
+
+/** Thrown when a value needs the package's full printer. */
+class NotBlockSafe extends Error {}
+
+/** `value` as `stringify(value, YAML_OPTIONS)` prints it, or undefined when only the package can. */
+export function blockYaml(value: unknown): string | undefined {
+  try {
+    const out = new YamlText();
+    out.document(value);
+    return out.text;
+  } catch (error) {
+    if (error instanceof NotBlockSafe) return undefined;
+    throw error;
+  }
+}
+
+type Plain = string | number | boolean | null;
+
+const isCollection = (value: unknown): value is object => typeof value === "object" && value !== null;
+
+class YamlText {
+  text = "";
+  private readonly values = new Map<Plain, string>();
+  private readonly items = new Map<Plain, string>();
+  private readonly keys = new Map<string, string>();
+
+  document(value: unknown): void {
+    if (Array.isArray(value)) {
+      if (value.length === 0) this.text += "[]\n";
+      else this.sequence(value, "");
+    } else if (isCollection(value)) {
+      if (entriesOf(value).length === 0) this.text += "{}\n";
+      else this.mapping(value, "", false);
+    } else {
+      throw new NotBlockSafe();
+    }
+  }
+
+  /** Each entry as `key: value` at `indent`; the first right here when `inline` (after a dash). */
+  private mapping(value: object, indent: string, inline: boolean): void {
+    let first = true;
+    for (const [key, child] of entriesOf(value)) {
+      this.text += `${inline && first ? "" : indent}${this.key(key)}:`;
+      first = false;
+      this.afterKey(child, indent);
+    }
+  }
+
+  private afterKey(child: unknown, indent: string): void {
+    if (Array.isArray(child)) {
+      if (child.length === 0) this.text += " []\n";
+      else {
+        this.text += "\n";
+        this.sequence(child, `${indent}  `);
+      }
+    } else if (isCollection(child)) {
+      if (entriesOf(child).length === 0) this.text += " {}\n";
+      else {
+        this.text += "\n";
+        this.mapping(child, `${indent}  `, false);
+      }
+    } else {
+      this.text += ` ${this.scalar(child, this.values, (v) => new Map([["k", v]]), 3)}\n`;
+    }
+  }
+
+  /** Each item as `- item` at `indent`. */
+  private sequence(items: readonly unknown[], indent: string): void {
+    for (const item of items) {
+      this.text += `${indent}- `;
+      this.sequenceItem(item, `${indent}  `);
+    }
+  }
+
+  private sequenceItem(item: unknown, indent: string): void {
+    if (Array.isArray(item)) {
+      if (item.length === 0) this.text += "[]\n";
+      else {
+        // A nested sequence starts on the outer dash's line: `- - a`.
+        item.forEach((nested, i) => {
+          this.text += i === 0 ? "- " : `${indent}- `;
+          this.sequenceItem(nested, `${indent}  `);
+        });
+      }
+    } else if (isCollection(item)) {
+      if (entriesOf(item).length === 0) this.text += "{}\n";
+      else this.mapping(item, indent, true);
+    } else {
+      this.text += `${this.scalar(item, this.items, (v) => [v], 2)}\n`;
+    }
+  }
+
+  /** The package's own form of a scalar in this position, single-line only. */
+  private scalar(value: unknown, cache: Map<Plain, string>, wrap: (value: Plain) => unknown, prefix: number): string {
+    if (value !== null && typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") throw new NotBlockSafe();
+    let text = cache.get(value);
+    if (text === undefined) {
+      const printed = stringify(wrap(value), YAML_OPTIONS);
+      text = printed.slice(prefix, -1);
+      if (text.includes("\n")) throw new NotBlockSafe();
+      cache.set(value, text);
+    }
+    return text;
+  }
+
+  private key(key: string): string {
+    let text = this.keys.get(key);
+    if (text === undefined) {
+      const printed = stringify(new Map([[key, 0]]), YAML_OPTIONS);
+      if (!printed.endsWith(": 0\n") || printed.startsWith("? ")) throw new NotBlockSafe();
+      text = printed.slice(0, -4);
+      if (text.includes("\n")) throw new NotBlockSafe();
+      this.keys.set(key, text);
+    }
+    return text;
+  }
+}
+
+/** An object's entries as the package prints them: undefined values left out. */
+function entriesOf(value: object): [string, unknown][] {
+  return Object.entries(value).filter(([, child]) => child !== undefined);
+}
