@@ -104,6 +104,7 @@ class YamlText {
 
   /** The package's own form of a scalar in this position, single-line only. */
   private scalar(value: unknown, cache: Map<Plain, string>, wrap: (value: Plain) => unknown, prefix: number): string {
+    if (typeof value === "string" ? isPlainWord(value) : Number.isSafeInteger(value)) return String(value);
     if (value !== null && typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") throw new NotBlockSafe();
     let text = cache.get(value);
     if (text === undefined) {
@@ -116,6 +117,7 @@ class YamlText {
   }
 
   private key(key: string): string {
+    if (isPlainWord(key)) return key;
     let text = this.keys.get(key);
     if (text === undefined) {
       const printed = stringify(new Map([[key, 0]]), YAML_OPTIONS);
@@ -126,6 +128,20 @@ class YamlText {
     }
     return text;
   }
+}
+
+/**
+ * Strings any YAML printer leaves plain: a letter or underscore, then letters, digits and `_./:-`,
+ * not ending in `:`, and no word a YAML 1.1 or 1.2 schema reads as a boolean or null. Anything
+ * else is printed by the package.
+ */
+const PLAIN_WORD = /^[A-Za-z_](?:[A-Za-z0-9_./:-]*[A-Za-z0-9_./-])?$/;
+const RESERVED_WORDS = new Set(
+  ["true", "false", "null", "yes", "no", "on", "off", "y", "n"].flatMap((word) => [word, word.toUpperCase(), word[0]!.toUpperCase() + word.slice(1)]),
+);
+
+function isPlainWord(text: string): boolean {
+  return PLAIN_WORD.test(text) && !RESERVED_WORDS.has(text);
 }
 
 /** An object's entries as the package prints them: undefined values left out. */

@@ -44,6 +44,14 @@ describe("blockYaml prints what the yaml package prints", () => {
       "1e3",
       ".inf",
       "yes",
+      "On",
+      "Y",
+      "NULL",
+      "a:",
+      "a:b",
+      "x-y",
+      "_x",
+      "a.b/c",
       "\\back",
     ];
     const value = {
