@@ -322,10 +322,13 @@ describe("explainPath", () => {
   });
 
   test("compiles only the nodes the path visits: the source's, the waypoint's, the destination pods'", () => {
-    const totals: number[] = [];
-    explainPath(snapshot(true), "east/team-a/frontend-7d9f-abcde", "team-a/checkout:8080", crossCluster, (done, total) => totals.push(total));
+    const progress: [number, number][] = [];
+    explainPath(snapshot(true), "east/team-a/frontend-7d9f-abcde", "team-a/checkout:8080", crossCluster, (done, total) => progress.push([done, total]));
     // east/node-1 (the source), west/node-2 (the waypoint, also hosting both destination pods), of 7 nodes.
-    expect(totals).toEqual([7, 7]);
+    expect(progress).toEqual([
+      [1, 7],
+      [2, 7],
+    ]);
   });
 
   test.each(EVERY_MODE)(
