@@ -96,6 +96,15 @@ function revision(): string {
   }
 }
 
+/** Biome aligns Markdown tables (npm run check:format): format the written file the same way. */
+function formatMarkdown(path: string, log: (line: string) => void): void {
+  try {
+    execFileSync("npx", ["--no-install", "biome", "format", "--write", path], { stdio: "ignore" });
+  } catch (error) {
+    log(`could not format ${path} (run npm run format): ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+  }
+}
+
 function machine(): string {
   const cpu = cpus();
   return `${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length} cores, ${formatBytes(totalmem())} RAM, Node ${process.version} (${process.platform}/${process.arch})`;
@@ -159,6 +168,7 @@ async function main(): Promise<number> {
   if (args.write) {
     const path = fileURLToPath(new URL("./RESULTS.md", import.meta.url));
     writeFileSync(path, resultsMarkdown(args, rows, seconds));
+    formatMarkdown(path, log);
     log(`wrote ${path}`);
   }
   if (args.windows) {

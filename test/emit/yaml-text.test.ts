@@ -59,7 +59,7 @@ describe("blockYaml prints what the yaml package prints", () => {
       numbers: [0, -1, 1.5, 1e21, 2 ** 53],
       flags: [true, false, null],
       nested: [[1, [2, 3]], [], {}, [{}], [{ a: [] }]],
-      "__proto__ key": { ["key: colon"]: 1, "8080": "port", "": "empty key", "@type": "t" },
+      "__proto__ key": { "key: colon": 1, "8080": "port", "": "empty key", "@type": "t" },
       skipped: undefined,
       deep: { a: { b: [{ c: { d: ["e"] }, f: "g" }] } },
     };
