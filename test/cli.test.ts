@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { parse as parseYaml } from "yaml";
+import { socketName } from "../src/naming.js";
 import { runCli } from "./support/cli.js";
 import { meshDocument } from "./support/fixtures.js";
 
@@ -42,13 +43,27 @@ describe("aether-xds compile", () => {
     const args = ["compile", "--snapshot", MESH, "--node", "east/node-1", "--source-identity", "sockets", "--envoy-version", "1.37"];
     const { code, stdout } = runCli(args);
     expect(code).toBe(0);
-    expect(stdout).toContain("name: local|spiffe://aether.internal/ns/team-a/sa/frontend");
+    expect(stdout).toContain(`name: ${socketName("local", "spiffe://aether.internal/ns/team-a/sa/frontend")}`);
     expect(stdout).toContain("connection_pool_per_downstream_connection: true");
   });
 
   test("--socket-selection aggregate emits aggregate clusters", () => {
     const { stdout } = runCli(["compile", "--snapshot", MESH, "--node", "east/node-1", "--mode", "cross-cluster", "--socket-selection", "aggregate"]);
     expect(stdout).toContain("name: envoy.clusters.aggregate");
+  });
+
+  test("settings flags: the preset, a circuit-breaker threshold and the access log", () => {
+    const compile = (...flags: string[]) => runCli(["compile", "--snapshot", MESH, "--node", "east/node-1", "--format", "json", ...flags]);
+    const production = compile();
+    expect(production.stdout).toContain('"connect_timeout": "2s"');
+    const { code, stdout } = compile("--settings", "envoy-defaults", "--max-connections", "100", "--access-log", "grpc:als");
+    expect(code).toBe(0);
+    expect(stdout).not.toContain("connect_timeout");
+    expect(stdout).toContain('"max_connections": 100');
+    expect(stdout).toContain('"cluster_name": "als"');
+    const bad = compile("--connect-timeout-ms", "0");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("settings.connectTimeoutMs");
   });
 });
 
@@ -153,7 +168,7 @@ describe("aether-xds inspect", () => {
     expect(code).toBe(0);
     expect(stdout).toContain("mesh mesh.aether, trust shared (aether.internal)");
     expect(stdout).toMatch(/west +3 nodes \(\+1 unlisted\), 6 endpoints/);
-    expect(stdout).toMatch(/team-a\/checkout +ports 8080\/http2 9090\/tcp; endpoints east 2, west 2/);
+    expect(stdout).toMatch(/team-a\/checkout +ports 8080\/http 9090\/tcp; endpoints east 2, west 2/);
     expect(stdout).toContain("west/team-b/payments-2b7c-q3");
   });
 });

@@ -33,17 +33,50 @@ const OPTION_FLAGS = {
   },
 } as const;
 
+/**
+ * Each flag that sets one of the production settings (`settings` option, README "Production
+ * settings"): where in `settings` it goes, and how its text becomes the value.
+ */
+const SETTING_FLAGS = {
+  settings: {
+    path: ["preset"],
+    value: (text: string): unknown => text,
+    help: "--settings production|envoy-defaults  the settings preset (default production; envoy-defaults emits none)",
+  },
+  "connect-timeout-ms": { path: ["connectTimeoutMs"], value: Number, help: "--connect-timeout-ms N                clusters' connect timeout (default 2000)" },
+  "max-connections": {
+    path: ["circuitBreakers", "maxConnections"],
+    value: Number,
+    help: "--max-connections N                   circuit breaker: connections per cluster (default 65536)",
+  },
+  "max-requests": {
+    path: ["circuitBreakers", "maxRequests"],
+    value: Number,
+    help: "--max-requests N                      circuit breaker: requests in flight per cluster (default 65536)",
+  },
+  "tcp-idle-timeout-ms": {
+    path: ["tcpIdleTimeoutMs"],
+    value: Number,
+    help: "--tcp-idle-timeout-ms N               tcp_proxy idle timeout (default 3600000)",
+  },
+  "access-log": {
+    path: ["accessLog"],
+    value: (text: string): unknown => (text.startsWith("grpc:") ? { grpcCluster: text.slice("grpc:".length) } : text),
+    help: "--access-log off|stdout|grpc:CLUSTER  access logs (default off)",
+  },
+} as const;
+
 type OptionFlag = keyof typeof OPTION_FLAGS;
+type SettingFlag = keyof typeof SETTING_FLAGS;
 
 export const COMPILE_FLAGS = {
   snapshot: { type: "string" },
   help: { type: "boolean" },
   ...(Object.fromEntries(Object.keys(OPTION_FLAGS).map((flag) => [flag, { type: "string" }])) as Record<OptionFlag, { type: "string" }>),
+  ...(Object.fromEntries(Object.keys(SETTING_FLAGS).map((flag) => [flag, { type: "string" }])) as Record<SettingFlag, { type: "string" }>),
 } as const satisfies ParseArgsConfig["options"];
 
-export const OPTION_FLAGS_HELP = Object.values(OPTION_FLAGS)
-  .map(({ help }) => `  ${help}`)
-  .join("\n");
+export const OPTION_FLAGS_HELP = [...Object.values(OPTION_FLAGS), ...Object.values(SETTING_FLAGS)].map(({ help }) => `  ${help}`).join("\n");
 
 /** Strict parsing: an unknown flag or a positional argument is an error (exit code 2). */
 export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(argv: readonly string[], flags: T): Flags<T> {
@@ -67,12 +100,21 @@ export function readSnapshot(path: string | undefined): Snapshot {
 }
 
 /** Compile options from the shared flags, validated like any options. */
-export function optionsFrom(values: Partial<Record<OptionFlag, string>>): Options {
+export function optionsFrom(values: Partial<Record<OptionFlag | SettingFlag, string>>): Options {
   const input: Record<string, unknown> = {};
   for (const [flag, { option, numeric }] of Object.entries(OPTION_FLAGS)) {
     const value = values[flag as OptionFlag];
     if (value !== undefined) input[option] = numeric ? Number(value) : value;
   }
+  const settings: Record<string, unknown> = {};
+  for (const [flag, { path, value }] of Object.entries(SETTING_FLAGS)) {
+    const text = values[flag as SettingFlag];
+    if (text === undefined) continue;
+    const [head, leaf] = path as readonly string[];
+    if (leaf === undefined) settings[head!] = value(text);
+    else settings[head!] = { ...(settings[head!] as object | undefined), [leaf]: value(text) };
+  }
+  if (Object.keys(settings).length > 0) input.settings = settings;
   return parseOptions(input);
 }
 

@@ -119,7 +119,7 @@ function nodeSide(plan: NodePlan) {
   const listeners = [...tunnelListener(plan, routes), ...inbound.listeners, ...outboundListeners(plan)];
   return {
     clusters: [...ingressClusters(plan, routes), ...inbound.clusters],
-    endpoints: ingress.assignments,
+    endpoints: [...ingress.assignments, ...inbound.endpoints],
     listeners: listeners.sort((a, b) => compareText(a.name!, b.name!)),
     diagnostics: [...ingress.diagnostics, ...inbound.diagnostics],
   };

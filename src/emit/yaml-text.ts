@@ -3,8 +3,8 @@
  * with `toYamlText`'s settings — byte for byte — but written directly: the package's document
  * model costs several times the rendering itself on a full node. Each distinct scalar and key is
  * still printed by the package (cached), so quoting follows its rules exactly; a value whose form
- * depends on its position (a multi-line string, a very long key) hands the whole value back to the
- * package.
+ * depends on its position in other ways than indentation (a folded or quoted multi-line string,
+ * a very long key) hands the whole value back to the package.
  */
 import { stringify } from "yaml";
 
@@ -72,7 +72,7 @@ class YamlText {
         this.mapping(child, `${indent}  `, false);
       }
     } else {
-      this.text += ` ${this.scalar(child, this.values, (v) => new Map([["k", v]]), 3)}\n`;
+      this.text += ` ${this.scalar(child, this.values, (v) => new Map([["k", v]]), 3, indent)}\n`;
     }
   }
 
@@ -98,22 +98,26 @@ class YamlText {
       if (entriesOf(item).length === 0) this.text += "{}\n";
       else this.mapping(item, indent, true);
     } else {
-      this.text += `${this.scalar(item, this.items, (v) => [v], 2)}\n`;
+      this.text += `${this.scalar(item, this.items, (v) => [v], 2, indent.slice(2))}\n`;
     }
   }
 
-  /** The package's own form of a scalar in this position, single-line only. */
-  private scalar(value: unknown, cache: Map<Plain, string>, wrap: (value: Plain) => unknown, prefix: number): string {
+  /**
+   * The package's own form of a scalar after a key or dash at `base`. A block scalar (`|`) is
+   * printed after a key or dash at column 0, so its lines are moved right by `base`.
+   */
+  private scalar(value: unknown, cache: Map<Plain, string>, wrap: (value: Plain) => unknown, prefix: number, base: string): string {
     if (typeof value === "string" ? isPlainWord(value) : Number.isSafeInteger(value)) return String(value);
     if (value !== null && typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") throw new NotBlockSafe();
     let text = cache.get(value);
     if (text === undefined) {
       const printed = stringify(wrap(value), YAML_OPTIONS);
       text = printed.slice(prefix, -1);
-      if (text.includes("\n")) throw new NotBlockSafe();
+      if (text.includes("\n") && !/^\|[0-9+-]*\n/.test(text)) throw new NotBlockSafe();
       cache.set(value, text);
     }
-    return text;
+    // Blank lines of a block scalar carry no indentation.
+    return base === "" || !text.includes("\n") ? text : text.replace(/\n(?=[^\n])/g, `\n${base}`);
   }
 
   private key(key: string): string {

@@ -25,6 +25,7 @@ import {
   tunnelAddresses,
 } from "./compiled-mesh.js";
 import { PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type PoolUse, type ReplayContext, replayPath } from "./path.js";
+import { pathSettingsLines } from "./path-settings.js";
 
 /** The mesh path check's result: every path replayed, and the nodes that could not be compiled. */
 export interface MeshCheckReport {
@@ -128,7 +129,7 @@ export function explainPath(
   const target = parseTarget(mesh.index, to);
   if (!mesh.node(source.node)) throw noSource(from);
   const report = replayPath({ mesh, tunnels: lazyTunnels(mesh), pods: lazyPods(mesh.index), resources: resourceLookups() }, source, target);
-  return { report, trace: formatPathReport(report) };
+  return { report, trace: [formatPathReport(report), ...pathSettingsLines(mesh, report)].join("\n") };
 }
 
 /** The source pod, from the nodes whose registry records name it (first by node key), without compiling. */

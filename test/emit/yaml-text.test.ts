@@ -68,8 +68,14 @@ describe("blockYaml prints what the yaml package prints", () => {
     expect(blockYaml([value, value])).toBe(library([value, value]));
   });
 
-  test("a value whose form depends on its position is left to the package", () => {
-    expect(blockYaml({ text: "two\nlines" })).toBeUndefined();
+  test("multi-line strings (an access-log format) as block scalars at any depth", () => {
+    const texts = ["two\nlines", "line\n", "a\n\nb\n", "  indented\nfirst\n", "trailing\n\n", "x\ny  \n"];
+    const value = { a: { b: texts, c: [{ d: texts[1], e: [[texts[2]]] }] }, f: texts[3] };
+    expect(blockYaml(value)).toBe(library(value));
+    expect(blockYaml([value, [value]])).toBe(library([value, [value]]));
+  });
+
+  test("a scalar document is left to the package", () => {
     expect(blockYaml("scalar")).toBeUndefined();
   });
 });

@@ -28,11 +28,12 @@ import type { PathFailureCode } from "../../src/verify/path.js";
 import { meshDocument } from "../support/fixtures.js";
 
 /** The example mesh; with `eastCheckoutDown`, east's checkout pods are unhealthy so east goes to west. */
-function snapshot(eastCheckoutDown = false) {
+function snapshot(eastCheckoutDown = false, protocols?: Record<string, Record<string, string>>) {
   const doc = meshDocument();
   if (eastCheckoutDown) {
     for (const record of doc.services["team-a/checkout"].filter((r: any) => r.clusterName === "east")) record.health = "UNHEALTHY";
   }
+  if (protocols) doc.protocols = protocols;
   return parseSnapshot(doc);
 }
 
@@ -307,6 +308,14 @@ describe("explainPath", () => {
         "    ew_ingress_checkout_team-a priority 0: 10.244.1.8:15008",
         "    pod west/team-a/checkout-9a1e-y2: inbound_checkout-9a1e-y2_team-a chain port_8080",
         "    mTLS spiffe://aether.internal/ns/team-a/sa/frontend ↔ spiffe://aether.internal/ns/team-a/sa/checkout",
+        "settings on this path:",
+        "  checkout.team-a.mesh.aether:8080: connect timeout 2s; circuit breaker connections 65536, pending 65536, requests 65536, retries 65536; panic threshold 0%; outlier detection (5 local-origin failures, 5 5xx); HTTP/2 keepalive every 10s (timeout 5s)",
+        "  capture_frontend-7d9f-abcde_team-a: VIP capture: idle timeout 3600s; no access log",
+        "  outbound_frontend-7d9f-abcde_team-a: egress route: retries 2 on connect-failure,refused-stream,reset-before-request; no access log",
+        ...["y1", "y2"].map(
+          (pod) =>
+            `  to the app on west/team-a/checkout-9a1e-${pod}: HTTP in the downstream's version (undeclared port); connect timeout 2s; circuit breaker connections 65536, pending 65536, requests 65536, retries 65536`,
+        ),
       ].join("\n"),
     );
   });
@@ -355,5 +364,24 @@ describe("explainPath", () => {
         path,
       );
     }
+  });
+
+  test("shows Envoy's defaults under envoy-defaults, and the declared protocol to the app", () => {
+    const declared = snapshot(true, { "team-a/checkout": { "8080": "http", "9090": "tcp" } });
+    const { trace } = explainPath(declared, "east/team-a/frontend-7d9f-abcde", "team-a/checkout:8080", {
+      ...crossCluster,
+      settings: { preset: "envoy-defaults", accessLog: "stdout" },
+    });
+    const settings = trace.slice(trace.indexOf("settings on this path:")).split("\n");
+    expect(settings).toEqual([
+      "settings on this path:",
+      "  checkout.team-a.mesh.aether:8080: connect timeout Envoy's default (5s); circuit breaker Envoy's default (1024); panic threshold Envoy's default (50%); no outlier detection",
+      "  capture_frontend-7d9f-abcde_team-a: VIP capture: idle timeout Envoy's default (1h); source access log",
+      "  outbound_frontend-7d9f-abcde_team-a: egress route: no retries; source access log",
+      ...["y1", "y2"].map(
+        (pod) =>
+          `  to the app on west/team-a/checkout-9a1e-${pod}: HTTP/1.1; connect timeout Envoy's default (5s); circuit breaker Envoy's default (1024); destination access log`,
+      ),
+    ]);
   });
 });
