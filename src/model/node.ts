@@ -152,7 +152,7 @@ function hostedRecords(snapshot: Snapshot, cluster: string, nodeName: string): H
       if (endpoint.clusterName === cluster && endpoint.kubernetesMetadata.nodeName === nodeName) hosted.push({ key, endpoint });
     }
   }
-  return hosted.sort((a, b) => compareText(podName(a.endpoint), podName(b.endpoint)) || compareText(a.key, b.key));
+  return hosted.sort((a, b) => compareText(hostedPodName(a.endpoint), hostedPodName(b.endpoint)) || compareText(a.key, b.key));
 }
 
 function nodeLocality(status: NodeStatus | undefined, hosted: readonly HostedRecord[]) {
@@ -162,14 +162,14 @@ function nodeLocality(status: NodeStatus | undefined, hosted: readonly HostedRec
 }
 
 /** A record without a pod name gets one from its IP, so its inbound listener still has a stable name. */
-function podName(endpoint: ServiceEndpoint): string {
+export function hostedPodName(endpoint: ServiceEndpoint): string {
   return endpoint.kubernetesMetadata.podName || `ip-${endpoint.ip.replace(/[.:]/g, "-")}`;
 }
 
 function podFromRecord(key: ServiceKey, endpoint: ServiceEndpoint): HostedPod {
   const ref = parseServiceKey(key)!;
   return {
-    name: podName(endpoint),
+    name: hostedPodName(endpoint),
     namespace: ref.namespace,
     serviceAccount: ref.service,
     ip: endpoint.ip,
