@@ -106,6 +106,31 @@ describe("aether-xds explain", () => {
   });
 });
 
+describe("progress on stderr", () => {
+  const explain = ["explain", "--snapshot", MESH, "--from", "east/team-a/frontend-7d9f-abcde", "--to", "team-a/checkout:8080", "--mode", "cross-cluster"];
+
+  test("none when stderr is not a terminal and --progress is not given", () => {
+    expect(runCli(["check", "--snapshot", MESH]).stderr).toBe("");
+    expect(runCli(explain).stderr).toBe("");
+  });
+
+  test("check --progress: nodes compiled / total, stdout unchanged", () => {
+    const plain = runCli(["check", "--snapshot", MESH]);
+    const { code, stdout, stderr } = runCli(["check", "--snapshot", MESH, "--progress"]);
+    expect(code).toBe(0);
+    expect(stdout).toBe(plain.stdout);
+    expect(stderr).toBe([1, 2, 3, 4, 5, 6, 7].map((done) => `compiling nodes ${done}/7\n`).join(""));
+  });
+
+  test("explain --progress: one line per node compiled, only the path's nodes", () => {
+    const { code, stdout, stderr } = runCli([...explain, "--progress"]);
+    expect(code).toBe(0);
+    expect(stdout).toBe(runCli(explain).stdout);
+    // The source's node and the destination pod's, of the mesh's 7.
+    expect(stderr).toBe("nodes compiled: 1 (of 7 in the mesh)\nnodes compiled: 2 (of 7 in the mesh)\n");
+  });
+});
+
 describe("aether-xds bootstrap", () => {
   test("prints a bootstrap with the node's resources and an ADS stub", () => {
     const { code, stdout } = runCli(["bootstrap", "--snapshot", MESH, "--node", "east/node-1", "--mode", "cross-cluster", "--xds-address", "10.0.0.5:18001"]);

@@ -134,10 +134,20 @@ export function nodeRef(value: string | undefined, flag = "--node"): { cluster: 
   return { cluster: match[1]!, node: match[2]! };
 }
 
-/** A progress line on stderr for meshes big enough to take a while; silent otherwise. */
-export function progressLine(label: string, threshold = 50): (done: number, total: number) => void {
+export const PROGRESS_FLAG = { progress: { type: "boolean" } } as const satisfies ParseArgsConfig["options"];
+
+export const PROGRESS_FLAG_HELP = "  --progress                            print nodes compiled / total to stderr (default: only on a terminal)";
+
+/**
+ * Progress lines on stderr as nodes are compiled: with --progress, or when stderr is a terminal
+ * and the mesh is big enough to take a while; otherwise none. `each`: a line per node compiled
+ * (explain compiles a few nodes of many), else about every 5 %.
+ */
+export function progressLine(label: string, requested: boolean | undefined, each = false, threshold = 50): ((done: number, total: number) => void) | undefined {
+  if (!requested && process.stderr.isTTY !== true) return undefined;
   return (done, total) => {
-    if (total < threshold) return;
-    if (done % Math.max(1, Math.floor(total / 20)) === 0) process.stderr.write(`${label} ${done}/${total}\n`);
+    if (!requested && total < threshold) return;
+    if (each) process.stderr.write(`${label}: ${done} (of ${total} in the mesh)\n`);
+    else if (done === total || done % Math.max(1, Math.floor(total / 20)) === 0) process.stderr.write(`${label} ${done}/${total}\n`);
   };
 }

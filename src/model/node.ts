@@ -165,7 +165,7 @@ function hostedRecords(snapshot: Snapshot, cluster: string, nodeName: string): H
 }
 
 function byPodThenService(a: HostedRecord, b: HostedRecord): number {
-  return compareText(podName(a.endpoint), podName(b.endpoint)) || compareText(a.service, b.service);
+  return compareText(hostedPodName(a.endpoint), hostedPodName(b.endpoint)) || compareText(a.service, b.service);
 }
 
 function nodeLocality(status: NodeStatus | undefined, hosted: readonly HostedRecord[]) {
@@ -175,14 +175,14 @@ function nodeLocality(status: NodeStatus | undefined, hosted: readonly HostedRec
 }
 
 /** A record without a pod name gets one from its IP, so its inbound listener still has a stable name. */
-function podName(endpoint: ServiceEndpoint): string {
+export function hostedPodName(endpoint: ServiceEndpoint): string {
   return endpoint.kubernetesMetadata.podName || `ip-${endpoint.ip.replace(/[.:]/g, "-")}`;
 }
 
 function podFromRecord(key: ServiceKey, endpoint: ServiceEndpoint): HostedPod {
   const ref = parseServiceKey(key)!;
   return {
-    name: podName(endpoint),
+    name: hostedPodName(endpoint),
     namespace: ref.namespace,
     serviceAccount: ref.service,
     ip: endpoint.ip,
