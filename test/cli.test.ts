@@ -106,6 +106,31 @@ describe("aether-xds explain", () => {
   });
 });
 
+describe("progress on stderr", () => {
+  const explain = ["explain", "--snapshot", MESH, "--from", "east/team-a/frontend-7d9f-abcde", "--to", "team-a/checkout:8080", "--mode", "cross-cluster"];
+
+  test("none when stderr is not a terminal and --progress is not given", () => {
+    expect(runCli(["check", "--snapshot", MESH]).stderr).toBe("");
+    expect(runCli(explain).stderr).toBe("");
+  });
+
+  test("check --progress: nodes compiled / total, stdout unchanged", () => {
+    const plain = runCli(["check", "--snapshot", MESH]);
+    const { code, stdout, stderr } = runCli(["check", "--snapshot", MESH, "--progress"]);
+    expect(code).toBe(0);
+    expect(stdout).toBe(plain.stdout);
+    expect(stderr).toBe([1, 2, 3, 4, 5, 6, 7].map((done) => `compiling nodes ${done}/7\n`).join(""));
+  });
+
+  test("explain --progress: one line per node compiled, only the path's nodes", () => {
+    const { code, stdout, stderr } = runCli([...explain, "--progress"]);
+    expect(code).toBe(0);
+    expect(stdout).toBe(runCli(explain).stdout);
+    // The source's node and the destination pod's, of the mesh's 7.
+    expect(stderr).toBe("nodes compiled: 1 (of 7 in the mesh)\nnodes compiled: 2 (of 7 in the mesh)\n");
+  });
+});
+
 describe("aether-xds bootstrap", () => {
   test("prints a bootstrap with the node's resources and an ADS stub", () => {
     const { code, stdout } = runCli(["bootstrap", "--snapshot", MESH, "--node", "east/node-1", "--mode", "cross-cluster", "--xds-address", "10.0.0.5:18001"]);
@@ -121,6 +146,24 @@ describe("aether-xds bootstrap", () => {
     const stub = bootstrap.static_resources.clusters.find((c: any) => c.name === "xds_cluster");
     expect(stub.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address).toEqual({ address: "10.0.0.5", port_value: 18001 });
     expect(bootstrap.dynamic_resources.ads_config.grpc_services[0].envoy_grpc.cluster_name).toBe("xds_cluster");
+  });
+
+  test("--ads prints the bootstrap to run an Envoy with: CDS and LDS from the ADS server, SDS from the agent", () => {
+    const args = ["bootstrap", "--snapshot", MESH, "--node", "east/node-1", "--ads", "--xds-address", "10.0.0.5:18000", "--sds-address", "127.0.0.1:8081"];
+    const { code, stdout } = runCli(args);
+    expect(code).toBe(0);
+    const bootstrap = parseYaml(stdout);
+    expect(bootstrap.static_resources.listeners).toBeUndefined();
+    expect(
+      bootstrap.static_resources.clusters.map((c: any) => [c.name, c.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address]),
+    ).toEqual([
+      ["sds_grpc", { address: "127.0.0.1", port_value: 8081 }],
+      ["xds_cluster", { address: "10.0.0.5", port_value: 18000 }],
+    ]);
+    expect(bootstrap.dynamic_resources).toMatchObject({
+      cds_config: { ads: {}, resource_api_version: "V3" },
+      lds_config: { ads: {}, resource_api_version: "V3" },
+    });
   });
 });
 
@@ -149,7 +192,7 @@ describe("aether-xds inspect", () => {
 });
 
 describe("help and errors", () => {
-  test.each(["compile", "check", "explain", "bootstrap", "inspect", "demo"])("%s --help describes the command", (command) => {
+  test.each(["compile", "check", "explain", "bootstrap", "inspect", "demo", "serve"])("%s --help describes the command", (command) => {
     const { code, stdout } = runCli([command, "--help"]);
     expect(code).toBe(0);
     expect(stdout).toMatch(new RegExp(`^usage: aether-xds ${command}`));
@@ -158,7 +201,7 @@ describe("help and errors", () => {
   test("--help lists every command", () => {
     const { code, stdout } = runCli(["--help"]);
     expect(code).toBe(0);
-    for (const command of ["compile", "check", "explain", "bootstrap", "inspect", "demo"]) expect(stdout).toMatch(new RegExp(`\\n  ${command} +\\S`));
+    for (const command of ["compile", "check", "explain", "bootstrap", "inspect", "demo", "serve"]) expect(stdout).toMatch(new RegExp(`\\n  ${command} +\\S`));
   });
 
   test("an invalid mesh file exits 2 with path-qualified problems and no stack trace", () => {

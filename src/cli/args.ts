@@ -2,7 +2,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { MAX_MESH_FILE_LENGTH, meshFileFormat, parseMeshFile } from "../model/mesh-file.js";
-import { type Options, parseOptions } from "../model/options.js";
+import { DEFAULT_SELECTOR_SDS_CLUSTER, type Options, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
 
 /** A problem with how the command was called: reported on one line, exit code 2. */
@@ -26,6 +26,11 @@ const OPTION_FLAGS = {
   "tunnel-port": { option: "tunnelPort", numeric: true, help: "--tunnel-port N                       node tunnel listener port (default 15009)" },
   "egress-port": { option: "egressPort", numeric: true, help: "--egress-port N                       pods' HTTP egress port on 127.0.0.1 (default 15001)" },
   "capture-port": { option: "capturePort", numeric: true, help: "--capture-port N                      pods' VIP capture port (default 15002)" },
+  sds: {
+    option: "sds",
+    numeric: false,
+    help: "--sds ads|CLUSTER                      where SVIDs and bundles come from: ADS, or a gRPC cluster such as the SPIRE agent's (default ads; sds_grpc for serve and bootstrap --ads)",
+  },
   "selector-sds": {
     option: "selectorSds",
     numeric: false,
@@ -99,12 +104,13 @@ export function readSnapshot(path: string | undefined): Snapshot {
   return parseMeshFile(text, meshFileFormat(path));
 }
 
-/** Compile options from the shared flags, validated like any options. */
-export function optionsFrom(values: Partial<Record<OptionFlag | SettingFlag, string>>): Options {
-  const input: Record<string, unknown> = {};
+/** Compile options from the shared flags (over `defaults`), validated like any options. */
+export function optionsFrom(values: Partial<Record<OptionFlag | SettingFlag, string>>, defaults: Record<string, unknown> = {}): Options {
+  const input: Record<string, unknown> = { ...defaults };
   for (const [flag, { option, numeric }] of Object.entries(OPTION_FLAGS)) {
     const value = values[flag as OptionFlag];
-    if (value !== undefined) input[option] = numeric ? Number(value) : value;
+    if (value === undefined) continue;
+    input[option] = numeric ? Number(value) : option === "sds" && value !== "ads" ? { grpcCluster: value } : value;
   }
   const settings: Record<string, unknown> = {};
   for (const [flag, { path, value }] of Object.entries(SETTING_FLAGS)) {
@@ -118,6 +124,9 @@ export function optionsFrom(values: Partial<Record<OptionFlag | SettingFlag, str
   return parseOptions(input);
 }
 
+/** What `serve` and `bootstrap --ads` compile with unless told otherwise: SDS from a gRPC cluster, not ADS. */
+export const SERVED_DEFAULTS = { sds: { grpcCluster: DEFAULT_SELECTOR_SDS_CLUSTER } } as const;
+
 /** `"<cluster>/<node>"` → its parts. */
 export function nodeRef(value: string | undefined, flag = "--node"): { cluster: string; node: string } {
   const match = value ? /^([^/]+)\/([^/]+)$/.exec(value) : null;
@@ -125,10 +134,20 @@ export function nodeRef(value: string | undefined, flag = "--node"): { cluster: 
   return { cluster: match[1]!, node: match[2]! };
 }
 
-/** A progress line on stderr for meshes big enough to take a while; silent otherwise. */
-export function progressLine(label: string, threshold = 50): (done: number, total: number) => void {
+export const PROGRESS_FLAG = { progress: { type: "boolean" } } as const satisfies ParseArgsConfig["options"];
+
+export const PROGRESS_FLAG_HELP = "  --progress                            print nodes compiled / total to stderr (default: only on a terminal)";
+
+/**
+ * Progress lines on stderr as nodes are compiled: with --progress, or when stderr is a terminal
+ * and the mesh is big enough to take a while; otherwise none. `each`: a line per node compiled
+ * (explain compiles a few nodes of many), else about every 5 %.
+ */
+export function progressLine(label: string, requested: boolean | undefined, each = false, threshold = 50): ((done: number, total: number) => void) | undefined {
+  if (!requested && process.stderr.isTTY !== true) return undefined;
   return (done, total) => {
-    if (total < threshold) return;
-    if (done % Math.max(1, Math.floor(total / 20)) === 0) process.stderr.write(`${label} ${done}/${total}\n`);
+    if (!requested && total < threshold) return;
+    if (each) process.stderr.write(`${label}: ${done} (of ${total} in the mesh)\n`);
+    else if (done === total || done % Math.max(1, Math.floor(total / 20)) === 0) process.stderr.write(`${label} ${done}/${total}\n`);
   };
 }

@@ -7,7 +7,19 @@ import { type RenderedResult, renderResult, toYamlText } from "../emit/text.js";
 import { localNodeFrom } from "../model/node.js";
 import { formatMeshReport } from "../verify/format.js";
 import { explainPath, verifyMesh } from "../verify/mesh-check.js";
-import { COMPILE_FLAGS, nodeRef, OPTION_FLAGS_HELP, optionsFrom, parseFlags, progressLine, readSnapshot, UsageError } from "./args.js";
+import {
+  COMPILE_FLAGS,
+  nodeRef,
+  OPTION_FLAGS_HELP,
+  optionsFrom,
+  PROGRESS_FLAG,
+  PROGRESS_FLAG_HELP,
+  parseFlags,
+  progressLine,
+  readSnapshot,
+  SERVED_DEFAULTS,
+  UsageError,
+} from "./args.js";
 import { summarizeSnapshot } from "./summary.js";
 
 export interface CommandOutput {
@@ -48,10 +60,13 @@ ${OPTION_FLAGS_HELP}
   },
 };
 
-function compileFromFlags(values: { snapshot?: string; node?: string } & Parameters<typeof optionsFrom>[0]): CompileResult {
+function compileFromFlags(
+  values: { snapshot?: string; node?: string } & Parameters<typeof optionsFrom>[0],
+  defaults: Record<string, unknown> = {},
+): CompileResult {
   const { cluster, node } = nodeRef(values.node);
   const snapshot = readSnapshot(values.snapshot);
-  return compileNode(snapshot, localNodeFrom(snapshot, cluster, node), optionsFrom(values));
+  return compileNode(snapshot, localNodeFrom(snapshot, cluster, node), optionsFrom(values, defaults));
 }
 
 export function writeResult(dir: string, rendered: RenderedResult, format: "yaml" | "json"): string[] {
@@ -78,11 +93,12 @@ chain and the mTLS identities. Prints a source × destination matrix and every f
 if any path fails.
 
   --snapshot FILE                       the mesh file (JSON or YAML)
-${OPTION_FLAGS_HELP}`,
+${OPTION_FLAGS_HELP}
+${PROGRESS_FLAG_HELP}`,
   run(argv) {
-    const values = parseFlags(argv, COMPILE_FLAGS);
+    const values = parseFlags(argv, { ...COMPILE_FLAGS, ...PROGRESS_FLAG });
     if (values.help) return { code: 0, out: this.usage };
-    const report = verifyMesh(readSnapshot(values.snapshot), optionsFrom(values), progressLine("compiling nodes"));
+    const report = verifyMesh(readSnapshot(values.snapshot), optionsFrom(values), progressLine("compiling nodes", values.progress));
     return { code: report.ok ? 0 : 1, out: formatMeshReport(report) };
   },
 };
@@ -91,47 +107,64 @@ const explain: Command = {
   summary: "trace one connection from a pod to a service port, hop by hop",
   usage: `usage: aether-xds explain --snapshot FILE --from CLUSTER/NS/POD --to NS/SVC:PORT [flags]
 
-Replays one source pod calling one service port over the compiled mesh and prints every hop:
-the priority and endpoint chosen, the matcher's decision, the socket (SNI, client certificate),
-the waypoint's chain and ingress, and the destination pod's inbound chain. Exits 1 if it fails.
+Replays one source pod calling one service port and prints every hop: the priority and endpoint
+chosen, the matcher's decision, the socket (SNI, client certificate), the waypoint's chain and
+ingress, and the destination pod's inbound chain. Only the nodes the path visits are compiled:
+the source's, and the receiving side of the waypoints' and destination pods'. Exits 1 if it fails.
 
   --snapshot FILE                       the mesh file (JSON or YAML)
   --from CLUSTER/NS/POD                 the source pod
   --to NS/SVC:PORT                      the destination service port
-${OPTION_FLAGS_HELP}`,
+${OPTION_FLAGS_HELP}
+${PROGRESS_FLAG_HELP}`,
   run(argv) {
-    const values = parseFlags(argv, { ...COMPILE_FLAGS, from: { type: "string" }, to: { type: "string" } });
+    const values = parseFlags(argv, { ...COMPILE_FLAGS, ...PROGRESS_FLAG, from: { type: "string" }, to: { type: "string" } });
     if (values.help) return { code: 0, out: this.usage };
     if (!values.from || !values.to) throw new UsageError("explain needs --from CLUSTER/NS/POD and --to NS/SVC:PORT");
-    const { report, trace } = explainPath(readSnapshot(values.snapshot), values.from, values.to, optionsFrom(values));
+    const progress = progressLine("nodes compiled", values.progress, true);
+    const { report, trace } = explainPath(readSnapshot(values.snapshot), values.from, values.to, optionsFrom(values), progress);
     return { code: report.status === "failed" ? 1 : 0, out: trace };
   },
 };
 
 const bootstrap: Command = {
-  summary: "print an Envoy bootstrap with one node's resources, for envoy --mode validate",
+  summary: "print an Envoy bootstrap for one node: its resources inline (for envoy --mode validate), or from ADS",
   usage: `usage: aether-xds bootstrap --snapshot FILE --node CLUSTER/NODE [flags]
 
-Prints an Envoy bootstrap (YAML) whose static_resources are the node's compiled listeners and
-clusters, plus a stub cluster for the ADS/SDS server (point it at your control plane and SPIRE
-agent). Check it with: envoy --mode validate -c bootstrap.yaml
+Prints an Envoy bootstrap (YAML). By default its static_resources are the node's compiled
+listeners and clusters, plus a stub cluster for the ADS/SDS server: check it with
+envoy --mode validate -c bootstrap.yaml. With --ads, nothing is inline: the Envoy gets CDS and LDS
+(and EDS) from "aether-xds serve" at --xds-address, and its SVIDs from the SPIRE agent at
+--sds-address — the bootstrap to run an Envoy with.
 
   --snapshot FILE                       the mesh file (JSON or YAML)
   --node CLUSTER/NODE                   the node
-  --xds-address HOST:PORT               the stub ADS/SDS server (default 127.0.0.1:18000)
+  --ads                                 resources from the ADS server instead of inline
+  --xds-address HOST:PORT               the ADS server (default 127.0.0.1:18000)
+  --sds-address HOST:PORT               the SDS server (the SPIRE agent; default: the ADS address)
 ${OPTION_FLAGS_HELP}`,
   run(argv) {
-    const values = parseFlags(argv, { ...COMPILE_FLAGS, node: { type: "string" }, "xds-address": { type: "string" } });
+    const values = parseFlags(argv, {
+      ...COMPILE_FLAGS,
+      node: { type: "string" },
+      ads: { type: "boolean" },
+      "xds-address": { type: "string" },
+      "sds-address": { type: "string" },
+    });
     if (values.help) return { code: 0, out: this.usage };
-    const xds = xdsAddress(values["xds-address"]);
-    return { code: 0, out: toYamlText(renderBootstrap(toBootstrap(compileFromFlags(values), { xdsCluster: xds }))).trimEnd() };
+    const xds = hostPortFlag("--xds-address", values["xds-address"]);
+    const sds = hostPortFlag("--sds-address", values["sds-address"]);
+    const options = { ...(xds ? { xdsCluster: xds } : {}), ...(sds ? { sdsCluster: sds } : {}), resources: values.ads ? "ads" : "static" } as const;
+    // With --ads the bootstrap must match what `serve` compiles: the same SDS default.
+    const result = compileFromFlags(values, values.ads ? SERVED_DEFAULTS : {});
+    return { code: 0, out: toYamlText(renderBootstrap(toBootstrap(result, options))).trimEnd() };
   },
 };
 
-function xdsAddress(value: string | undefined): { address: string; port: number } | undefined {
+function hostPortFlag(flag: string, value: string | undefined): { address: string; port: number } | undefined {
   if (value === undefined) return undefined;
   const match = /^(.+):(\d{1,5})$/.exec(value);
-  if (!match || Number(match[2]) < 1 || Number(match[2]) > 65535) throw new UsageError("--xds-address must be HOST:PORT");
+  if (!match || Number(match[2]) < 1 || Number(match[2]) > 65535) throw new UsageError(`${flag} must be HOST:PORT`);
   return { address: match[1]!.replace(/^\[|\]$/g, ""), port: Number(match[2]) };
 }
 

@@ -12,15 +12,17 @@ import type { HttpProtocolOptions } from "../../gen/envoy/extensions/upstreams/h
 import type { Duration } from "../../gen/google/protobuf/duration.js";
 import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION } from "../envoy/types.js";
+import { hostedPodName } from "../model/node.js";
 import { appClusterName, inboundListenerName, subClusterName } from "../naming.js";
-import type { CompiledMesh, CompiledNode } from "./compiled-mesh.js";
+import { compareText } from "../util/order.js";
+import type { CompiledNode, MeshView } from "./compiled-mesh.js";
 import type { PathReport } from "./path.js";
 
 const ENVOY_DEFAULT = "Envoy's default";
 
 /** Lines describing the settings on the path; empty when the source was not compiled. */
-export function pathSettingsLines(mesh: CompiledMesh, report: PathReport): string[] {
-  const node = mesh.nodes.get(report.source.node);
+export function pathSettingsLines(mesh: MeshView, report: PathReport): string[] {
+  const node = mesh.node(report.source.node);
   if (!node) return [];
   const lines = ["settings on this path:"];
   const clusters = node.result.clusters;
@@ -36,8 +38,8 @@ export function pathSettingsLines(mesh: CompiledMesh, report: PathReport): strin
   }
   for (const landing of report.landings) {
     const ref = { namespace: landing.pod.namespace, pod: landing.pod.name };
-    const app = findIn(mesh, landing.pod.cluster, (n) => n.result.clusters.find((c) => c.name === appClusterName(ref, report.target.port)));
-    const inbound = findIn(mesh, landing.pod.cluster, (n) => n.result.listeners.find((l) => l.name === inboundListenerName(ref)));
+    const app = findIn(mesh, landing.pod, (n) => n.result.clusters.find((c) => c.name === appClusterName(ref, report.target.port)));
+    const inbound = findIn(mesh, landing.pod, (n) => n.result.listeners.find((l) => l.name === inboundListenerName(ref)));
     const name = `${landing.pod.cluster}/${landing.pod.namespace}/${landing.pod.name}`;
     if (app) lines.push(`  to the app on ${name}: ${appProtocol(app)}; ${clusterLine(app)}${inbound && logs(inbound) ? "; destination access log" : ""}`);
   }
@@ -123,10 +125,21 @@ function logs(listener: Listener): boolean {
 }
 
 /** The first of `cluster`'s compiled nodes where `find` finds something (pod names are unique per cluster, not across). */
-function findIn<T>(mesh: CompiledMesh, cluster: string, find: (node: CompiledNode) => T | undefined): T | undefined {
-  for (const [key, node] of mesh.nodes) {
-    if (!key.startsWith(`${cluster}/`)) continue;
-    const found = find(node);
+/** The first node of the landing pod's cluster (by key) hosting a pod of that name or IP whose receiving side has what `find` looks for. */
+function findIn<T>(
+  mesh: MeshView,
+  pod: { readonly cluster: string; readonly name: string; readonly ip: string },
+  find: (node: CompiledNode) => T | undefined,
+): T | undefined {
+  const hosts = [...mesh.index.hostedBy]
+    .filter(
+      ([key, hosted]) => key.startsWith(`${pod.cluster}/`) && hosted.some(({ endpoint }) => endpoint.ip === pod.ip || hostedPodName(endpoint) === pod.name),
+    )
+    .map(([key]) => key)
+    .sort(compareText);
+  for (const key of hosts) {
+    const node = mesh.receiving(key);
+    const found = node && find(node);
     if (found) return found;
   }
   return undefined;

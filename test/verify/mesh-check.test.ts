@@ -8,6 +8,7 @@ import type { Config as SetFilterStateConfig } from "../../gen/envoy/extensions/
 import type { TransportSocketNameAction } from "../../gen/envoy/extensions/matching/common_inputs/transport_socket/v3/transport_socket_inputs.js";
 import type { Config as OnDemandSecretConfig } from "../../gen/envoy/extensions/transport_sockets/tls/cert_selectors/on_demand_secret/v3/config.js";
 import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
+import { compileNodeSide } from "../../src/compile/compile-node.js";
 import { pack } from "../../src/envoy/any.js";
 import { stampFilterState } from "../../src/envoy/listener.js";
 import { unpackAny } from "../../src/envoy/schema.js";
@@ -319,6 +320,52 @@ describe("explainPath", () => {
     );
   });
 
+  test("an unknown pod, a malformed target or an unknown service port is an input error, found before any node is compiled", () => {
+    const compiled: number[] = [];
+    const explain = (from: string, to: string) => () => explainPath(snapshot(), from, to, {}, (done) => compiled.push(done));
+    expect(explain("east/team-a/nope", "team-a/checkout:8080")).toThrow(/no hosted pod east\/team-a\/nope/);
+    expect(explain("east/team-a/frontend-7d9f-abcde", "checkout:8080")).toThrow(/is not <namespace>\/<service>:<port>/);
+    expect(explain("east/team-a/frontend-7d9f-abcde", "team-a/nope:8080")).toThrow(/no service team-a\/nope in the snapshot/);
+    expect(explain("east/team-a/frontend-7d9f-abcde", "team-a/checkout:8081")).toThrow(/service team-a\/checkout has no port 8081 \(ports: 8080, 9090\)/);
+    expect(compiled).toEqual([]);
+  });
+
+  test("compiles only the nodes the path visits: the source's, the waypoint's, the destination pods'", () => {
+    const progress: [number, number][] = [];
+    explainPath(snapshot(true), "east/team-a/frontend-7d9f-abcde", "team-a/checkout:8080", crossCluster, (done, total) => progress.push([done, total]));
+    // east/node-1 (the source), west/node-2 (the waypoint, also hosting both destination pods), of 7 nodes.
+    expect(progress).toEqual([
+      [1, 7],
+      [2, 7],
+    ]);
+  });
+
+  test.each(EVERY_MODE)(
+    "%s / %s / %s: a node's receiving side is its full compile's listeners, and its clusters and assignments of those names",
+    (sourceIdentity, mode, socketSelection) => {
+      const options = { eastWestWaypoint: mode, socketSelection, sourceIdentity };
+      const mesh = compileMesh(snapshot(), options);
+      for (const { local, result } of mesh.nodes.values()) {
+        const side = compileNodeSide(mesh.index, local, options);
+        expect(side.listeners).toEqual(result.listeners);
+        expect(side.clusters).toEqual(result.clusters.filter((c) => side.clusters.some((s) => s.name === c.name)));
+        expect(side.endpoints).toEqual(result.endpoints.filter((a) => side.endpoints.some((s) => s.cluster_name === a.cluster_name)));
+        // Ingress clusters (and inbound application clusters) but no outbound ones.
+        expect(side.clusters.some((c) => c.transport_socket_matches?.length || c.transport_socket_matcher)).toBe(false);
+      }
+    },
+  );
+
+  test.each(EVERY_MODE)("%s / %s / %s: every path explained alone is the mesh check's report of it", (sourceIdentity, mode, socketSelection) => {
+    const options = { eastWestWaypoint: mode, socketSelection, sourceIdentity };
+    for (const path of verifyMesh(snapshot(true), options).paths.filter((p) => p.source.pod)) {
+      const { cluster, pod } = path.source;
+      expect(explainPath(snapshot(true), `${cluster}/${pod!.namespace}/${pod!.name}`, `${path.target.service}:${path.target.port}`, options).report).toEqual(
+        path,
+      );
+    }
+  });
+
   test("shows Envoy's defaults under envoy-defaults, and the declared protocol to the app", () => {
     const declared = snapshot(true, { "team-a/checkout": { "8080": "http", "9090": "tcp" } });
     const { trace } = explainPath(declared, "east/team-a/frontend-7d9f-abcde", "team-a/checkout:8080", {
@@ -336,10 +383,5 @@ describe("explainPath", () => {
           `  to the app on west/team-a/checkout-9a1e-${pod}: HTTP/1.1; connect timeout Envoy's default (5s); circuit breaker Envoy's default (1024); destination access log`,
       ),
     ]);
-  });
-
-  test("an unknown pod or a malformed target is an input error", () => {
-    expect(() => explainPath(snapshot(), "east/team-a/nope", "team-a/checkout:8080")).toThrow(/no hosted pod east\/team-a\/nope/);
-    expect(() => explainPath(snapshot(), "east/team-a/frontend-7d9f-abcde", "checkout:8080")).toThrow(/is not <namespace>\/<service>:<port>/);
   });
 });
