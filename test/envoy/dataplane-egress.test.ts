@@ -16,8 +16,8 @@
  * pod listeners bound to the pod's 127.x address: a test-only rewrite), and the describe says which.
  * The VIP capture test adds the node's redirect rule with `iptables` inside the pod's netns, so it
  * runs with namespaces only (and, where they are required as in CI, fails without iptables).
- * EDS: `files` (eds-source.ts, TEMPORARY until the ADS server of issue 12): each cluster reads its
- * assignment from a file that `lab.update` replaces — a registry change applied at run time.
+ * EDS: aether-xds's own ADS server (`aether-xds/server`, eds-source.ts `ads`) on a Unix socket:
+ * `lab.update` hands it the changed registry, it pushes, and the test waits for the node's ACK.
  * SDS: the test SDS server. Observation: admin and JSON access logs added by the harness.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -99,7 +99,7 @@ describe.each(runs)("Envoy %s, %s mode: requests from a pod's app through its no
       options: { eastWestWaypoint: "cross-cluster", sourceIdentity },
       tag: `eg${version.replaceAll(".", "")}`,
       dir: join(dir, version),
-      eds: "files",
+      eds: "ads",
     });
     console.log(
       `egress data plane on Envoy ${version} (${sourceIdentity}): ${lab.topology.mode === "netns" ? "network namespaces" : "loopback fallback (127.x)"}`,
@@ -127,6 +127,7 @@ describe.each(runs)("Envoy %s, %s mode: requests from a pod's app through its no
   const failOver = () =>
     (failover ??= (async () => {
       lab.update(eastCheckoutUnhealthy());
+      await lab.applied("east/node-1");
       await envoyOf("east/node-1").waitForStat(`cluster.${CHECKOUT_8080}.membership_healthy`, (healthy) => healthy === 1);
     })());
 

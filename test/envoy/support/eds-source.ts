@@ -1,6 +1,9 @@
 /**
- * Where a mesh lab's Envoys get their endpoints (EDS) from — the one part of the lab that changes
- * when the ADS server (issue 12) serves it. Until then, two sources, both TEMPORARY:
+ * Where a mesh lab's Envoys get their endpoints (EDS) from:
+ *
+ * - `ads`: aether-xds's ADS server (`aether-xds/server`), as in production (see `adsEds`).
+ *
+ * and two TEMPORARY ones, until every suite is served by the server:
  *
  * - `inline`: every EDS cluster becomes STATIC with its assignment inline (`inlineAssignments`).
  *   Fixed for the Envoy's life.
@@ -16,12 +19,15 @@ import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CompileResult } from "../../../src/compile/compile-node.js";
 import { renderMessage } from "../../../src/emit/render.js";
+import { XDS_TYPE_URLS } from "../../../src/emit/xds.js";
+import type { OptionsInput } from "../../../src/model/options.js";
 import type { Snapshot } from "../../../src/model/snapshot.js";
-import { inlineAssignments, type RenderedBootstrap, withoutUnusedAds } from "./bootstrap-transforms.js";
+import { AdsServer } from "../../../src/server/ads-server.js";
+import { inlineAssignments, pointClusterAt, type RenderedBootstrap, withoutUnusedAds } from "./bootstrap-transforms.js";
 
 type Json = any;
 
-export type EdsSourceKind = "inline" | "files";
+export type EdsSourceKind = "inline" | "files" | "ads";
 
 export interface EdsSource {
   readonly kind: EdsSourceKind;
@@ -29,6 +35,9 @@ export interface EdsSource {
   wire(node: string, rendered: RenderedBootstrap, assignments: readonly Json[]): RenderedBootstrap;
   /** Serves a registry change — the new snapshot and each Envoy node's compile of it — to the running Envoys; `inline` cannot. */
   update(snapshot: Snapshot, compiled: ReadonlyMap<string, CompileResult>): void;
+  /** Resolves once `node`'s Envoy holds the last update (`ads`: ACKed); immediately where the source cannot tell. */
+  applied(node: string): Promise<void>;
+  stop(): Promise<void>;
 }
 
 /** A compile's endpoints as Envoy JSON (rendered ClusterLoadAssignments). */
@@ -43,8 +52,10 @@ export function inlineEds(): EdsSource {
     kind: "inline",
     wire: (_node, rendered, assignments) => inlineAssignments(rendered, assignments),
     update() {
-      throw new Error("inline EDS cannot change at run time: start the lab with eds: 'files'");
+      throw new Error("inline EDS cannot change at run time: start the lab with eds: 'files' or 'ads'");
     },
+    applied: async () => {},
+    stop: async () => {},
   };
 }
 
@@ -83,9 +94,34 @@ export function fileEds(dir: string): EdsSource {
     update(_snapshot, compiled) {
       for (const [node, result] of compiled) write(node, renderedAssignments(result));
     },
+    applied: async () => {},
+    stop: async () => {},
   };
 }
 
-export function edsSource(kind: EdsSourceKind, dir: string): EdsSource {
+/**
+ * aether-xds's own ADS server (`aether-xds/server`) on a Unix socket under `dir`, compiling with
+ * `compile` (the lab's options): each bootstrap keeps `eds: ads` and its `xds_cluster` points at
+ * the server; `update` hands the server the new snapshot, which pushes to the nodes whose
+ * endpoints changed.
+ */
+export async function adsEds(dir: string, snapshot: Snapshot, compile: OptionsInput): Promise<EdsSource> {
+  mkdirSync(dir, { recursive: true });
+  const socketPath = join(dir, "ads.sock");
+  const server = new AdsServer({ snapshot, compile });
+  await server.listen(`unix:${socketPath}`);
+  return {
+    kind: "ads",
+    wire: (_node, rendered) => pointClusterAt(rendered, "xds_cluster", { pipe: { path: socketPath } }),
+    update(next) {
+      server.setSnapshot(next);
+    },
+    applied: (node) => server.acked(node, XDS_TYPE_URLS.endpoints),
+    stop: () => server.close(),
+  };
+}
+
+export async function edsSource(kind: EdsSourceKind, dir: string, snapshot: Snapshot, compile: OptionsInput): Promise<EdsSource> {
+  if (kind === "ads") return adsEds(dir, snapshot, compile);
   return kind === "files" ? fileEds(dir) : inlineEds();
 }

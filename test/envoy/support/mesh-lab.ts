@@ -53,7 +53,7 @@ export interface MeshLabOptions {
   readonly concurrency?: number;
   /** A test's own change to a node's bootstrap, after `nodeBootstrap` (negative controls). */
   readonly transform?: (bootstrap: RenderedBootstrap, node: string) => RenderedBootstrap;
-  /** Where the Envoys get endpoints: `inline` (fixed) or `files` (`update` works). Default `inline`. */
+  /** Where the Envoys get endpoints: `inline` (fixed), `files` or `ads` (aether-xds/server; `update` works with both). Default `inline`. */
   readonly eds?: EdsSourceKind;
 }
 
@@ -76,6 +76,8 @@ export interface MeshLab {
    * change (a cluster or listener change would need a restart): anything else throws.
    */
   update(document: MeshDocument): void;
+  /** Resolves once `node`'s Envoy holds the last update (with `eds: "ads"`, its EDS ACK). */
+  applied(node: string): Promise<void>;
   /** Stops a node's Envoy and starts it again on its bootstrap, changed by `transform` if given. */
   restartEnvoy(node: string, transform?: (bootstrap: RenderedBootstrap) => RenderedBootstrap): Promise<EnvoyProcess>;
   /** TLS fields of a probe presenting `spiffeId`'s SVID and trusting the mesh bundle. */
@@ -165,16 +167,19 @@ export async function startMeshLab(options: MeshLabOptions): Promise<MeshLab> {
     const topology = createTopology(spec, options.tag, options.mode);
     stops.push(() => topology.destroy());
     const document = topology.meshDocument(options.document);
+    const compileOptions: OptionsInput = { ...options.options, sds: { grpcCluster: SDS_CLUSTER } };
     const compileAll = (snapshot: Snapshot) =>
       new Map(
         options.envoyNodes.map((key) => {
           const [cluster, name] = key.split("/") as [string, string];
-          return [key, compileNode(snapshot, localNodeFrom(snapshot, cluster, name), { ...options.options, sds: { grpcCluster: SDS_CLUSTER } })];
+          return [key, compileNode(snapshot, localNodeFrom(snapshot, cluster, name), compileOptions)];
         }),
       );
-    const compiled = compileAll(parseSnapshot(document));
+    const initial = parseSnapshot(document);
+    const compiled = compileAll(initial);
     const pki = createPki(join(options.dir, "pki"));
-    const eds = edsSource(options.eds ?? "inline", join(options.dir, `eds-${options.tag}`));
+    const eds = await edsSource(options.eds ?? "inline", join(options.dir, `eds-${options.tag}`), initial, compileOptions);
+    stops.push(() => eds.stop());
     const sds = await startSdsServer({ socketPath: join(options.dir, `sds-${options.tag}.sock`) });
     stops.push(() => sds.stop());
     const serviceIds = Object.keys(document.services).map((key) => workloadId(trustDomain, key.split("/")[0]!, key.split("/")[1]!));
@@ -232,6 +237,7 @@ export async function startMeshLab(options: MeshLabOptions): Promise<MeshLab> {
         eds.update(snapshot, next);
         for (const [key, result] of next) compiled.set(key, result);
       },
+      applied: (key) => eds.applied(key),
       async restartEnvoy(key, transform) {
         const running = envoys.get(key);
         if (!running) throw new Error(`no Envoy runs ${key}`);
