@@ -13,10 +13,9 @@
  * shared`); the SDS server holds an SVID for every identity the bootstraps name and every service
  * of the mesh, and the bundle.
  *
- * EDS: from an `EdsSource` (eds-source.ts): `inline` (default) or `files`, whose `update` a test
- * uses to change the registry at run time (`lab.update(document)`: recompile, push each node's
- * endpoints). Both are TEMPORARY until the ADS server of issue 12 serves EDS — the one place to
- * change is eds-source.ts.
+ * EDS: from an `EdsSource` (eds-source.ts): by default aether-xds's own ADS server
+ * (`aether-xds/server`) on a Unix socket; `lab.update(document)` is a registry change (recompile,
+ * push), `lab.applied(node)` waits for the node's ACK.
  */
 import { join } from "node:path";
 import { type CompileResult, compileNode } from "../../../src/compile/compile-node.js";
@@ -53,7 +52,7 @@ export interface MeshLabOptions {
   readonly concurrency?: number;
   /** A test's own change to a node's bootstrap, after `nodeBootstrap` (negative controls). */
   readonly transform?: (bootstrap: RenderedBootstrap, node: string) => RenderedBootstrap;
-  /** Where the Envoys get endpoints: `inline` (fixed), `files` or `ads` (aether-xds/server; `update` works with both). Default `inline`. */
+  /** Where the Envoys get endpoints: `ads` (aether-xds/server, the default), or the TEMPORARY `inline` (fixed) or `files`. */
   readonly eds?: EdsSourceKind;
 }
 
@@ -178,7 +177,7 @@ export async function startMeshLab(options: MeshLabOptions): Promise<MeshLab> {
     const initial = parseSnapshot(document);
     const compiled = compileAll(initial);
     const pki = createPki(join(options.dir, "pki"));
-    const eds = await edsSource(options.eds ?? "inline", join(options.dir, `eds-${options.tag}`), initial, compileOptions);
+    const eds = await edsSource(options.eds ?? "ads", join(options.dir, `eds-${options.tag}`), initial, compileOptions);
     stops.push(() => eds.stop());
     const sds = await startSdsServer({ socketPath: join(options.dir, `sds-${options.tag}.sock`) });
     stops.push(() => sds.stop());
