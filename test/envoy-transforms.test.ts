@@ -3,11 +3,15 @@
  * transforms, the SDS secret names a bootstrap needs, the validation table and Envoy's trimmed
  * rejection. Their effect on a real Envoy is tested in test/envoy/.
  */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { compileNode } from "../src/compile/compile-node.js";
 import { renderBootstrap, toBootstrap } from "../src/emit/bootstrap.js";
 import { renderMessage } from "../src/emit/render.js";
-import { inlineAssignments, instrument, pointClusterAt } from "./envoy/support/bootstrap-transforms.js";
+import { inlineAssignments, instrument, pointClusterAt, stampWithFactory, withoutPerDownstreamPools } from "./envoy/support/bootstrap-transforms.js";
+import { fileEds } from "./envoy/support/eds-source.js";
 import { secretNames } from "./envoy/support/mesh-lab.js";
 import { trimEnvoyMessage } from "./envoy/support/validate.js";
 import { bootstrapWithAssignments, EDS_CHECK_PREFIX, optionCombinations, validationTable } from "./envoy/support/validation-table.js";
@@ -63,7 +67,7 @@ describe("bootstrap transforms", () => {
       expect(listener.access_log).toHaveLength(1);
       for (const chain of listener.filter_chains) {
         const proxies = chain.filters.filter((filter: any) => filter.name !== "envoy.filters.network.set_filter_state");
-        for (const filter of proxies) expect(filter.typed_config.access_log).toHaveLength(1);
+        for (const filter of proxies) expect(filter.typed_config.access_log).toHaveLength(filter.typed_config["@type"].endsWith(".TcpProxy") ? 2 : 1);
       }
     }
     const strip = (b: any) => {
@@ -71,11 +75,70 @@ describe("bootstrap transforms", () => {
       delete copy.admin;
       for (const l of copy.static_resources.listeners) {
         delete l.access_log;
-        for (const c of l.filter_chains) for (const f of c.filters) delete f.typed_config.access_log;
+        for (const c of l.filter_chains) {
+          for (const f of c.filters) {
+            delete f.typed_config.access_log;
+            if (f.typed_config["@type"].endsWith(".TcpProxy")) {
+              expect(f.typed_config.access_log_options).toEqual({ flush_access_log_on_connected: true });
+              delete f.typed_config.access_log_options;
+            }
+          }
+        }
       }
       return copy;
     };
     expect(strip(instrumented)).toEqual(rendered);
+  });
+
+  test("stampWithFactory changes every set_filter_state entry's factory; withoutPerDownstreamPools drops every per-downstream pool", () => {
+    const selector = renderBootstrap(toBootstrap(compileCase(loadCase("flannel-cross-cluster"), "selector"))) as any;
+    const factories = (b: unknown) => [...json(b).matchAll(/"factory_key":"([^"]+)"/g)].map((m) => m[1]);
+    expect(new Set(factories(selector))).toEqual(new Set(["envoy.hashable_string"]));
+    const weakened = stampWithFactory(selector, "envoy.string");
+    expect(factories(weakened)).toEqual(factories(selector).map(() => "envoy.string"));
+    expect(json(weakened).replaceAll('"envoy.string"', '"envoy.hashable_string"')).toBe(json(selector));
+
+    expect(json(rendered)).toContain('"connection_pool_per_downstream_connection":true');
+    const pooled = withoutPerDownstreamPools(rendered);
+    expect(json(pooled)).not.toContain("connection_pool_per_downstream_connection");
+    expect(() => withoutPerDownstreamPools(pooled)).toThrow(/no cluster with per-downstream-connection pools/);
+    expect(() => stampWithFactory({ static_resources: {} }, "envoy.string")).toThrow(/no set_filter_state/);
+  });
+
+  test("file EDS: every EDS cluster reads its assignment from its own file, which update replaces", () => {
+    const dir = mkdtempSync(join(tmpdir(), "aether-eds-"));
+    try {
+      const eds = fileEds(dir);
+      const wired = eds.wire("west/node-2", rendered, assignments) as any;
+      const clusters = wired.static_resources.clusters.filter((c: any) => c.eds_cluster_config);
+      expect(clusters.length).toBe(assignments.length);
+      for (const cluster of clusters) {
+        expect(cluster.type).toBe("EDS");
+        const file = cluster.eds_cluster_config.eds_config.path_config_source.path;
+        const served = JSON.parse(readFileSync(file, "utf8"));
+        expect(served.version_info).toBe("1");
+        expect(served.resources).toEqual([
+          {
+            "@type": "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
+            ...assignments.find((a: any) => a.cluster_name === cluster.eds_cluster_config.service_name),
+          },
+        ]);
+      }
+      expect(wired.dynamic_resources).toEqual(rendered.dynamic_resources); // SDS still comes over ADS
+      eds.update(
+        loadCase("flannel-cross-cluster").snapshot,
+        new Map([["west/node-2", { ...result, endpoints: [{ ...result.endpoints[0]!, endpoints: [] }] }]]),
+      );
+      const first = clusters.find((c: any) => c.eds_cluster_config.service_name === (assignments[0] as any).cluster_name);
+      const served = JSON.parse(readFileSync(first.eds_cluster_config.eds_config.path_config_source.path, "utf8"));
+      expect(served.version_info).toBe("2");
+      expect(served.resources).toEqual([
+        { "@type": "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment", cluster_name: first.eds_cluster_config.service_name },
+      ]);
+      expect(() => eds.wire("west/node-2", rendered, [])).toThrow(/no ClusterLoadAssignment for EDS cluster/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("secretNames lists every SVID and bundle the bootstrap asks SDS for", () => {

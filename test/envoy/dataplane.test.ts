@@ -12,7 +12,7 @@
  * test-only rewrite) runs on the newest Envoy too, and alone when namespaces are not available
  * (AETHER_NETNS=0 or no privileges); each describe names its mode.
  * SDS: the test SDS server (`sds: {grpcCluster: "sds"}`) on a Unix socket.
- * EDS: TEMPORARY — each assignment inlined into its cluster (phase 2: the ADS server of issue 12).
+ * EDS: aether-xds's own ADS server (`aether-xds/server`) on a Unix socket (the lab's default).
  * Observation: admin and JSON access logs added by the harness; nothing else is changed.
  */
 import { mkdtempSync, rmSync } from "node:fs";

@@ -1,12 +1,14 @@
 /**
  * Test-only changes to a compiled bootstrap (rendered JSON), each named where a test uses it:
- *   - `instrument`: an admin endpoint and JSON access logs on every listener, tcp_proxy and
- *     HTTP connection manager — observation only, no behaviour change;
+ *   - `instrument`: an admin endpoint and JSON access logs on every listener, tcp_proxy (at the
+ *     end, and when the upstream connects) and HTTP connection manager — observation only;
  *   - `pointClusterAt`: a stub cluster (the SDS / ADS servers' `xds_cluster`, `sds`, ...) at a
  *     test server's address (a Unix socket, reachable from any netns);
- *   - `inlineAssignments`: TEMPORARY for phase 1, until the ADS server (issue 12) serves EDS:
- *     every EDS cluster becomes STATIC with its ClusterLoadAssignment inline, and the ADS config
- *     and stub go when nothing uses ADS any more.
+ *   - `inlineAssignments`: TEMPORARY, until the ADS server (issue 12) serves EDS (see
+ *     eds-source.ts): every EDS cluster becomes STATIC with its ClusterLoadAssignment inline, and
+ *     the ADS config and stub go when nothing uses ADS any more (`withoutUnusedAds`).
+ *   - `stampWithFactory`, `withoutPerDownstreamPools`: negative controls of the source-identity
+ *     tests — the mistakes that let one pod's connections carry another pod's certificate.
  * Each returns a copy.
  */
 
@@ -18,7 +20,8 @@ export interface RenderedBootstrap {
 
 /** The access-log record every instrumented listener and filter writes (JSON lines; null where Envoy has no value). */
 export interface AccessLogEntry {
-  readonly kind: "listener" | "tcp_proxy" | "http";
+  /** `tcp_proxy`: a TCP proxy connection ended; `tcp_proxy_connected`: its upstream connected. */
+  readonly kind: "listener" | "tcp_proxy" | "tcp_proxy_connected" | "http";
   readonly listener: string;
   readonly chain: string | null;
   readonly sni: string | null;
@@ -65,9 +68,10 @@ const HTTP_FIELDS = {
   xfcc: "%REQ(X-FORWARDED-CLIENT-CERT)%",
 };
 
-function fileAccessLog(path: string, fields: Record<string, string>): Json {
+function fileAccessLog(path: string, fields: Record<string, string>, logTypes?: { types: string[]; exclude?: boolean }): Json {
   return {
     name: "envoy.access_loggers.file",
+    ...(logTypes ? { filter: { log_type_filter: logTypes } } : {}),
     typed_config: { "@type": "type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog", path, log_format: { json_format: fields } },
   };
 }
@@ -87,8 +91,16 @@ export function instrument(bootstrap: RenderedBootstrap, options: InstrumentOpti
     for (const chain of [...(listener.filter_chains ?? []), ...(listener.default_filter_chain ? [listener.default_filter_chain] : [])]) {
       for (const filter of chain.filters ?? []) {
         const config = filter.typed_config;
-        if (config?.["@type"]?.endsWith(".TcpProxy"))
-          config.access_log = [...(config.access_log ?? []), fileAccessLog(options.accessLogPath, { ...base, kind: "tcp_proxy" })];
+        if (config?.["@type"]?.endsWith(".TcpProxy")) {
+          // `tcp_proxy` when the connection ends; `tcp_proxy_connected` once the upstream connects
+          // (a pooled connection through a waypoint may outlive the test).
+          config.access_log = [
+            ...(config.access_log ?? []),
+            fileAccessLog(options.accessLogPath, { ...base, kind: "tcp_proxy" }, { types: ["TcpUpstreamConnected"], exclude: true }),
+            fileAccessLog(options.accessLogPath, { ...base, kind: "tcp_proxy_connected" }, { types: ["TcpUpstreamConnected"] }),
+          ];
+          config.access_log_options = { ...config.access_log_options, flush_access_log_on_connected: true };
+        }
         if (config?.["@type"]?.endsWith(".HttpConnectionManager")) {
           config.access_log = [...(config.access_log ?? []), fileAccessLog(options.accessLogPath, { ...base, ...HTTP_FIELDS, kind: "http" })];
         }
@@ -124,6 +136,11 @@ export function inlineAssignments(bootstrap: RenderedBootstrap, assignments: rea
     cluster.type = "STATIC";
     cluster.load_assignment = { ...assignment, cluster_name: cluster.name };
   }
+  return withoutUnusedAds(copy);
+}
+
+/** When nothing refers to ADS (`ads: {}`) any more, `dynamic_resources` and the ADS stub cluster go. Mutates and returns `copy`. */
+export function withoutUnusedAds(copy: Json): RenderedBootstrap {
   const adsCluster = copy.dynamic_resources?.ads_config?.grpc_services?.[0]?.envoy_grpc?.cluster_name;
   const { dynamic_resources: _unused, ...rest } = copy;
   if (adsCluster && !JSON.stringify(rest).includes('"ads":{}')) {
@@ -153,5 +170,41 @@ export function withTestBundleMaps(bootstrap: RenderedBootstrap, bundleMapFile: 
     Object.values(value).forEach(visit);
   };
   visit(copy);
+  return copy;
+}
+
+/**
+ * Negative control (selector mode): every `set_filter_state` entry made with `factory` instead of
+ * the one compiled. With `envoy.string` the identity is not `Hashable`, so it no longer partitions
+ * the upstream connection pools.
+ */
+export function stampWithFactory(bootstrap: RenderedBootstrap, factory: string): RenderedBootstrap {
+  const copy = structuredClone(bootstrap) as Json;
+  let changed = 0;
+  const visit = (value: Json): void => {
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item);
+      return;
+    }
+    if (typeof value !== "object" || value === null) return;
+    if (value["@type"]?.endsWith("set_filter_state.v3.Config")) {
+      for (const entry of value.on_new_connection ?? []) {
+        entry.factory_key = factory;
+        changed++;
+      }
+    }
+    Object.values(value).forEach(visit);
+  };
+  visit(copy);
+  if (changed === 0) throw new Error("no set_filter_state entry to change");
+  return copy;
+}
+
+/** Negative control (sockets mode): `connection_pool_per_downstream_connection` removed from every cluster. */
+export function withoutPerDownstreamPools(bootstrap: RenderedBootstrap): RenderedBootstrap {
+  const copy = structuredClone(bootstrap) as Json;
+  const clusters = copy.static_resources.clusters.filter((c: Json) => c.connection_pool_per_downstream_connection);
+  if (clusters.length === 0) throw new Error("no cluster with per-downstream-connection pools");
+  for (const cluster of clusters) delete cluster.connection_pool_per_downstream_connection;
   return copy;
 }

@@ -13,19 +13,20 @@
  * shared`); the SDS server holds an SVID for every identity the bootstraps name and every service
  * of the mesh, and the bundle.
  *
- * EDS: TEMPORARY `inlineAssignments` (phase 1). Phase 2 replaces it with the ADS server of issue 12
- * — the one place to change is `nodeBootstrap`'s `eds` step.
+ * EDS: from an `EdsSource` (eds-source.ts): by default aether-xds's own ADS server
+ * (`aether-xds/server`) on a Unix socket; `lab.update(document)` is a registry change (recompile,
+ * push), `lab.applied(node)` waits for the node's ACK.
  */
 import { join } from "node:path";
 import { type CompileResult, compileNode } from "../../../src/compile/compile-node.js";
 import { renderBootstrap, toBootstrap } from "../../../src/emit/bootstrap.js";
-import { renderMessage } from "../../../src/emit/render.js";
 import { localNodeFrom } from "../../../src/model/node.js";
 import type { OptionsInput } from "../../../src/model/options.js";
-import { parseSnapshot } from "../../../src/model/snapshot.js";
+import { parseSnapshot, type Snapshot } from "../../../src/model/snapshot.js";
 import { type EchoApp, runClient, startEchoApp } from "./apps.js";
 import type { EnvoyBinary } from "./binaries.js";
-import { inlineAssignments, pointClusterAt, type RenderedBootstrap } from "./bootstrap-transforms.js";
+import { pointClusterAt, type RenderedBootstrap } from "./bootstrap-transforms.js";
+import { type EdsSource, type EdsSourceKind, edsSource, inlineEds, renderedAssignments } from "./eds-source.js";
 import { type EnvoyProcess, startEnvoy } from "./envoy-process.js";
 import type { Probe, ProbeResult } from "./mtls-client.js";
 import { createTopology, type MeshDocument, type NetworkMode, type Place, type Topology, topologySpec } from "./netns.js";
@@ -51,6 +52,8 @@ export interface MeshLabOptions {
   readonly concurrency?: number;
   /** A test's own change to a node's bootstrap, after `nodeBootstrap` (negative controls). */
   readonly transform?: (bootstrap: RenderedBootstrap, node: string) => RenderedBootstrap;
+  /** Where the Envoys get endpoints: `ads` (aether-xds/server, the default), or the TEMPORARY `inline` (fixed) or `files`. */
+  readonly eds?: EdsSourceKind;
 }
 
 export interface MeshLab {
@@ -61,8 +64,21 @@ export interface MeshLab {
   /** The snapshot as compiled (after the topology's rewrite). */
   readonly document: MeshDocument;
   readonly compiled: ReadonlyMap<string, CompileResult>;
+  /** The running Envoy of each node (replaced by `restartEnvoy`). */
   readonly envoys: ReadonlyMap<string, EnvoyProcess>;
   readonly apps: ReadonlyMap<string, EchoApp>;
+  /** Where a pod's app reaches its egress listener: `127.0.0.1:<egressPort>` in its netns (its 127.x stand-in without). */
+  egress(pod: string): { readonly host: string; readonly port: number };
+  /**
+   * A registry change: compiles every Envoy node from `document` (rewritten to the topology like
+   * the first one) and pushes each node's endpoints through the EDS source. Only endpoints may
+   * change (a cluster or listener change would need a restart): anything else throws.
+   */
+  update(document: MeshDocument): void;
+  /** Resolves once `node`'s Envoy holds the last update (with `eds: "ads"`, its EDS ACK). */
+  applied(node: string): Promise<void>;
+  /** Stops a node's Envoy and starts it again on its bootstrap, changed by `transform` if given. */
+  restartEnvoy(node: string, transform?: (bootstrap: RenderedBootstrap) => RenderedBootstrap): Promise<EnvoyProcess>;
   /** TLS fields of a probe presenting `spiffeId`'s SVID and trusting the mesh bundle. */
   clientTls(spiffeId: string): Pick<Probe, "caFile" | "certFile" | "keyFile">;
   probe(place: Place, probes: readonly Probe[]): Promise<ProbeResult[]>;
@@ -99,17 +115,19 @@ export function secretFor(name: string, pki: Pki): SecretJson {
 }
 
 /**
- * A compiled node as the lab runs it: `toBootstrap`, then (TEMPORARY, phase 1) every EDS cluster's
- * assignment inline, the `sds` stub at the test SDS server, and the topology's address adaptation
- * (identity with network namespaces).
+ * A compiled node as the lab runs it: `toBootstrap`, then its EDS wired to the lab's source
+ * (default: assignments inline), the `sds` stub at the test SDS server, and the topology's address
+ * adaptation (identity with network namespaces).
  */
-export function nodeBootstrap(result: CompileResult, sds: Pick<SdsServer, "envoyAddress">, topology: Pick<Topology, "adaptBootstrap">): RenderedBootstrap {
-  const rendered = renderBootstrap(toBootstrap(result));
-  const eds = inlineAssignments(
-    rendered,
-    result.endpoints.map((e) => renderMessage("envoy.config.endpoint.v3.ClusterLoadAssignment", e)),
-  );
-  return topology.adaptBootstrap(pointClusterAt(eds, SDS_CLUSTER, sds.envoyAddress));
+export function nodeBootstrap(
+  result: CompileResult,
+  sds: Pick<SdsServer, "envoyAddress">,
+  topology: Pick<Topology, "adaptBootstrap">,
+  eds: EdsSource = inlineEds(),
+): RenderedBootstrap {
+  const node = `${result.node.cluster}/${result.node.name}`;
+  const wired = eds.wire(node, renderBootstrap(toBootstrap(result)), renderedAssignments(result));
+  return topology.adaptBootstrap(pointClusterAt(wired, SDS_CLUSTER, sds.envoyAddress));
 }
 
 /** HTTP and TCP ports of each hosted pod of a mesh document: `ports ∪ {port}`, TCP where `protocols` says so. */
@@ -148,23 +166,25 @@ export async function startMeshLab(options: MeshLabOptions): Promise<MeshLab> {
     const topology = createTopology(spec, options.tag, options.mode);
     stops.push(() => topology.destroy());
     const document = topology.meshDocument(options.document);
-    const snapshot = parseSnapshot(document);
+    const compileOptions: OptionsInput = { ...options.options, sds: { grpcCluster: SDS_CLUSTER } };
+    const compileAll = (snapshot: Snapshot) =>
+      new Map(
+        options.envoyNodes.map((key) => {
+          const [cluster, name] = key.split("/") as [string, string];
+          return [key, compileNode(snapshot, localNodeFrom(snapshot, cluster, name), compileOptions)];
+        }),
+      );
+    const initial = parseSnapshot(document);
+    const compiled = compileAll(initial);
     const pki = createPki(join(options.dir, "pki"));
-    const compiled = new Map<string, CompileResult>();
-    for (const key of options.envoyNodes) {
-      const [cluster, name] = key.split("/") as [string, string];
-      compiled.set(key, compileNode(snapshot, localNodeFrom(snapshot, cluster, name), { ...options.options, sds: { grpcCluster: SDS_CLUSTER } }));
-    }
+    const eds = await edsSource(options.eds ?? "ads", join(options.dir, `eds-${options.tag}`), initial, compileOptions);
+    stops.push(() => eds.stop());
     const sds = await startSdsServer({ socketPath: join(options.dir, `sds-${options.tag}.sock`) });
     stops.push(() => sds.stop());
     const serviceIds = Object.keys(document.services).map((key) => workloadId(trustDomain, key.split("/")[0]!, key.split("/")[1]!));
-    const bootstraps = new Map(
-      [...compiled].map(([key, result]) => {
-        const bootstrap = nodeBootstrap(result, sds, topology);
-        return [key, options.transform ? options.transform(bootstrap, key) : bootstrap];
-      }),
-    );
-    const names = new Set([...serviceIds, `spiffe://${trustDomain}`, ...[...bootstraps.values()].flatMap(secretNames)]);
+    const bootstraps = new Map([...compiled].map(([key, result]) => [key, nodeBootstrap(result, sds, topology, eds)]));
+    const transformed = (key: string) => (options.transform ? options.transform(bootstraps.get(key)!, key) : bootstraps.get(key)!);
+    const names = new Set([...serviceIds, `spiffe://${trustDomain}`, ...[...bootstraps.keys()].map(transformed).flatMap(secretNames)]);
     for (const name of [...names].sort()) sds.set(secretFor(name, pki));
 
     const apps = new Map<string, EchoApp>();
@@ -178,20 +198,22 @@ export async function startMeshLab(options: MeshLabOptions): Promise<MeshLab> {
       }),
     );
     const envoys = new Map<string, EnvoyProcess>();
-    await Promise.all(
-      [...bootstraps].map(async ([key, bootstrap]) => {
-        const envoy = await startEnvoy({
-          envoy: options.envoy,
-          bootstrap,
-          dir: options.dir,
-          name: `${options.tag}-${key}`,
-          place: (argv) => topology.command({ node: key }, argv),
-          concurrency: options.concurrency ?? 1,
-        });
-        envoys.set(key, envoy);
-        stops.push(() => envoy.stop());
-      }),
-    );
+    let starts = 0;
+    const start = async (key: string, bootstrap: RenderedBootstrap) => {
+      const envoy = await startEnvoy({
+        envoy: options.envoy,
+        bootstrap,
+        dir: options.dir,
+        name: `${options.tag}-${key}-${++starts}`,
+        place: (argv) => topology.command({ node: key }, argv),
+        concurrency: options.concurrency ?? 1,
+      });
+      envoys.set(key, envoy);
+      return envoy;
+    };
+    stops.push(() => Promise.all([...envoys.values()].map((envoy) => envoy.stop())));
+    await Promise.all([...bootstraps.keys()].map((key) => start(key, transformed(key))));
+    const egressPort = [...compiled.values()][0]?.options.egressPort;
     const bundleFile = pki.ca(trustDomain).certFile;
     return {
       topology,
@@ -202,6 +224,26 @@ export async function startMeshLab(options: MeshLabOptions): Promise<MeshLab> {
       compiled,
       envoys,
       apps,
+      egress: (pod) => ({ host: topology.mode === "netns" ? "127.0.0.1" : topology.podIp(pod), port: egressPort! }),
+      update(input) {
+        const snapshot = parseSnapshot(topology.meshDocument(input));
+        const next = compileAll(snapshot);
+        for (const [key, result] of next) {
+          const before = compiled.get(key)!;
+          if (JSON.stringify([result.clusters, result.listeners]) !== JSON.stringify([before.clusters, before.listeners]))
+            throw new Error(`${key}: the change alters clusters or listeners, not only endpoints`);
+        }
+        eds.update(snapshot, next);
+        for (const [key, result] of next) compiled.set(key, result);
+      },
+      applied: (key) => eds.applied(key),
+      async restartEnvoy(key, transform) {
+        const running = envoys.get(key);
+        if (!running) throw new Error(`no Envoy runs ${key}`);
+        await running.stop();
+        const bootstrap = transformed(key);
+        return start(key, transform ? transform(bootstrap) : bootstrap);
+      },
       clientTls: (spiffeId) => {
         const svid: Svid = pki.svid(spiffeId);
         return { caFile: bundleFile, certFile: svid.certFile, keyFile: svid.keyFile };

@@ -58,6 +58,12 @@ export interface Topology {
   meshDocument(document: MeshDocument): MeshDocument;
   /** Loopback mode: pod listeners bound to the pod's 127.x address instead of its netns. A copy; identity with netns. */
   adaptBootstrap<T extends object>(bootstrap: T): T;
+  /**
+   * The node's redirect rule for a pod's VIP traffic (what CNI/mesh init installs): TCP the pod
+   * sends to `vip` goes to `127.0.0.1:<toPort>` in the pod's netns, its original destination kept
+   * for `SO_ORIGINAL_DST`. Needs namespaces and `iptables`; removed with the pod's netns.
+   */
+  redirect(pod: string, vip: string, toPort: number): void;
   /** Removes every namespace (killing what runs inside, by PID). Idempotent. */
   destroy(): void;
 }
@@ -235,6 +241,17 @@ function netnsTopology(spec: { nodes: readonly NodeSpec[]; pods: readonly PodSpe
       return copy;
     },
     adaptBootstrap: (bootstrap) => bootstrap,
+    redirect(pod, vip, toPort) {
+      const ns = podNs.get(lookup(spec.pods, pod, "pod").key)!;
+      const run = spawnSync(
+        "ip",
+        ["netns", "exec", ns, "iptables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp", "-d", `${vip}/32`, "-j", "REDIRECT", "--to-ports", String(toPort)],
+        {
+          encoding: "utf8",
+        },
+      );
+      if (run.status !== 0) throw new Error(`iptables in ${ns}: ${run.error?.message ?? run.stderr.trim()}`);
+    },
     destroy,
   };
 }
@@ -300,6 +317,14 @@ function loopbackTopology(spec: { nodes: readonly NodeSpec[]; pods: readonly Pod
       }
       return copy;
     },
+    redirect() {
+      throw new Error("redirect rules need network namespaces (the loopback fallback runs in the host's)");
+    },
     destroy: () => {},
   };
+}
+
+/** Whether `iptables` runs here (the capture tests' redirect rules). */
+export function iptablesAvailable(): boolean {
+  return spawnSync("iptables", ["--version"], { encoding: "utf8" }).status === 0;
 }
