@@ -74,7 +74,7 @@ function validateNode(input: unknown): LocalNode {
   const forbidden = unsafeInputIssues(input);
   if (forbidden.length > 0) throw new InputError("node", forbidden);
   const parsed = localNode.safeParse(input);
-  if (!parsed.success) throw new InputError("node", collectIssues(parsed.error.issues));
+  if (!parsed.success) throw new InputError("node", collectIssues(parsed.error.issues, input));
   const node = parsed.data;
   const issues = [...duplicatePodIssues(node.pods), ...podSniIssues(node)];
   if (issues.length > 0) throw new InputError("node", issues);

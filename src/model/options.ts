@@ -92,7 +92,7 @@ function validateOptions(input: unknown = {}): Options {
   const forbidden = unsafeInputIssues(input);
   if (forbidden.length > 0) throw new InputError("options", forbidden);
   const parsed = optionsSchema.safeParse(input ?? {});
-  if (!parsed.success) throw new InputError("options", collectIssues(parsed.error.issues));
+  if (!parsed.success) throw new InputError("options", collectIssues(parsed.error.issues, input));
   const issues = [...versionIssues(parsed.data), ...podPortIssues(parsed.data)];
   if (issues.length > 0) throw new InputError("options", issues);
   const { selectorSds, ...rest } = parsed.data;

@@ -28,6 +28,8 @@ function registryEnum<const T extends readonly string[]>(names: T, protoPrefix: 
   });
 }
 
+const PORT_ERROR = "not a port: must be an integer 1–65535";
+
 const metadataKey = z
   .string()
   .min(1, { error: "metadata keys must not be empty" })
@@ -37,7 +39,8 @@ const metadataKey = z
 const endpointJson = z.strictObject({
   ip: ipAddress,
   clusterName: clusterName,
-  port: z.union([z.literal(0), port]).default(0),
+  /** 0: unset (the record's ports are in `ports`). */
+  port: z.number().int({ error: PORT_ERROR }).min(0, { error: PORT_ERROR }).max(65535, { error: PORT_ERROR }).default(0),
   ports: z.array(port).max(1024, { error: "more than 1024 ports" }).default([]),
   weight: uint32.default(0),
   locality: locality.default({ region: "", zone: "" }),

@@ -152,7 +152,7 @@ export function parseSnapshot(input: unknown): Snapshot {
   const unsafe = unsafeInputIssues(input);
   if (unsafe.length > 0) throw new InputError("snapshot", unsafe);
   const file = meshFile.safeParse(input);
-  const issues: InputIssue[] = file.success ? [] : collectIssues(file.error.issues);
+  const issues: InputIssue[] = file.success ? [] : collectIssues(file.error.issues, input);
   // Records are validated one by one even when the rest of the file is broken, so one run shows
   // every problem.
   const records = lenientServiceRecords.safeParse((input as { services?: unknown } | null)?.services);
@@ -212,7 +212,7 @@ function parseRecords(key: ServiceKey, records: readonly unknown[], issues: Inpu
     const json = recordJson(record);
     if ("problem" in json) return issues.push({ path: formatPath(path), message: json.problem });
     const parsed = serviceEndpoint.safeParse(json.value);
-    if (!parsed.success) return issues.push(...collectIssues(parsed.error.issues, path));
+    if (!parsed.success) return issues.push(...collectIssues(parsed.error.issues, json.value, path));
     const endpoint = withNamespace(parsed.data, key, path, issues);
     const identity = `${endpoint.clusterName}|${endpoint.ip}`;
     const first = seen.get(identity);
