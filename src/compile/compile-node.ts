@@ -14,6 +14,7 @@ import { outboundClusters } from "./clusters.js";
 import { type PortAssignments, portAssignments } from "./endpoints.js";
 import { inboundSide } from "./inbound.js";
 import { lintCompileResult } from "./lint.js";
+import { checkNodeLimits } from "./node-limits.js";
 import { outboundListeners } from "./outbound.js";
 import { ingressAssignments, ingressClusters, tunnelListener, tunnelRoutes } from "./waypoint.js";
 
@@ -39,11 +40,13 @@ export interface CompileResult extends ResourceSet {
 /**
  * Compiles one node. Pure: the same snapshot, node and options give byte-identical resources,
  * whatever the order of the input. Pass an index (`indexSnapshot`) to share work across nodes.
+ * A node whose output would exceed `NODE_LIMITS` is refused before anything is built (`InputError`).
  * The output is linted before it is returned (fail closed: `CompileInvariantError`).
  */
 export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode | LocalNodeInput, options: Options | OptionsInput = {}): CompileResult {
   const index = "serviceKeys" in snapshot ? snapshot : indexSnapshot(snapshot);
   const plan = planNode(index, parseNode(node), parseOptions(options));
+  checkNodeLimits(plan);
   // Outbound clusters by the service's cluster signature, then port.
   const outbound = cached(plan.cache, "outbound", () => new Map<string, Map<number, Cluster[]>>());
   const clusters: Cluster[] = [];

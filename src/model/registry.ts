@@ -13,6 +13,9 @@ import { clusterName, dnsLabel, dnsSubdomain, ipAddress, locality, netnsPath, or
 
 export const DEFAULT_ENDPOINT_WEIGHT = 1024;
 
+/** The most ports one record may list (`SNAPSHOT_LIMITS.portsPerRecord`). */
+export const MAX_PORTS_PER_RECORD = 64;
+
 export const HEALTH_STATUSES = ["UNSPECIFIED", "HEALTHY", "UNHEALTHY", "DRAINING"] as const;
 export type RegistryHealth = (typeof HEALTH_STATUSES)[number];
 export const HEALTH_CHECK_MODES = ["UNSPECIFIED", "ACTIVE", "EDS"] as const;
@@ -41,7 +44,10 @@ const endpointJson = z.strictObject({
   clusterName: clusterName,
   /** 0: unset (the record's ports are in `ports`). */
   port: z.number().int({ error: PORT_ERROR }).min(0, { error: PORT_ERROR }).max(65535, { error: PORT_ERROR }).default(0),
-  ports: z.array(port).max(1024, { error: "more than 1024 ports" }).default([]),
+  ports: z
+    .array(port)
+    .max(MAX_PORTS_PER_RECORD, { error: `more than ${MAX_PORTS_PER_RECORD} ports (the limit per record)` })
+    .default([]),
   weight: uint32.default(0),
   locality: locality.default({ region: "", zone: "" }),
   metadata: z.record(metadataKey, z.string().max(4096, { error: "longer than 4096 characters" })).default({}),

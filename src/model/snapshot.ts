@@ -7,7 +7,7 @@ import { formatPath, InputError, type InputIssue } from "../errors.js";
 import { DEFAULT_NODE_IDENTITY, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
 import { clusterName, dnsSubdomain, ipAddress, trustDomain } from "./fields.js";
 import { collectIssues, unsafeInputIssues } from "./issues.js";
-import { decodeServiceEndpoint, type ServiceEndpoint, serviceEndpoint } from "./registry.js";
+import { decodeServiceEndpoint, MAX_PORTS_PER_RECORD, type ServiceEndpoint, serviceEndpoint } from "./registry.js";
 
 /** Size limits, checked before any record is parsed so an oversized input fails fast. */
 export const SNAPSHOT_LIMITS = {
@@ -15,6 +15,10 @@ export const SNAPSHOT_LIMITS = {
   endpointsPerService: 100_000,
   services: 100_000,
   nodes: 100_000,
+  /** Ports one record lists (`port` and `ports`). */
+  portsPerRecord: MAX_PORTS_PER_RECORD,
+  /** Distinct ports of one service: its records' and its declared protocols'. Each is a cluster on every node that calls it. */
+  portsPerService: 256,
 } as const;
 
 const PER_DOMAIN_BUNDLE_ERROR =
@@ -265,6 +269,7 @@ function crossCheck(file: MeshFile, services: ReadonlyMap<ServiceKey, readonly S
     ...duplicateNodeIssues(file.nodes),
     ...trustIssues(file, services),
     ...vipIssues(file),
+    ...servicePortIssues(services, file.protocols),
     ...sniIssues(file.mesh.meshDomain, [
       ...[...services.keys()].map((key) => ({ key, path: ["services", key] })),
       ...Object.keys(file.protocols).map((key) => ({ key, path: ["protocols", key] })),
@@ -325,6 +330,22 @@ function vipIssues(file: MeshFile): InputIssue[] {
     owner.set(vip, key);
     return other ? [{ path, message: `VIP ${vip} is already ${other}'s` }] : [];
   });
+}
+
+/** No service has more distinct ports than `SNAPSHOT_LIMITS.portsPerService`. */
+function servicePortIssues(
+  services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>,
+  protocols: Readonly<Record<string, Readonly<Record<string, unknown>>>>,
+): InputIssue[] {
+  const keys = new Set<string>([...services.keys(), ...Object.keys(protocols)]);
+  return [...keys].flatMap((key) => portCountIssues(key, services.get(key as ServiceKey) ?? [], Object.keys(protocols[key] ?? {}).map(Number)));
+}
+
+function portCountIssues(key: string, endpoints: readonly ServiceEndpoint[], declared: readonly number[]): InputIssue[] {
+  const ports = new Set(declared);
+  for (const endpoint of endpoints) endpoint.ports.forEach((port) => ports.add(port));
+  if (ports.size <= SNAPSHOT_LIMITS.portsPerService) return [];
+  return [{ path: formatPath(["services", key]), message: `${ports.size} distinct ports, over the limit of ${SNAPSHOT_LIMITS.portsPerService} per service` }];
 }
 
 /** Under federation the bundles come from one map, or inline for every trust domain. */
@@ -394,6 +415,8 @@ export function changesSince(snapshot: Snapshot, base: Snapshot): ReadonlySet<Se
 function recordCrossIssues(snapshot: Snapshot, key: ServiceKey, endpoints: readonly ServiceEndpoint[]): InputIssue[] {
   const sni = structuredSniProblem(snapshot.mesh.meshDomain, parseServiceKey(key)!);
   if (sni) return [{ path: formatPath(["services", key]), message: sni }];
+  const ports = portCountIssues(key, endpoints, [...(snapshot.protocols.get(key)?.keys() ?? [])]);
+  if (ports.length > 0) return ports;
   const trust = snapshot.mesh.trust;
   if (trust.mode !== "federated") return [];
   const mapped = new Set(trust.trustDomains.flatMap((domain) => domain.clusters));

@@ -3,9 +3,16 @@
  * or produced wrong output with exit 0, as a path-qualified error or diagnostic instead.
  */
 import { describe, expect, test } from "vitest";
+import { compileNode } from "../../src/compile/compile-node.js";
+import { NODE_LIMITS, nodeSize } from "../../src/compile/node-limits.js";
 import { isInputError } from "../../src/errors.js";
-import { parseSnapshot } from "../../src/model/snapshot.js";
+import { localNodeFrom } from "../../src/model/node.js";
+import { parseOptions } from "../../src/model/options.js";
+import { parseSnapshot, SNAPSHOT_LIMITS, type Snapshot } from "../../src/model/snapshot.js";
+import { planNode } from "../../src/plan/node-plan.js";
+import { indexSnapshot } from "../../src/plan/snapshot-index.js";
 import { meshDocument } from "../support/fixtures.js";
+import { endpoint, mesh, node } from "../support/mesh-builder.js";
 
 /** The issues parseSnapshot reports for the example mesh with one change, as "path: message" lines. */
 function problems(change: (doc: any) => void): string[] {
@@ -78,5 +85,71 @@ describe("13. long keys and values are truncated in messages", () => {
     expect(issues).toHaveLength(2);
     for (const issue of issues) expect(issue.length).toBeLessThan(2_000);
     expect(issues.join("\n")).toContain("more characters");
+  });
+});
+
+/** The InputError messages `action` throws. */
+function thrown(action: () => unknown): string[] {
+  try {
+    action();
+  } catch (error) {
+    if (!isInputError(error)) throw error;
+    return error.issues.map((issue) => `${issue.path}: ${issue.message}`);
+  }
+  throw new Error("expected an InputError");
+}
+
+/** `services` services of `pods` pods each, all on c1/n1, each pod serving `ports` ports. */
+function crowdedMesh(services: number, pods: number, ports: number, dependencies?: Record<string, string[]>): Snapshot {
+  const portList = Array.from({ length: ports }, (_, i) => 8000 + i);
+  const records: Record<string, Record<string, unknown>[]> = {};
+  for (let s = 0; s < services; s++) {
+    records[`ns/svc-${s}`] = Array.from({ length: pods }, (_, p) =>
+      endpoint({ cluster: "c1", ip: `10.${s}.${p >> 8}.${p & 255}`, node: "n1", port: 8000, ports: portList, netns: `/var/run/netns/s${s}-p${p}` }),
+    );
+  }
+  return mesh({ nodes: [node({ cluster: "c1", name: "n1", ip: "192.168.0.1" })], services: records, ...(dependencies ? { dependencies } : {}) });
+}
+
+describe("2. output size is bounded before compiling", () => {
+  test("a record with more ports than the per-record limit is refused, naming the limit", () => {
+    const ports = Array.from({ length: SNAPSHOT_LIMITS.portsPerRecord + 1 }, (_, i) => 1000 + i);
+    expect(problems((doc) => (doc.services["team-a/frontend"][0].ports = ports))).toEqual([
+      `services["team-a/frontend"][0].ports: more than ${SNAPSHOT_LIMITS.portsPerRecord} ports (the limit per record)`,
+    ]);
+  });
+
+  test("a service whose records add up to more distinct ports than the per-service limit is refused", () => {
+    const issues = problems((doc) => {
+      doc.services["team-a/frontend"] = Array.from({ length: 5 }, (_, r) =>
+        endpoint({ cluster: "east", ip: `10.244.9.${r + 1}`, port: 2000, ports: Array.from({ length: 60 }, (_, i) => 2000 + r * 60 + i) }),
+      );
+    });
+    expect(issues).toEqual([`services["team-a/frontend"]: 300 distinct ports, over the limit of ${SNAPSHOT_LIMITS.portsPerService} per service`]);
+  });
+
+  test("60 pods × 60 services × 64 ports on one node: refused by the pod-route limit before anything is built", () => {
+    const snapshot = crowdedMesh(60, 1, 64);
+    const issues = thrown(() => compileNode(snapshot, localNodeFrom(snapshot, "c1", "n1")));
+    expect(issues).toEqual([
+      expect.stringMatching(/^: node c1\/n1 would receive 230400 pod listener routes, over the limit of 200000 \(NODE_LIMITS\.podRoutes\)/),
+    ]);
+  });
+
+  test("the socket count follows the source-identity mode: 2 per cluster (selector), 2 per hosted identity (sockets)", () => {
+    const dependencies = Object.fromEntries(Array.from({ length: 10 }, (_, s) => [`ns/svc-${s}`, ["ns/svc-0"]]));
+    const snapshot = crowdedMesh(10, 20, 64, dependencies);
+    const index = indexSnapshot(snapshot);
+    const local = localNodeFrom(snapshot, "c1", "n1");
+    const size = (options: object) => nodeSize(planNode(index, local, parseOptions(options)));
+    const selector = size({ eastWestWaypoint: "cross-cluster" });
+    const sockets = size({ eastWestWaypoint: "cross-cluster", sourceIdentity: "sockets", envoyVersion: "1.37" });
+    expect(selector.transportSockets).toBe(64 * 2);
+    expect(sockets.transportSockets).toBe(64 * 2 * 11); // 10 services' identities (one per service account) and the node's own
+    expect(selector.podRoutes).toBe(200 * 64);
+    const compiled = compileNode(index, local, { eastWestWaypoint: "cross-cluster", sourceIdentity: "sockets", envoyVersion: "1.37" });
+    const outbound = compiled.clusters.find((cluster) => cluster.name === "svc-0.ns.mesh.test:8000")!;
+    expect(outbound.transport_socket_matches).toHaveLength(2 * 11);
+    expect(sockets.transportSockets).toBeLessThanOrEqual(NODE_LIMITS.transportSockets);
   });
 });
