@@ -3,8 +3,10 @@
  * JSON names) and its binary protobuf form as the registry stores it. Both parse into the same
  * normalized `ServiceEndpoint`.
  */
+import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 import { z } from "zod";
 import {
+  ServiceEndpoint_MetadataEntry,
   HealthCheckMode as WireHealthCheckMode,
   HealthStatus as WireHealthStatus,
   ServiceEndpoint as WireServiceEndpoint,
@@ -89,6 +91,28 @@ export type ServiceEndpointInput = z.input<typeof endpointJson>;
 /** One registry endpoint: a pod of a service. `ports` holds every served port, sorted. */
 export type ServiceEndpoint = z.output<typeof serviceEndpoint>;
 
+/**
+ * The metadata entries of a binary record, as they are on the wire. Decoding into an object would
+ * drop a `__proto__` key silently; kept as own properties, it meets the checks a JSON record meets.
+ */
+function wireMetadata(bytes: Uint8Array): Record<string, string> {
+  const metadata: Record<string, string> = {};
+  const reader = new BinaryReader(bytes);
+  while (reader.pos < reader.len) {
+    const [field, wireType] = reader.tag();
+    if (field !== METADATA_FIELD || wireType !== WireType.LengthDelimited) {
+      reader.skip(wireType);
+      continue;
+    }
+    const entry = ServiceEndpoint_MetadataEntry.decode(reader.bytes());
+    Object.defineProperty(metadata, entry.key, { value: entry.value, enumerable: true, writable: true, configurable: true });
+  }
+  return metadata;
+}
+
+/** `map<string, string> metadata = 6;` in aether/registry/v1/endpoint.proto. */
+const METADATA_FIELD = 6;
+
 /** Decodes a binary `aether.registry.v1.ServiceEndpoint` into its JSON form (not yet validated). */
 export function decodeServiceEndpoint(bytes: Uint8Array): ServiceEndpointInput {
   const wire = WireServiceEndpoint.decode(bytes);
@@ -99,7 +123,7 @@ export function decodeServiceEndpoint(bytes: Uint8Array): ServiceEndpointInput {
     ports: wire.ports ?? [],
     weight: wire.weight ?? 0,
     locality: { region: wire.locality?.region ?? "", zone: wire.locality?.zone ?? "" },
-    metadata: Object.fromEntries(Object.entries(wire.metadata ?? {})),
+    metadata: wireMetadata(bytes),
     containerMetadata: {
       containerId: wire.container_metadata?.container_id ?? "",
       networkNamespace: wire.container_metadata?.network_namespace ?? "",

@@ -215,6 +215,9 @@ function parseRecords(key: ServiceKey, records: readonly unknown[], issues: Inpu
     const path: PropertyKey[] = ["services", key, index];
     const json = recordJson(record);
     if ("problem" in json) return issues.push({ path: formatPath(path), message: json.problem });
+    // A binary record meets the checks its JSON form would have met before parsing.
+    const unsafe = json.value === record ? [] : unsafeInputIssues(json.value);
+    if (unsafe.length > 0) return issues.push(...unsafe.map((issue) => ({ ...issue, path: formatPath(path) + prefixed(issue.path) })));
     const parsed = serviceEndpoint.safeParse(json.value);
     if (!parsed.success) return issues.push(...collectIssues(parsed.error.issues, json.value, path));
     const endpoint = withNamespace(parsed.data, key, path, issues);
@@ -230,6 +233,11 @@ function parseRecords(key: ServiceKey, records: readonly unknown[], issues: Inpu
     endpoints.push(endpoint);
   });
   return endpoints;
+}
+
+/** A path relative to a record, appended to the record's own path. */
+function prefixed(path: string): string {
+  return path === "" || path.startsWith("[") ? path : `.${path}`;
 }
 
 function recordJson(record: unknown): { value: unknown } | { problem: string } {

@@ -2,16 +2,19 @@
  * Hostile and careless input, round two (issue 11): each class of input that crashed the library
  * or produced wrong output with exit 0, as a path-qualified error or diagnostic instead.
  */
+import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { compileNode } from "../../src/compile/compile-node.js";
 import { NODE_LIMITS, nodeSize } from "../../src/compile/node-limits.js";
 import { isInputError } from "../../src/errors.js";
+import { parseMeshFile } from "../../src/model/mesh-file.js";
 import { localNodeFrom } from "../../src/model/node.js";
 import { parseOptions } from "../../src/model/options.js";
+import { encodeServiceEndpoint } from "../../src/model/registry.js";
 import { parseSnapshot, SNAPSHOT_LIMITS, type Snapshot } from "../../src/model/snapshot.js";
 import { planNode } from "../../src/plan/node-plan.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
-import { meshDocument } from "../support/fixtures.js";
+import { EXAMPLE_MESH, meshDocument } from "../support/fixtures.js";
 import { endpoint, mesh, node } from "../support/mesh-builder.js";
 
 /** The issues parseSnapshot reports for the example mesh with one change, as "path: message" lines. */
@@ -153,3 +156,62 @@ describe("2. output size is bounded before compiling", () => {
     expect(sockets.transportSockets).toBeLessThanOrEqual(NODE_LIMITS.transportSockets);
   });
 });
+
+describe("9. input that is not what it looks like", () => {
+  const meshText = readFileSync(EXAMPLE_MESH, "utf8");
+  const meshJson = JSON.stringify(meshDocument());
+  const parses = (input: string | Uint8Array, format: "json" | "yaml") => thrown(() => parseMeshFile(input, format));
+
+  test.each([
+    ["an integer and a string", "1: a\n'1': b\n"],
+    ["a boolean and a string", "true: a\n'true': b\n"],
+    ["null, ~ and a string", "null: a\n~: b\n"],
+    ["a float and its integer text", "1: a\n'1': b\n"],
+  ])("YAML duplicate keys of any scalar type are refused: %s", (_, text) => {
+    expect(parses(text, "yaml")).toEqual([expect.stringMatching(/^: not valid YAML: Map keys must be unique/)]);
+  });
+
+  test("a multi-document YAML file is refused", () => {
+    expect(parses(`${meshText}\n---\n${meshText}`, "yaml")).toEqual([': not valid YAML: 2 documents ("---"): a mesh file is one document']);
+  });
+
+  test("invalid UTF-8 is refused, in JSON and in YAML", () => {
+    const bytes = Buffer.concat([Buffer.from(meshText.slice(0, 40)), Buffer.from([0xc3, 0x28]), Buffer.from(meshText.slice(40))]);
+    expect(parses(bytes, "yaml")).toEqual([": not valid YAML: the file is not valid UTF-8"]);
+    expect(parses(Buffer.from([0x7b, 0xff, 0x7d]), "json")).toEqual([": not valid JSON: the file is not valid UTF-8"]);
+  });
+
+  test("a byte-order mark is accepted in JSON as in YAML, as text and as bytes", () => {
+    for (const [text, format] of [
+      [meshJson, "json"],
+      [meshText, "yaml"],
+    ] as const) {
+      expect(parseMeshFile(`\uFEFF${text}`, format).nodes).toHaveLength(6);
+      expect(parseMeshFile(Buffer.from(`\uFEFF${text}`), format).nodes).toHaveLength(6);
+    }
+  });
+
+  test("a base64 binary record meets the forbidden-key and metadata checks of a JSON record", () => {
+    const record = parseSnapshot(meshDocument()).services.get("team-a/frontend")![0]!;
+    const forged = (metadata: Record<string, string>) => {
+      const bytes = encodeServiceEndpoint({ ...record, metadata: {} });
+      const entries = Object.entries(metadata).map(([key, value]) =>
+        Buffer.concat([
+          Buffer.from([0x32]),
+          lengthPrefixed(Buffer.concat([Buffer.from([0x0a]), lengthPrefixed(Buffer.from(key)), Buffer.from([0x12]), lengthPrefixed(Buffer.from(value))])),
+        ]),
+      );
+      return Buffer.concat([Buffer.from(bytes), ...entries]).toString("base64");
+    };
+    expect(problems((doc) => (doc.services["team-a/frontend"][0] = forged({ ["__proto__"]: "x" })))).toEqual([
+      'services["team-a/frontend"][0].metadata.__proto__: forbidden key',
+    ]);
+    expect(problems((doc) => (doc.services["team-a/frontend"][0] = forged({ "bad key": "x" })))).toEqual([
+      expect.stringMatching(/^services\["team-a\/frontend"\]\[0\]\.metadata.*printable ASCII/),
+    ]);
+  });
+});
+
+function lengthPrefixed(bytes: Buffer): Buffer {
+  return Buffer.concat([Buffer.from([bytes.length]), bytes]);
+}
