@@ -2,7 +2,26 @@
 /** The `aether-xds` command line. */
 import { run } from "./cli/run.js";
 
-const { code, out } = run(process.argv.slice(2));
-// Exit code 2 is a usage or input error, reported on stderr; 0 and 1 are results (1: a check failed).
-(code === 2 ? process.stderr : process.stdout).write(out + "\n");
+const { code, out, warnings } = run(process.argv.slice(2));
 process.exitCode = code;
+if (warnings) writeTo(process.stderr, `${warnings}\n`);
+// Exit code 2 is a usage or input error, reported on stderr; 0 and 1 are results (1: a check failed).
+writeTo(code === 2 ? process.stderr : process.stdout, `${out}\n`);
+
+/**
+ * A reader that stops early (`compile … | head`) closes the pipe: that is not an error, so the
+ * command ends quietly. Any other write failure (a full disk) is one line and exit code 2.
+ */
+function writeTo(stream: NodeJS.WriteStream, text: string): void {
+  let reported = false;
+  const failed = (error: NodeJS.ErrnoException) => {
+    if (reported) return;
+    reported = true;
+    if (error.code === "EPIPE") process.exit();
+    process.exitCode = 2;
+    if (stream !== process.stderr) process.stderr.write(`aether-xds: cannot write the output: ${error.code ?? error.message}\n`, () => process.exit());
+    else process.exit();
+  };
+  stream.on("error", failed);
+  stream.write(text, (error) => error && failed(error));
+}

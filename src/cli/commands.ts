@@ -1,18 +1,22 @@
 /** The CLI commands. Each returns its output and exit code; only this layer touches files. */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type CompileResult, compileNode } from "../compile/compile-node.js";
 import { renderBootstrap, toBootstrap } from "../emit/bootstrap.js";
 import { type RenderedResult, renderResult, toYamlText } from "../emit/text.js";
+import { isInputError } from "../errors.js";
 import { localNodeFrom } from "../model/node.js";
+import { compileMesh } from "../verify/compiled-mesh.js";
 import { formatMeshReport } from "../verify/format.js";
 import { explainPath, verifyMesh } from "../verify/mesh-check.js";
-import { COMPILE_FLAGS, nodeRef, OPTION_FLAGS_HELP, optionsFrom, parseFlags, progressLine, readSnapshot, UsageError } from "./args.js";
+import { COMPILE_FLAGS, hostPortFlag, nodeRef, OPTION_FLAGS_HELP, optionsFrom, parseFlags, progressLine, readSnapshot, UsageError } from "./args.js";
 import { summarizeSnapshot } from "./summary.js";
 
 export interface CommandOutput {
   readonly code: number;
   readonly out: string;
+  /** Lines for stderr whatever the exit code: the compile's warnings. */
+  readonly warnings?: string;
 }
 
 export interface Command {
@@ -41,12 +45,26 @@ ${OPTION_FLAGS_HELP}
     if (values.help) return { code: 0, out: this.usage };
     const format = values.format ?? "yaml";
     if (format !== "yaml" && format !== "json") throw new UsageError("--format must be yaml or json");
-    const rendered = renderResult(compileFromFlags(values));
-    if (!values.out) return { code: 0, out: format === "json" ? JSON.stringify(rendered, null, 2) : toYamlText(rendered).trimEnd() };
+    const result = compileFromFlags(values);
+    const rendered = renderResult(result);
+    const warnings = warningLines(result);
+    if (!values.out) return { code: 0, out: format === "json" ? JSON.stringify(rendered, null, 2) : toYamlText(rendered).trimEnd(), warnings };
     const files = writeResult(values.out, rendered, format);
-    return { code: 0, out: `wrote ${files.join(", ")}` };
+    return { code: 0, out: `wrote ${files.join(", ")}`, warnings };
   },
 };
+
+/** How many warnings a compile prints on stderr before it only counts the rest. */
+const MAX_WARNING_LINES = 20;
+
+/** The compile's warning diagnostics, one line each (the output holds all of them); undefined when none. */
+function warningLines(result: CompileResult): string | undefined {
+  const warnings = result.diagnostics.filter((d) => d.severity === "warning");
+  if (warnings.length === 0) return undefined;
+  const lines = warnings.slice(0, MAX_WARNING_LINES).map((d) => `aether-xds: warning: [${d.code}] ${d.message}`);
+  if (warnings.length > MAX_WARNING_LINES) lines.push(`aether-xds: … and ${warnings.length - MAX_WARNING_LINES} more warnings (see diagnostics)`);
+  return lines.join("\n");
+}
 
 function compileFromFlags(values: { snapshot?: string; node?: string } & Parameters<typeof optionsFrom>[0]): CompileResult {
   const { cluster, node } = nodeRef(values.node);
@@ -54,15 +72,27 @@ function compileFromFlags(values: { snapshot?: string; node?: string } & Paramet
   return compileNode(snapshot, localNodeFrom(snapshot, cluster, node), optionsFrom(values));
 }
 
+/**
+ * Writes one file per kind into `dir`, all or nothing: every file goes to a temporary name first,
+ * and only when all are written are they renamed into place (a rename within a directory is
+ * atomic). A failure removes the temporary files and leaves the previous compile's files as they were.
+ */
 export function writeResult(dir: string, rendered: RenderedResult, format: "yaml" | "json"): string[] {
+  const files = FILE_KINDS.map((kind) => {
+    const path = join(dir, `${kind}.${format}`);
+    return {
+      path,
+      temporary: `${path}.${process.pid}.tmp`,
+      text: format === "json" ? `${JSON.stringify(rendered[kind], null, 2)}\n` : toYamlText(rendered[kind]),
+    };
+  });
   try {
     mkdirSync(dir, { recursive: true });
-    return FILE_KINDS.map((kind) => {
-      const path = join(dir, `${kind}.${format}`);
-      writeFileSync(path, format === "json" ? `${JSON.stringify(rendered[kind], null, 2)}\n` : toYamlText(rendered[kind]));
-      return path;
-    });
+    for (const file of files) writeFileSync(file.temporary, file.text);
+    for (const file of files) renameSync(file.temporary, file.path);
+    return files.map((file) => file.path);
   } catch (error) {
+    for (const file of files) rmSync(file.temporary, { force: true });
     throw new UsageError(`cannot write to ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
 }
@@ -103,8 +133,17 @@ ${OPTION_FLAGS_HELP}`,
     const values = parseFlags(argv, { ...COMPILE_FLAGS, from: { type: "string" }, to: { type: "string" } });
     if (values.help) return { code: 0, out: this.usage };
     if (!values.from || !values.to) throw new UsageError("explain needs --from CLUSTER/NS/POD and --to NS/SVC:PORT");
-    const { report, trace } = explainPath(readSnapshot(values.snapshot), values.from, values.to, optionsFrom(values));
-    return { code: report.status === "failed" ? 1 : 0, out: trace };
+    const snapshot = readSnapshot(values.snapshot);
+    const options = optionsFrom(values);
+    let explained: ReturnType<typeof explainPath>;
+    try {
+      explained = explainPath(snapshot, values.from, values.to, options);
+    } catch (error) {
+      // `from` and `to` are the library's names for the two flags.
+      if (isInputError(error) && error.kind === "options") throw new UsageError(error.issues.map((issue) => `--${issue.path}: ${issue.message}`).join("\n"));
+      throw error;
+    }
+    return { code: explained.report.status === "failed" ? 1 : 0, out: explained.trace };
   },
 };
 
@@ -123,28 +162,27 @@ ${OPTION_FLAGS_HELP}`,
   run(argv) {
     const values = parseFlags(argv, { ...COMPILE_FLAGS, node: { type: "string" }, "xds-address": { type: "string" } });
     if (values.help) return { code: 0, out: this.usage };
-    const xds = xdsAddress(values["xds-address"]);
+    const xds = values["xds-address"] === undefined ? undefined : hostPortFlag("--xds-address", values["xds-address"]);
     return { code: 0, out: toYamlText(renderBootstrap(toBootstrap(compileFromFlags(values), { xdsCluster: xds }))).trimEnd() };
   },
 };
-
-function xdsAddress(value: string | undefined): { address: string; port: number } | undefined {
-  if (value === undefined) return undefined;
-  const match = /^(.+):(\d{1,5})$/.exec(value);
-  if (!match || Number(match[2]) < 1 || Number(match[2]) > 65535) throw new UsageError("--xds-address must be HOST:PORT");
-  return { address: match[1]!.replace(/^\[|\]$/g, ""), port: Number(match[2]) };
-}
 
 const inspect: Command = {
   summary: "validate a mesh file and summarize what it holds",
   usage: `usage: aether-xds inspect --snapshot FILE
 
 Validates a mesh file (JSON or YAML) and prints a summary: clusters, nodes, services, ports,
-endpoint health, and endpoints that no waypoint can reach. Exits 2 on an invalid file.`,
+endpoint health, and endpoints that no waypoint can reach. Compiles every node with the default
+options: exits 2 on an invalid file, or when the file makes a node uncompilable.`,
   run(argv) {
-    const values = parseFlags(argv, { snapshot: { type: "string" }, help: { type: "boolean" } });
+    const values = parseFlags(argv, { snapshot: { type: "string" }, help: { type: "boolean", short: "h" } });
     if (values.help) return { code: 0, out: this.usage };
-    return { code: 0, out: summarizeSnapshot(readSnapshot(values.snapshot)) };
+    const snapshot = readSnapshot(values.snapshot);
+    const mesh = compileMesh(snapshot, {}, progressLine("compiling nodes"));
+    const broken = [...mesh.skipped, ...mesh.failed].sort(([a], [b]) => (a < b ? -1 : 1));
+    if (broken.length > 0)
+      throw new UsageError(`the snapshot makes ${broken.length} node(s) uncompilable:\n${broken.map(([node, reason]) => `  ${node}: ${reason}`).join("\n")}`);
+    return { code: 0, out: summarizeSnapshot(snapshot) };
   },
 };
 

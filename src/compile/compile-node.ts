@@ -14,7 +14,7 @@ import { outboundClusters } from "./clusters.js";
 import { type PortAssignments, portAssignments } from "./endpoints.js";
 import { inboundSide } from "./inbound.js";
 import { lintCompileResult } from "./lint.js";
-import { checkNodeLimits } from "./node-limits.js";
+import { checkNodeLimits, checkPodPorts } from "./node-limits.js";
 import { outboundListeners } from "./outbound.js";
 import { ingressAssignments, ingressClusters, tunnelListener, tunnelRoutes } from "./waypoint.js";
 
@@ -46,6 +46,7 @@ export interface CompileResult extends ResourceSet {
 export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode | LocalNodeInput, options: Options | OptionsInput = {}): CompileResult {
   const index = "serviceKeys" in snapshot ? snapshot : indexSnapshot(snapshot);
   const plan = planNode(index, parseNode(node), parseOptions(options));
+  checkPodPorts(plan);
   checkNodeLimits(plan);
   // Outbound clusters by the service's cluster signature, then port.
   const outbound = cached(plan.cache, "outbound", () => new Map<string, Map<number, Cluster[]>>());

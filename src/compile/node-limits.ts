@@ -82,3 +82,26 @@ const LIMIT_NAMES: Readonly<Record<keyof typeof NODE_LIMITS, string>> = {
   transportSockets: "upstream TLS sockets",
   podRoutes: "pod listener routes",
 };
+
+/**
+ * The inbound, egress and capture listeners bind in each pod's netns, where the application
+ * listens too: a pod port equal to one of them would make Envoy's bind (or the application's) fail.
+ */
+export function checkPodPorts(plan: NodePlan): void {
+  const { inboundPort, egressPort, capturePort } = plan.options;
+  const issues: InputIssue[] = [];
+  for (const [option, port] of [
+    ["inboundPort", inboundPort],
+    ["egressPort", egressPort],
+    ["capturePort", capturePort],
+  ] as const) {
+    const clash = plan.hostedPods.find((hosted) => hosted.ports.includes(port));
+    if (clash) {
+      issues.push({
+        path: option,
+        message: `${port} is also an application port of pod ${clash.pod.namespace}/${clash.pod.name} on node ${plan.node.clusterName}/${plan.node.nodeName}: both bind in the pod's network namespace`,
+      });
+    }
+  }
+  if (issues.length > 0) throw new InputError("options", issues);
+}

@@ -5,7 +5,7 @@ import { nodeSpiffeId, parseServiceKey, type ServiceKey, structuredSniProblem } 
 import { clusterName, dnsLabel, dnsSubdomain, ipAddress, locality, netnsPath, orEmpty, port, spiffeId, trustDomain } from "./fields.js";
 import { collectIssues, unsafeInputIssues } from "./issues.js";
 import { pickNodeAddress } from "./node-address.js";
-import type { ServiceEndpoint } from "./registry.js";
+import { podNameOf, type ServiceEndpoint } from "./registry.js";
 import type { NodeStatus, Snapshot, TrustConfig } from "./snapshot.js";
 
 const serviceKeyField = z.string().refine((key) => parseServiceKey(key) !== undefined, {
@@ -151,7 +151,7 @@ function hostedRecords(snapshot: Snapshot, cluster: string, nodeName: string): H
       if (endpoint.clusterName === cluster && endpoint.kubernetesMetadata.nodeName === nodeName) hosted.push({ key, endpoint });
     }
   }
-  return hosted.sort((a, b) => compareText(podName(a.endpoint), podName(b.endpoint)) || compareText(a.key, b.key));
+  return hosted.sort((a, b) => compareText(podNameOf(a.endpoint), podNameOf(b.endpoint)) || compareText(a.key, b.key));
 }
 
 function nodeLocality(status: NodeStatus | undefined, hosted: readonly HostedRecord[]) {
@@ -160,15 +160,10 @@ function nodeLocality(status: NodeStatus | undefined, hosted: readonly HostedRec
   return { region: first?.region ?? "", zone: first?.zone ?? "" };
 }
 
-/** A record without a pod name gets one from its IP, so its inbound listener still has a stable name. */
-function podName(endpoint: ServiceEndpoint): string {
-  return endpoint.kubernetesMetadata.podName || `ip-${endpoint.ip.replace(/[.:]/g, "-")}`;
-}
-
 function podFromRecord(key: ServiceKey, endpoint: ServiceEndpoint): HostedPod {
   const ref = parseServiceKey(key)!;
   return {
-    name: podName(endpoint),
+    name: podNameOf(endpoint),
     namespace: ref.namespace,
     serviceAccount: ref.service,
     ip: endpoint.ip,

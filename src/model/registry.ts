@@ -86,6 +86,17 @@ export const serviceEndpoint = endpointJson.transform((raw, ctx) => {
   };
 });
 
+/**
+ * The pod name a record stands for: its own, or one made from its IP (`ip-10-244-0-5`,
+ * `ip-fd00--5`) so its listeners still have a stable name. Injective over canonical IPs; a `0` ends
+ * a name that would end in `-` (an IPv6 address ending in `::`), which no canonical address does.
+ */
+export function podNameOf(endpoint: ServiceEndpoint): string {
+  if (endpoint.kubernetesMetadata.podName) return endpoint.kubernetesMetadata.podName;
+  const name = `ip-${endpoint.ip.replace(/[.:]/g, "-")}`;
+  return name.endsWith("-") ? `${name}0` : name;
+}
+
 /** A registry record in its JSON form (proto3 JSON names), before validation and defaults. */
 export type ServiceEndpointInput = z.input<typeof endpointJson>;
 /** One registry endpoint: a pod of a service. `ports` holds every served port, sorted. */

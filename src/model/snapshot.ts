@@ -4,22 +4,13 @@
  */
 import { z } from "zod";
 import { formatPath, InputError, type InputIssue } from "../errors.js";
-import { DEFAULT_NODE_IDENTITY, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
+import { DEFAULT_NODE_IDENTITY, isValidPort, nodeIdentityProblem, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
 import { clusterName, dnsSubdomain, ipAddress, trustDomain } from "./fields.js";
 import { collectIssues, unsafeInputIssues } from "./issues.js";
-import { decodeServiceEndpoint, MAX_PORTS_PER_RECORD, type ServiceEndpoint, serviceEndpoint } from "./registry.js";
+import { decodeServiceEndpoint, type ServiceEndpoint, serviceEndpoint } from "./registry.js";
+import { crossCheck, duplicatePodIssues, type MeshParts, portCountIssues, SNAPSHOT_LIMITS } from "./snapshot-checks.js";
 
-/** Size limits, checked before any record is parsed so an oversized input fails fast. */
-export const SNAPSHOT_LIMITS = {
-  endpoints: 1_000_000,
-  endpointsPerService: 100_000,
-  services: 100_000,
-  nodes: 100_000,
-  /** Ports one record lists (`port` and `ports`). */
-  portsPerRecord: MAX_PORTS_PER_RECORD,
-  /** Distinct ports of one service: its records' and its declared protocols'. Each is a cluster on every node that calls it. */
-  portsPerService: 256,
-} as const;
+export { SNAPSHOT_LIMITS } from "./snapshot-checks.js";
 
 const PER_DOMAIN_BUNDLE_ERROR =
   "a bundle file per trust domain is read once and goes stale at CA rotation: give mesh.trust.bundles (a SPIFFE bundle map file, which Envoy watches), or this domain's bundle inline ({ inlineString: <PEM> })";
@@ -92,7 +83,15 @@ const meshFile = z.strictObject({
     meshDomain: dnsSubdomain,
     trust: trustConfig,
     /** Template of the node proxies' SPIFFE ID; placeholders `{trustDomain}`, `{cluster}`, `{node}`. */
-    nodeIdentity: z.string().min(1).max(1024).default(DEFAULT_NODE_IDENTITY),
+    nodeIdentity: z
+      .string()
+      .min(1)
+      .max(1024)
+      .superRefine((template, ctx) => {
+        const problem = nodeIdentityProblem(template);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      })
+      .default(DEFAULT_NODE_IDENTITY),
   }),
   nodes: z
     .array(
@@ -108,7 +107,18 @@ const meshFile = z.strictObject({
     .default([]),
   services: serviceRecords,
   exports: z.array(serviceKeyField).optional(),
-  protocols: z.record(serviceKeyField, z.record(z.string().regex(/^[1-9]\d{0,4}$/, { error: "not a port" }), portProtocol)).default({}),
+  protocols: z
+    .record(
+      serviceKeyField,
+      z.record(
+        z
+          .string()
+          .regex(/^[1-9]\d{0,4}$/, { error: "not a port: must be an integer 1–65535" })
+          .refine((key) => isValidPort(Number(key)), { error: "not a port: must be an integer 1–65535" }),
+        portProtocol,
+      ),
+    )
+    .default({}),
   dependencies: z.record(serviceKeyField, z.array(serviceKeyField)).optional(),
   /** Service VIPs (a clusterset VIP per service): pods' connections to VIP:port are captured and proxied. */
   vips: z.record(serviceKeyField, ipAddress).optional(),
@@ -157,11 +167,11 @@ export function parseSnapshot(input: unknown): Snapshot {
   if (unsafe.length > 0) throw new InputError("snapshot", unsafe);
   const file = meshFile.safeParse(input);
   const issues: InputIssue[] = file.success ? [] : collectIssues(file.error.issues, input);
-  // Records are validated one by one even when the rest of the file is broken, so one run shows
-  // every problem.
+  // Records are validated one by one even when the rest of the file is broken, and so is each
+  // section, so one run shows every problem, the cross-field ones included.
   const records = lenientServiceRecords.safeParse((input as { services?: unknown } | null)?.services);
   const services = records.success ? parseServices(records.data, issues) : new Map<ServiceKey, ServiceEndpoint[]>();
-  if (file.success) issues.push(...crossCheck(file.data, services));
+  issues.push(...crossCheck(file.success ? file.data : parsedSections(input), services));
   if (!file.success || issues.length > 0) throw new InputError("snapshot", issues);
   const { mesh, nodes, exports, protocols, dependencies, vips } = file.data;
   return {
@@ -177,7 +187,23 @@ export function parseSnapshot(input: unknown): Snapshot {
   };
 }
 
-type MeshFile = z.output<typeof meshFile>;
+/** The sections of a file that did not parse as a whole, each parsed alone: those that parse. */
+function parsedSections(input: unknown): MeshParts {
+  if (typeof input !== "object" || input === null) return {};
+  const document = input as Record<string, unknown>;
+  const section = <T>(schema: z.ZodType<T>, value: unknown): T | undefined => {
+    const parsed = schema.safeParse(value);
+    return parsed.success ? parsed.data : undefined;
+  };
+  const { shape } = meshFile;
+  return {
+    mesh: section(shape.mesh, document.mesh),
+    nodes: section(shape.nodes, document.nodes),
+    protocols: section(shape.protocols, document.protocols),
+    dependencies: section(shape.dependencies, document.dependencies),
+    vips: section(shape.vips, document.vips),
+  };
+}
 
 function parseServices(raw: z.output<typeof lenientServiceRecords>, issues: InputIssue[]): Map<ServiceKey, ServiceEndpoint[]> {
   const services = new Map<ServiceKey, ServiceEndpoint[]>();
@@ -272,115 +298,6 @@ function withNamespace(endpoint: ServiceEndpoint, key: ServiceKey, path: Propert
   return { ...endpoint, kubernetesMetadata: { ...endpoint.kubernetesMetadata, namespace } };
 }
 
-function crossCheck(file: MeshFile, services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>): InputIssue[] {
-  return [
-    ...duplicateNodeIssues(file.nodes),
-    ...trustIssues(file, services),
-    ...vipIssues(file),
-    ...servicePortIssues(services, file.protocols),
-    ...sniIssues(file.mesh.meshDomain, [
-      ...[...services.keys()].map((key) => ({ key, path: ["services", key] })),
-      ...Object.keys(file.protocols).map((key) => ({ key, path: ["protocols", key] })),
-      ...Object.entries(file.dependencies ?? {}).flatMap(([key, deps]) => [
-        { key, path: ["dependencies", key] },
-        ...deps.map((dep, index) => ({ key: dep, path: ["dependencies", key, index] })),
-      ]),
-    ]),
-  ];
-}
-
-function duplicateNodeIssues(nodes: MeshFile["nodes"]): InputIssue[] {
-  const seen = new Set<string>();
-  return nodes.flatMap((node, index) => {
-    const id = `${node.cluster}/${node.name}`;
-    if (seen.has(id)) return [{ path: formatPath(["nodes", index]), message: `duplicate node ${id}` }];
-    seen.add(id);
-    return [];
-  });
-}
-
-/** Under federation every cluster must belong to exactly one trust domain. */
-function trustIssues(file: MeshFile, services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>): InputIssue[] {
-  const trust = file.mesh.trust;
-  if (trust.mode !== "federated") return [];
-  const issues: InputIssue[] = [];
-  const owner = new Map<string, string>();
-  trust.trustDomains.forEach((domain, index) =>
-    domain.clusters.forEach((cluster, c) => {
-      const previous = owner.get(cluster);
-      if (previous) {
-        issues.push({
-          path: formatPath(["mesh", "trust", "trustDomains", index, "clusters", c]),
-          message: `cluster ${cluster} is already in trust domain ${previous}`,
-        });
-      }
-      owner.set(cluster, domain.name);
-    }),
-  );
-  const unmapped = (cluster: string, path: PropertyKey[]) =>
-    owner.has(cluster) ? [] : [{ path: formatPath(path), message: `cluster ${cluster} belongs to no trust domain` }];
-  file.nodes.forEach((node, index) => issues.push(...unmapped(node.cluster, ["nodes", index, "cluster"])));
-  for (const [key, endpoints] of services) {
-    endpoints.forEach((endpoint, index) => issues.push(...unmapped(endpoint.clusterName, ["services", key, index, "clusterName"])));
-  }
-  return [...bundleIssues(trust), ...dedupeByMessage(issues)];
-}
-
-/**
- * No two services share a VIP. A VIP may name a service with no endpoints yet (or none left): it
- * is captured once the service has a port.
- */
-function vipIssues(file: MeshFile): InputIssue[] {
-  const owner = new Map<string, string>();
-  return Object.entries(file.vips ?? {}).flatMap(([key, vip]) => {
-    const path = formatPath(["vips", key]);
-    const other = owner.get(vip);
-    owner.set(vip, key);
-    return other ? [{ path, message: `VIP ${vip} is already ${other}'s` }] : [];
-  });
-}
-
-/** No service has more distinct ports than `SNAPSHOT_LIMITS.portsPerService`. */
-function servicePortIssues(
-  services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>,
-  protocols: Readonly<Record<string, Readonly<Record<string, unknown>>>>,
-): InputIssue[] {
-  const keys = new Set<string>([...services.keys(), ...Object.keys(protocols)]);
-  return [...keys].flatMap((key) => portCountIssues(key, services.get(key as ServiceKey) ?? [], Object.keys(protocols[key] ?? {}).map(Number)));
-}
-
-function portCountIssues(key: string, endpoints: readonly ServiceEndpoint[], declared: readonly number[]): InputIssue[] {
-  const ports = new Set(declared);
-  for (const endpoint of endpoints) endpoint.ports.forEach((port) => ports.add(port));
-  if (ports.size <= SNAPSHOT_LIMITS.portsPerService) return [];
-  return [{ path: formatPath(["services", key]), message: `${ports.size} distinct ports, over the limit of ${SNAPSHOT_LIMITS.portsPerService} per service` }];
-}
-
-/** Under federation the bundles come from one map, or inline for every trust domain. */
-function bundleIssues(trust: Extract<MeshFile["mesh"]["trust"], { mode: "federated" }>): InputIssue[] {
-  return trust.trustDomains.flatMap((domain, index) => {
-    const path = formatPath(["mesh", "trust", "trustDomains", index, "bundle"]);
-    if (trust.bundles && domain.bundle) return [{ path, message: "give mesh.trust.bundles or a bundle per trust domain, not both" }];
-    if (!trust.bundles && !domain.bundle)
-      return [{ path, message: "no CA bundle: give mesh.trust.bundles (a SPIFFE bundle map) or this domain's inlineString" }];
-    return [];
-  });
-}
-
-/** Reports an unmapped cluster once, at its first occurrence. */
-function dedupeByMessage(issues: InputIssue[]): InputIssue[] {
-  const seen = new Set<string>();
-  return issues.filter((issue) => !seen.has(issue.message) && seen.add(issue.message));
-}
-
-/** Every service must have a structured SNI within DNS limits, whatever port it serves. */
-function sniIssues(meshDomain: string, uses: readonly { key: string; path: PropertyKey[] }[]): InputIssue[] {
-  return uses.flatMap(({ key, path }) => {
-    const problem = structuredSniProblem(meshDomain, parseServiceKey(key)!);
-    return problem ? [{ path: formatPath(path), message: problem }] : [];
-  });
-}
-
 /** Which services a snapshot made by `withServiceRecords` changed, relative to which base. */
 interface Lineage {
   readonly base: Snapshot;
@@ -425,6 +342,8 @@ function recordCrossIssues(snapshot: Snapshot, key: ServiceKey, endpoints: reado
   if (sni) return [{ path: formatPath(["services", key]), message: sni }];
   const ports = portCountIssues(key, endpoints, [...(snapshot.protocols.get(key)?.keys() ?? [])]);
   if (ports.length > 0) return ports;
+  const pods = duplicatePodIssues(new Map(snapshot.services).set(key, endpoints), key);
+  if (pods.length > 0) return pods;
   const trust = snapshot.mesh.trust;
   if (trust.mode !== "federated") return [];
   const mapped = new Set(trust.trustDomains.flatMap((domain) => domain.clusters));

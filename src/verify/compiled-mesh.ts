@@ -30,8 +30,14 @@ export interface CompiledMesh {
   readonly options: Options;
   /** By `"<cluster>/<node>"`, sorted. */
   readonly nodes: ReadonlyMap<string, CompiledNode>;
-  /** Nodes that could not be compiled from the snapshot, with the reason (e.g. no known IP). */
+  /** Nodes the snapshot's input makes uncompilable, with the reason: the mesh check fails. */
   readonly skipped: ReadonlyMap<string, string>;
+  /**
+   * Nodes named only by registry records that give no address (the registry does not know the
+   * node's IP yet): nothing to compile until it does. Every other node leaves their pods out
+   * (`NO_NODE_IP`), so nothing dials them; sorted.
+   */
+  readonly unaddressed: readonly string[];
   /** Nodes whose compile broke an output invariant (a bug): the mesh check fails. */
   readonly failed: ReadonlyMap<string, string>;
 }
@@ -46,10 +52,12 @@ export function compileMesh(snapshot: Snapshot | SnapshotIndex, optionsInput: Op
   const nodes = new Map<string, CompiledNode>();
   const skipped = new Map<string, string>();
   const failed = new Map<string, string>();
+  const unaddressed: string[] = [];
   const all = meshNodes(index);
   all.forEach(([cluster, name], done) => {
     onProgress?.(done, all.length);
     const key = nodeKey(cluster, name);
+    if (!index.nodeAddresses.has(key)) return unaddressed.push(key);
     try {
       const local = localNodeFrom(index.snapshot, cluster, name);
       nodes.set(key, { local, result: compileNode(index, local, options) });
@@ -59,7 +67,7 @@ export function compileMesh(snapshot: Snapshot | SnapshotIndex, optionsInput: Op
       else throw error;
     }
   });
-  return { index, options, nodes, skipped, failed };
+  return { index, options, nodes, skipped, failed, unaddressed };
 }
 
 function meshNodes(index: SnapshotIndex): [string, string][] {

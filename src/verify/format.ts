@@ -12,14 +12,15 @@ export function formatMeshReport(report: MeshCheckReport): string {
   const lines = [
     `mesh check (${report.mode}): ${report.paths.length} paths — ${counts.ok ?? 0} ok, ${counts.failed ?? 0} failed, ${counts.unreachable ?? 0} unreachable, ${counts.unverified ?? 0} not followed, ${counts["not-captured"] ?? 0} not captured`,
   ];
-  for (const [node, reason] of report.skippedNodes) lines.push(`  node ${node} not compiled: ${reason}`);
+  for (const node of report.unaddressedNodes) lines.push(`  node ${node} not compiled: no known IP yet (its pods are left out everywhere: NO_NODE_IP)`);
+  for (const [node, reason] of report.skippedNodes) lines.push(`  node ${node} FAILED: the snapshot makes it uncompilable: ${reason}`);
   for (const [node, reason] of report.failedNodes) lines.push(`  node ${node} FAILED to compile: ${reason}`);
   lines.push("", ...matrix(report.paths));
   const failed = report.paths.filter((p) => p.status === "failed");
   if (failed.length > 0) lines.push("", "failures:", ...failed.map(formatPathReport));
   const verdict = report.ok
     ? "OK: every path lands on a pod of its service with end-to-end mTLS"
-    : `FAILED: ${failed.length} path(s), ${report.failedNodes.size} node(s)`;
+    : `FAILED: ${failed.length} path(s), ${report.failedNodes.size + report.skippedNodes.size} node(s)`;
   lines.push("", verdict);
   return lines.join("\n");
 }

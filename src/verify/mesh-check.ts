@@ -19,8 +19,10 @@ export interface MeshCheckReport {
   readonly ok: boolean;
   readonly mode: Options["eastWestWaypoint"];
   readonly paths: readonly PathReport[];
-  /** Nodes that could not be compiled from the snapshot, so their pods were not checked as sources. */
+  /** Nodes the snapshot makes uncompilable, with the reason: the check fails. */
   readonly skippedNodes: ReadonlyMap<string, string>;
+  /** Nodes whose address no input gives yet: not compiled, their pods left out everywhere (`NO_NODE_IP`). */
+  readonly unaddressedNodes: readonly string[];
   /** Nodes whose compile failed closed (CompileInvariantError): the check fails. */
   readonly failedNodes: ReadonlyMap<string, string>;
 }
@@ -36,8 +38,8 @@ export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
     sourcesOf(mesh, node).flatMap((source) => targetsOf(mesh, node, source).map((target) => replayPath(context, source, target))),
   );
   const paths = withSharedPoolFailures(replayed);
-  const ok = mesh.failed.size === 0 && paths.every((p) => p.status !== "failed");
-  return { ok, mode: mesh.options.eastWestWaypoint, paths, skippedNodes: mesh.skipped, failedNodes: mesh.failed };
+  const ok = mesh.failed.size === 0 && mesh.skipped.size === 0 && paths.every((p) => p.status !== "failed");
+  return { ok, mode: mesh.options.eastWestWaypoint, paths, skippedNodes: mesh.skipped, unaddressedNodes: mesh.unaddressed, failedNodes: mesh.failed };
 }
 
 /**

@@ -11,7 +11,7 @@ import { parseMeshFile } from "../../src/model/mesh-file.js";
 import { localNodeFrom } from "../../src/model/node.js";
 import { parseOptions } from "../../src/model/options.js";
 import { encodeServiceEndpoint } from "../../src/model/registry.js";
-import { parseSnapshot, SNAPSHOT_LIMITS, type Snapshot } from "../../src/model/snapshot.js";
+import { parseSnapshot, SNAPSHOT_LIMITS, type Snapshot, withServiceRecords } from "../../src/model/snapshot.js";
 import { planNode } from "../../src/plan/node-plan.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
 import { EXAMPLE_MESH, meshDocument } from "../support/fixtures.js";
@@ -215,3 +215,105 @@ describe("9. input that is not what it looks like", () => {
 function lengthPrefixed(bytes: Buffer): Buffer {
   return Buffer.concat([Buffer.from([bytes.length]), bytes]);
 }
+
+describe("5. a record that makes a node uncompilable is refused, naming the record", () => {
+  test("a pod name repeated on one node, across services of a namespace", () => {
+    const issues = problems((doc) => {
+      doc.services["team-a/checkout"][0].kubernetesMetadata.podName = "frontend-7d9f-abcde";
+      doc.services["team-a/checkout"][0].kubernetesMetadata.nodeName = "node-1";
+      doc.services["team-a/checkout"][0].kubernetesMetadata.nodeIp = "10.10.0.11";
+    });
+    expect(issues).toEqual([
+      'services["team-a/checkout"][0].kubernetesMetadata.podName: pod team-a/frontend-7d9f-abcde on node east/node-1 is also services["team-a/frontend"][0]: one pod per name and node',
+    ]);
+  });
+
+  test("two records without pod names whose IPs give the same name: refused by parseSnapshot and by withServiceRecords", () => {
+    const doc = meshDocument();
+    doc.services["team-a/frontend"][0].kubernetesMetadata.podName = "";
+    const unnamed = { ...endpoint({ cluster: "east", ip: "10.244.0.5" }), kubernetesMetadata: { nodeName: "node-1" } };
+    const message =
+      'services["team-a/checkout"][0].kubernetesMetadata.podName: pod team-a/ip-10-244-0-5 on node east/node-1 is also services["team-a/frontend"][0]: one pod per name and node';
+    expect(thrown(() => withServiceRecords(parseSnapshot(doc), "team-a/checkout", [unnamed]))).toEqual([message]);
+    doc.services["team-a/checkout"] = [unnamed, ...doc.services["team-a/checkout"]];
+    expect(thrown(() => parseSnapshot(doc))).toEqual([message]);
+  });
+
+  test("a node IP and a pod port equal to the inbound port: every node is compilable or refused before compiling", () => {
+    const snapshot = parseSnapshot(meshDocument());
+    expect(thrown(() => compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), { inboundPort: 8080 }))).toEqual([
+      "inboundPort: 8080 is also an application port of pod team-a/frontend-7d9f-abcde on node east/node-1: both bind in the pod's network namespace",
+    ]);
+  });
+});
+
+describe("6. contradictory settings are parse-time errors", () => {
+  test("two listed nodes with one IP", () => {
+    expect(problems((doc) => (doc.nodes[1].ip = doc.nodes[0].ip))).toEqual([
+      "nodes[1].ip: 10.10.0.11 is also node east/node-1's (nodes[0]): one address per node",
+    ]);
+  });
+
+  test("protocols keys over 65535", () => {
+    expect(problems((doc) => (doc.protocols["team-a/checkout"] = { "65536": "tcp", "99999": "tcp" }))).toEqual([
+      'protocols["team-a/checkout"]["65536"]: not a port: must be an integer 1–65535',
+      'protocols["team-a/checkout"]["99999"]: not a port: must be an integer 1–65535',
+    ]);
+  });
+
+  test.each([
+    ["https://example.org/node", "workload-shaped"],
+    ["spiffe://{trustDomain}/agent/{node}", "workload-shaped"],
+    ["spiffe://{trustDomain}/ns/../sa/x", "'..'"],
+    ["spiffe://{trustDomain}/ns/a/sa/{pod}", "unknown placeholder"],
+    ["spiffe://other.domain/ns/a/sa/b", "workload-shaped"],
+  ])("a node identity template %s", (template, why) => {
+    expect(problems((doc) => (doc.mesh.nodeIdentity = template))).toEqual([
+      expect.stringMatching(new RegExp(`^mesh\\.nodeIdentity: .*${why.replace(".", "\\.")}`)),
+    ]);
+  });
+
+  test("a node identity that is a workload's identity", () => {
+    expect(problems((doc) => (doc.mesh.nodeIdentity = "spiffe://{trustDomain}/ns/team-a/sa/frontend"))).toEqual([
+      "mesh.nodeIdentity: node east/node-1's identity spiffe://aether.internal/ns/team-a/sa/frontend is service team-a/frontend's workload identity",
+    ]);
+  });
+
+  test("every accepted node identity passes the pods' inbound SAN pin (workload shape in the node's trust domain)", () => {
+    const doc = meshDocument();
+    doc.mesh.nodeIdentity = "spiffe://{trustDomain}/ns/aether-system/sa/node-{cluster}-{node}";
+    const snapshot = parseSnapshot(doc);
+    const index = indexSnapshot(snapshot);
+    const plan = planNode(index, localNodeFrom(snapshot, "east", "node-1"), parseOptions({}));
+    expect(plan.nodeIdentity).toBe("spiffe://aether.internal/ns/aether-system/sa/node-east-node-1");
+    expect(plan.workloadSanPrefixes.some((prefix) => plan.nodeIdentity.startsWith(prefix))).toBe(true);
+  });
+});
+
+describe("11. one error lists every problem, cross-field checks included", () => {
+  test("a broken meshDomain does not hide duplicate nodes, duplicate VIPs or a record problem", () => {
+    const issues = problems((doc) => {
+      doc.mesh.meshDomain = "Not A Domain";
+      doc.nodes.push({ ...doc.nodes[0] });
+      doc.vips = { "team-a/checkout": "10.96.0.10", "team-b/payments": "10.96.0.10" };
+      doc.services["team-a/frontend"][0].port = 0;
+      doc.services["team-a/frontend"][0].ports = [];
+    });
+    expect(issues).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^mesh\.meshDomain: /),
+        "nodes[6]: duplicate node east/node-1; first at nodes[0]",
+        'vips["team-b/payments"]: VIP 10.96.0.10 is already team-a/checkout\'s',
+        expect.stringMatching(/^services\["team-a\/frontend"\]\[0\]\.port: /),
+      ]),
+    );
+  });
+
+  test("a broken node list does not hide a federation problem", () => {
+    const issues = problems((doc) => {
+      doc.nodes[0].ip = "nope";
+      doc.mesh.trust = { mode: "federated", trustDomains: [{ name: "east.td", clusters: ["east"], bundle: { inlineString: "PEM" } }] };
+    });
+    expect(issues).toEqual(expect.arrayContaining(["nodes[0].ip: not an IPv4/IPv6 address", expect.stringMatching(/cluster west belongs to no trust domain/)]));
+  });
+});
