@@ -167,21 +167,21 @@ describe("help and errors", () => {
     [["frobnicate"], 'aether-xds: unknown command "frobnicate" (try --help)\n'],
     [["compile", "--snapshot", MESH, "--node", "east"], "aether-xds: --node must be CLUSTER/NODE\n"],
     [["compile", "--snapshot", MESH, "--node", "east/node-9"], "aether-xds: invalid node:\n  (root): no node east/node-9 in the snapshot\n"],
-    [["compile", "--snapshot", MESH, "--node", "east/node-1", "--mode", "sometimes"], /^aether-xds: invalid options:\n {2}eastWestWaypoint: /],
+    [["compile", "--snapshot", MESH, "--node", "east/node-1", "--mode", "sometimes"], /^aether-xds: invalid options:\n {2}--mode: /],
     [["compile", "--snapshot", MESH, "--node", "east/node-1", "--format", "xml"], "aether-xds: --format must be yaml or json\n"],
     [
       ["compile", "--snapshot", MESH, "--node", "east/node-1", "--tunnel-port", "99999"],
-      "aether-xds: invalid options:\n  tunnelPort: not a port: must be an integer 1–65535\n",
+      "aether-xds: invalid options:\n  --tunnel-port: not a port: must be an integer 1–65535\n",
     ],
+    [["explain", "--snapshot", MESH, "--from", "east/team-a/nope", "--to", "team-a/checkout:8080"], /^aether-xds: --from: no hosted pod east\/team-a\/nope/],
     [
-      ["explain", "--snapshot", MESH, "--from", "east/team-a/nope", "--to", "team-a/checkout:8080"],
-      /^aether-xds: invalid options:\n {2}from: no hosted pod east\/team-a\/nope/,
+      ["bootstrap", "--snapshot", MESH, "--node", "east/node-1", "--xds-address", "nowhere"],
+      "aether-xds: --xds-address must be HOST:PORT (an IP address, [IPv6] or a DNS name, and a port 1–65535)\n",
     ],
-    [["bootstrap", "--snapshot", MESH, "--node", "east/node-1", "--xds-address", "nowhere"], "aether-xds: --xds-address must be HOST:PORT\n"],
     [["compile", "extra", "--snapshot", MESH], /^aether-xds: Unexpected argument 'extra'/],
     [
       ["compile", "--snapshot", MESH, "--node", "east/node-1", "--envoy-version", "1.37"],
-      'aether-xds: invalid options:\n  sourceIdentity: "selector" needs Envoy ≥ 1.38, but envoyVersion is 1.37: raise envoyVersion (or sourceIdentity "sockets", which runs on 1.37)\n',
+      'aether-xds: invalid options:\n  --source-identity: "selector" needs Envoy ≥ 1.38, but --envoy-version is 1.37: raise --envoy-version (or --source-identity "sockets", which runs on 1.37)\n',
     ],
   ])("%j exits 2 with one clear message", (args, expected) => {
     const { code, stderr, stdout } = runCli(args as string[]);

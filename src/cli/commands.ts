@@ -59,9 +59,10 @@ const MAX_WARNING_LINES = 20;
 
 /** The compile's warning diagnostics, one line each (the output holds all of them); undefined when none. */
 function warningLines(result: CompileResult): string | undefined {
-  const warnings = result.diagnostics.filter((d) => d.severity === "warning");
+  // One line per distinct warning: an endpoint left out of every port's assignment is one warning per port.
+  const warnings = [...new Set(result.diagnostics.filter((d) => d.severity === "warning").map((d) => `aether-xds: warning: [${d.code}] ${d.message}`))];
   if (warnings.length === 0) return undefined;
-  const lines = warnings.slice(0, MAX_WARNING_LINES).map((d) => `aether-xds: warning: [${d.code}] ${d.message}`);
+  const lines = warnings.slice(0, MAX_WARNING_LINES);
   if (warnings.length > MAX_WARNING_LINES) lines.push(`aether-xds: … and ${warnings.length - MAX_WARNING_LINES} more warnings (see diagnostics)`);
   return lines.join("\n");
 }
@@ -86,13 +87,17 @@ export function writeResult(dir: string, rendered: RenderedResult, format: "yaml
       text: format === "json" ? `${JSON.stringify(rendered[kind], null, 2)}\n` : toYamlText(rendered[kind]),
     };
   });
+  const written: string[] = [];
   try {
     mkdirSync(dir, { recursive: true });
-    for (const file of files) writeFileSync(file.temporary, file.text);
+    for (const file of files) {
+      writeFileSync(file.temporary, file.text);
+      written.push(file.temporary);
+    }
     for (const file of files) renameSync(file.temporary, file.path);
     return files.map((file) => file.path);
   } catch (error) {
-    for (const file of files) rmSync(file.temporary, { force: true });
+    for (const temporary of written) rmSync(temporary, { force: true });
     throw new UsageError(`cannot write to ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
 }
