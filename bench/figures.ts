@@ -22,7 +22,7 @@ import { indexSnapshot, type SnapshotIndex } from "../src/plan/snapshot-index.js
 import { formatBytes, formatMs, type LappedTiming, type Timing, type TimingOptions, timeIt } from "./measure.js";
 import type { MemoryFigures } from "./memory-child.js";
 import { addService, healthFlip, nodeDrain, rollout, type Scenario } from "./scenarios.js";
-import { buildWorkload, clusterName, endpointCount, WORKLOADS, type Workload, type WorkloadParams } from "./workloads.js";
+import { buildWorkload, clusterName, endpointCount, type WORKLOADS, type Workload, type WorkloadParams } from "./workloads.js";
 import { assignmentsOnly, bytesByKind, encodeAll, lbEndpointCount, outboundSocketFootprint, type ResourceSet, summarizeChanges } from "./xds-cost.js";
 
 export type WorkloadId = keyof typeof WORKLOADS;
@@ -280,7 +280,7 @@ export function createBench(config: BenchConfig) {
       info("3", "  2nd node right after the 1st (rest of view cold)", `${percent(selector.afterOne)}`),
       info("3", "  sockets mode: further node / first node", `${percent(sockets.ratio)} — ${spread(sockets.further)} vs ${formatMs(sockets.first)}`),
       ...(["selector", "sockets"] as const).map((mode) => {
-        const { sizes, footprint } = mode === "selector" ? selector : sockets;
+        const { sizes } = mode === "selector" ? selector : sockets;
         return info(
           "3",
           `  bytes of the W1 node by kind (${mode})`,

@@ -108,9 +108,9 @@ function main(argv: readonly string[]): void {
     if (total === 0) continue;
     console.log(`${file}: ${(total / 1000).toFixed(0)} ms of samples${windows.length > 0 ? ` in ${windows.length} windows labelled "${label}"` : ""}`);
     console.log("\nself time by function:");
-    top(byFunction, total, count).forEach((line) => console.log(line));
+    for (const line of top(byFunction, total, count)) console.log(line);
     console.log("\nself time by file:");
-    top(byFile, total, Math.min(count, 15)).forEach((line) => console.log(line));
+    for (const line of top(byFile, total, Math.min(count, 15))) console.log(line);
     console.log();
   }
 }

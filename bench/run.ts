@@ -79,9 +79,9 @@ function textTable(rows: readonly Row[], smoke: boolean): string {
 }
 
 function markdownTable(rows: readonly Row[], smoke: boolean): string {
-  const escape = (cell: string) => cell.replaceAll("|", "\\|");
+  const escapeCell = (cell: string) => cell.replaceAll("|", "\\|");
   const lines = [`| ${HEADER.join(" | ")} |`, `|${HEADER.map(() => "---").join("|")}|`];
-  for (const row of rows) lines.push(`| ${cells(row, smoke).map(escape).join(" | ")} |`);
+  for (const row of rows) lines.push(`| ${cells(row, smoke).map(escapeCell).join(" | ")} |`);
   return lines.join("\n");
 }
 

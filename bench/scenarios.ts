@@ -117,7 +117,7 @@ function freshPodIps(first: number): (status: NodeStatus) => string {
 
 /** A new pod built from `template`, placed on `status` with a new IP, name and netns. */
 function respawn(template: ServiceEndpoint, status: NodeStatus, ip: string, hash: string, ordinal: number): ServiceEndpoint {
-  const service = template.metadata["app"] ?? "pod";
+  const service = template.metadata.app ?? "pod";
   const container = `${hash}${ordinal.toString(16).padStart(4, "0")}`;
   return {
     ...template,

@@ -109,7 +109,7 @@ function shuffled<T>(random: Random, items: readonly T[]): T[] {
 
 /** Service sizes summing to `total`, each ≥ 1: equal, or Zipf(`exponent`) by a shuffled rank. */
 export function serviceSizes(random: Random, services: number, total: number, exponent: number): number[] {
-  const weights = Array.from({ length: services }, (_, rank) => 1 / Math.pow(rank + 1, exponent));
+  const weights = Array.from({ length: services }, (_, rank) => 1 / (rank + 1) ** exponent);
   const sum = weights.reduce((a, b) => a + b, 0);
   const spare = total - services;
   const exact = weights.map((w) => (spare * w) / sum);

@@ -27,7 +27,7 @@ describe.each(caseNames())("golden case %s", (name) => {
 
   test.each(SHARED_FILES)("%s.yaml matches, the same in every source-identity mode", (file) => {
     const [first, ...rest] = modes.map((mode) => toYamlText(rendered.get(mode)![file]));
-    rest.forEach((other) => expect(other).toBe(first));
+    for (const other of rest) expect(other).toBe(first);
     expectGolden(join(GOLDEN, name, `${file}.yaml`), first!);
   });
 
@@ -56,7 +56,7 @@ describe.each(caseNames())("golden case %s", (name) => {
 test("every golden directory has a case, and only the files its modes produce (UPDATE_GOLDEN=1 removes the rest)", () => {
   const cases = new Set(caseNames());
   const stale = goldenNames().filter((name) => !cases.has(name));
-  if (UPDATE) stale.forEach((name) => rmSync(join(GOLDEN, name), { recursive: true }));
+  if (UPDATE) for (const name of stale) rmSync(join(GOLDEN, name), { recursive: true });
   else expect(stale).toEqual([]);
   for (const name of goldenNames().filter((n) => cases.has(n))) {
     const modes = [...loadCase(name).options.keys()] as string[];
@@ -69,7 +69,7 @@ test("every golden directory has a case, and only the files its modes produce (U
           .map((f) => `${mode}/${f}`),
       );
     }
-    if (UPDATE) extra.forEach((entry) => rmSync(join(GOLDEN, name, entry), { recursive: true }));
+    if (UPDATE) for (const entry of extra) rmSync(join(GOLDEN, name, entry), { recursive: true });
     else expect(extra, `unexpected files in golden/${name}`).toEqual([]);
   }
 });

@@ -35,7 +35,7 @@ export function run(argv: readonly string[]): CommandOutput {
 }
 
 function commandNamed(name: string) {
-  if (!Object.prototype.hasOwnProperty.call(ALL, name)) throw new UsageError(`unknown command "${name}" (try --help)`);
+  if (!Object.hasOwn(ALL, name)) throw new UsageError(`unknown command "${name}" (try --help)`);
   return ALL[name as keyof typeof ALL];
 }
 

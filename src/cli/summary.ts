@@ -2,6 +2,8 @@
 
 import type { ServiceEndpoint } from "../model/registry.js";
 import type { Snapshot } from "../model/snapshot.js";
+import { getOrInsert, increment } from "../util/maps.js";
+import { compareByKey } from "../util/order.js";
 
 export function summarizeSnapshot(snapshot: Snapshot): string {
   const { mesh } = snapshot;
@@ -11,13 +13,13 @@ export function summarizeSnapshot(snapshot: Snapshot): string {
     lines.push(`  ${cluster.padEnd(12)} ${stats.nodes} nodes${unlisted}, ${stats.endpoints} endpoints`);
   }
   lines.push("", "services:");
-  for (const [key, endpoints] of [...snapshot.services].sort(([a], [b]) => (a < b ? -1 : 1))) {
+  for (const [key, endpoints] of [...snapshot.services].sort(compareByKey)) {
     lines.push(`  ${key.padEnd(24)} ports ${portsSummary(snapshot, key, endpoints)}; ${endpointsSummary(endpoints)}`);
   }
   const noNodeIp = [...snapshot.services.values()].flat().filter((e) => !e.kubernetesMetadata.nodeIp && !listedNode(snapshot, e));
   if (noNodeIp.length > 0) {
     lines.push("", `endpoints without a known node IP (unreachable through a waypoint): ${noNodeIp.length}`);
-    noNodeIp.forEach((e) => lines.push(`  ${e.clusterName}/${e.kubernetesMetadata.namespace}/${e.kubernetesMetadata.podName || e.ip}`));
+    for (const e of noNodeIp) lines.push(`  ${e.clusterName}/${e.kubernetesMetadata.namespace}/${e.kubernetesMetadata.podName || e.ip}`);
   }
   return lines.join("\n");
 }
@@ -36,19 +38,15 @@ interface ClusterStats {
 
 function clusterStats(snapshot: Snapshot): Map<string, ClusterStats> {
   const stats = new Map<string, ClusterStats>();
-  const of = (cluster: string) => {
-    let entry = stats.get(cluster);
-    if (!entry) stats.set(cluster, (entry = { nodes: 0, endpoints: 0, unlistedNodes: new Set() }));
-    return entry;
-  };
-  snapshot.nodes.forEach((node) => of(node.cluster).nodes++);
+  const of = (cluster: string) => getOrInsert(stats, cluster, () => ({ nodes: 0, endpoints: 0, unlistedNodes: new Set<string>() }));
+  for (const node of snapshot.nodes) of(node.cluster).nodes++;
   for (const endpoint of [...snapshot.services.values()].flat()) {
     const entry = of(endpoint.clusterName);
     entry.endpoints++;
     const nodeName = endpoint.kubernetesMetadata.nodeName;
     if (nodeName && !listedNode(snapshot, endpoint)) entry.unlistedNodes.add(nodeName);
   }
-  return new Map([...stats].sort(([a], [b]) => (a < b ? -1 : 1)));
+  return new Map([...stats].sort(compareByKey));
 }
 
 function listedNode(snapshot: Snapshot, endpoint: ServiceEndpoint): boolean {
@@ -66,9 +64,11 @@ function portsSummary(snapshot: Snapshot, key: string, endpoints: readonly Servi
 
 function endpointsSummary(endpoints: readonly ServiceEndpoint[]): string {
   const perCluster = new Map<string, number>();
-  endpoints.forEach((e) => perCluster.set(e.clusterName, (perCluster.get(e.clusterName) ?? 0) + 1));
   const health = new Map<string, number>();
-  endpoints.forEach((e) => health.set(e.health, (health.get(e.health) ?? 0) + 1));
+  for (const e of endpoints) {
+    increment(perCluster, e.clusterName);
+    increment(health, e.health);
+  }
   const clusters = [...perCluster]
     .sort()
     .map(([c, n]) => `${c} ${n}`)

@@ -23,6 +23,7 @@ import { http2ProtocolOptions } from "../envoy/listener.js";
 import { descend, endpointMetadataInput, exactMatchTree, filterStateInput, useSocket } from "../envoy/matcher.js";
 import { selectedCertificateSocket, type UpstreamSocketSpec, upstreamSockets } from "../envoy/tls.js";
 import { AGGREGATE_CLUSTER_CONFIG, EXTENSION } from "../envoy/types.js";
+import { protocolOf } from "../model/snapshot.js";
 import { directSni, type SocketVariant, serviceSpiffeId, socketName, subClusterName, waypointSni } from "../naming.js";
 import { WAYPOINT_KEY } from "../plan/endpoints.js";
 import { cached, type NodePlan } from "../plan/node-plan.js";
@@ -66,7 +67,7 @@ function edsCluster(plan: NodePlan, target: OutboundTarget, name: string, choice
     type: Cluster_DiscoveryType.EDS,
     eds_cluster_config: { eds_config: plan.eds, service_name: name },
   };
-  if (protocolOf(target) === "http2") cluster.typed_extension_protocol_options = http2ProtocolOptions();
+  if (protocolOf(target.service.protocols, target.port) === "http2") cluster.typed_extension_protocol_options = http2ProtocolOptions();
   if (choice.table.length > 0) cluster.transport_socket_matches = [...choice.table];
   if (choice.matcher) cluster.transport_socket_matcher = choice.matcher;
   if (choice.fallback) cluster.transport_socket = choice.fallback;
@@ -166,7 +167,11 @@ function socketNames(plan: NodePlan, variants: readonly SocketVariant[]) {
 
 /** Everything a socket to the target has besides SNI and client certificate. */
 function socketSpec(plan: NodePlan, target: OutboundTarget): Omit<UpstreamSocketSpec, "sni" | "source"> {
-  return { alpn: protocolOf(target) === "http2" ? ["h2"] : [], pinnedSans: destinationIdentities(plan, target.service), validation: plan.validation };
+  return {
+    alpn: protocolOf(target.service.protocols, target.port) === "http2" ? ["h2"] : [],
+    pinnedSans: destinationIdentities(plan, target.service),
+    validation: plan.validation,
+  };
 }
 
 function sniOf(plan: NodePlan, target: OutboundTarget, variant: SocketVariant): string {
@@ -177,10 +182,6 @@ function sniOf(plan: NodePlan, target: OutboundTarget, variant: SocketVariant): 
 function destinationIdentities(plan: NodePlan, service: IndexedService): string[] {
   const domains = service.trustDomains.length > 0 ? service.trustDomains : [plan.node.trustDomain];
   return domains.map((domain) => serviceSpiffeId(domain, service.ref));
-}
-
-function protocolOf(target: OutboundTarget) {
-  return target.service.protocols.get(target.port) ?? "http2";
 }
 
 /** `envoy.clusters.aggregate` over its halves, in failover order: local first. */

@@ -1,14 +1,14 @@
 /** `compileNode`: one node's outbound clusters, their split-horizon EDS, its listeners and diagnostics. */
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
-import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { Diagnostic } from "../diagnostics.js";
 import type { ResourceSet } from "../envoy/resources.js";
 import { type LocalNode, type LocalNodeInput, parseNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { cached, type NodePlan, planNode, reuseIfUnchanged } from "../plan/node-plan.js";
-import { indexSnapshot, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { asIndex, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { getOrInsert } from "../util/maps.js";
 import { compareText } from "../util/order.js";
 import { outboundClusters } from "./clusters.js";
 import { type PortAssignments, portAssignments } from "./endpoints.js";
@@ -44,7 +44,7 @@ export interface CompileResult extends ResourceSet {
  * The output is linted before it is returned (fail closed: `CompileInvariantError`).
  */
 export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode | LocalNodeInput, options: Options | OptionsInput = {}): CompileResult {
-  const index = "serviceKeys" in snapshot ? snapshot : indexSnapshot(snapshot);
+  const index = asIndex(snapshot);
   const plan = planNode(index, parseNode(node), parseOptions(options));
   checkPodPorts(plan);
   checkNodeLimits(plan);
@@ -57,11 +57,8 @@ export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode 
     for (const port of service.ports) {
       const assignments = portAssignments(index, plan.view, service, port);
       const target = { service, port, clusterName: assignments.plan.clusterName };
-      let byPort = outbound.get(service.clusterSignature);
-      if (!byPort) outbound.set(service.clusterSignature, (byPort = new Map()));
-      let built = byPort.get(port);
-      if (!built) byPort.set(port, (built = outboundClusters(plan, target)));
-      clusters.push(...built);
+      const byPort = getOrInsert(outbound, service.clusterSignature, () => new Map<number, Cluster[]>());
+      clusters.push(...getOrInsert(byPort, port, () => outboundClusters(plan, target)));
       endpoints.push(...assignments.assignments);
       eds.push(assignments);
     }
@@ -78,7 +75,8 @@ export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode 
     listeners: side.listeners,
     // Gathered when first read: most of them (one per emitted endpoint) are never looked at.
     get diagnostics() {
-      return (diagnostics ??= [...plan.diagnostics, ...eds.flatMap((a) => a.diagnostics), ...side.diagnostics]);
+      diagnostics ??= [...plan.diagnostics, ...eds.flatMap((a) => a.diagnostics), ...side.diagnostics];
+      return diagnostics;
     },
   });
 }

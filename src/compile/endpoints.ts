@@ -12,6 +12,7 @@ import { type EdsView, serviceViewKey } from "../plan/eds-view.js";
 import { type EncodingCell, withEncodingCells } from "../plan/encoding-cells.js";
 import { type PlannedEndpoint, type PortPlan, planPort } from "../plan/endpoints.js";
 import { type IndexedService, memoized, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { getOrInsert } from "../util/maps.js";
 import { compareNumbers } from "../util/order.js";
 
 export const MAX_UINT32 = 0xffffffff;
@@ -30,9 +31,7 @@ export interface PortAssignments {
 export function portAssignments(index: SnapshotIndex, view: EdsView, service: IndexedService, port: number): PortAssignments {
   // Keyed by the view's key string (built once per view, so its hash is computed once), then port.
   const byPort = memoized(service, serviceViewKey(view, service), () => new Map<number, PortAssignments>());
-  let assignments = byPort.get(port);
-  if (!assignments) byPort.set(port, (assignments = buildAssignments(planPort(index, view, service, port), view)));
-  return assignments;
+  return getOrInsert(byPort, port, () => buildAssignments(planPort(index, view, service, port), view));
 }
 
 function buildAssignments(plan: PortPlan, view: EdsView): PortAssignments {
@@ -44,7 +43,8 @@ function buildAssignments(plan: PortPlan, view: EdsView): PortAssignments {
     assignments: built.map((b) => b.assignment),
     // One per emitted endpoint: built when first read, since control planes often never read them.
     get diagnostics() {
-      return (diagnostics ??= assignmentDiagnostics(plan, built));
+      diagnostics ??= assignmentDiagnostics(plan, built);
+      return diagnostics;
     },
   };
 }
@@ -53,7 +53,7 @@ function assignmentDiagnostics(plan: PortPlan, built: readonly ReturnType<typeof
   const diagnostics = [...plan.diagnostics];
   for (const { name, endpoints, priorities, weightDiagnostics } of built) {
     diagnostics.push(...weightDiagnostics.map((message) => diagnostic("WEIGHTS_SCALED", message, { resource: name, service: plan.service.key })));
-    endpoints.forEach((endpoint, i) => diagnostics.push(...emittedDiagnostics(name, plan, endpoint, priorities[i]!)));
+    for (const [i, endpoint] of endpoints.entries()) diagnostics.push(...emittedDiagnostics(name, plan, endpoint, priorities[i]!));
   }
   if (plan.endpoints.length === 0) {
     diagnostics.push(
@@ -119,13 +119,13 @@ export function fitToUint32(weights: readonly number[]): { values: number[]; tot
 export function scaledWeights(endpoints: readonly PlannedEndpoint[], priorities: readonly number[]): { values: number[]; diagnostics: string[] } {
   const values = endpoints.map((e) => e.weight);
   const sums: number[] = [];
-  priorities.forEach((priority, i) => (sums[priority] = (sums[priority] ?? 0) + values[i]!));
+  for (const [i, priority] of priorities.entries()) sums[priority] = (sums[priority] ?? 0) + values[i]!;
   const diagnostics: string[] = [];
   sums.forEach((sum, priority) => {
     if (sum <= MAX_UINT32) return;
     const members = priorities.flatMap((p, i) => (p === priority ? [i] : []));
     const fitted = fitToUint32(members.map((i) => values[i]!));
-    members.forEach((i, j) => (values[i] = fitted.values[j]!));
+    for (const [j, i] of members.entries()) values[i] = fitted.values[j]!;
     diagnostics.push(`priority ${priority} weights sum to ${fitted.total}, over uint32: scaled by ${fitted.factor!.toPrecision(6)}`);
   });
   return { values, diagnostics };

@@ -13,6 +13,7 @@ import { type Diagnostic, diagnostic } from "../diagnostics.js";
 import { socketAddress } from "../envoy/core.js";
 import { httpToCluster, staticCluster, tcpProxy, tlsInspector } from "../envoy/listener.js";
 import { downstreamTlsSocket } from "../envoy/tls.js";
+import { protocolOf } from "../model/snapshot.js";
 import { appClusterName, directSni, inboundChainName, inboundListenerName, type PodRef, waypointSni } from "../naming.js";
 import type { HostedPodPlan, NodePlan } from "../plan/node-plan.js";
 
@@ -32,7 +33,9 @@ export function inboundSide(plan: NodePlan): InboundSide {
     if (reason || !hosted.netns) continue;
     const ref = { namespace: hosted.pod.namespace, pod: hosted.pod.name };
     side.listeners.push(inboundListener(plan, hosted, ref));
-    side.clusters.push(...hosted.ports.map((port) => staticCluster(appClusterName(ref, port), hosted.pod.ip, port, protocolOf(hosted, port) === "http2")));
+    side.clusters.push(
+      ...hosted.ports.map((port) => staticCluster(appClusterName(ref, port), hosted.pod.ip, port, protocolOf(hosted.protocols, port) === "http2")),
+    );
   }
   return side;
 }
@@ -63,7 +66,7 @@ function inboundListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): Li
 function inboundChain(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: number): FilterChain {
   const serverNames = [directSni(port)];
   if (plan.waypointOn) serverNames.push(waypointSni(plan.node.meshDomain, { ...hosted.ref, port }));
-  const http2 = protocolOf(hosted, port) === "http2";
+  const http2 = protocolOf(hosted.protocols, port) === "http2";
   const app = appClusterName(ref, port);
   const statPrefix = `${inboundListenerName(ref)}_${port}`;
   return {
@@ -77,8 +80,4 @@ function inboundChain(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: 
     }),
     name: inboundChainName(port),
   };
-}
-
-function protocolOf(hosted: HostedPodPlan, port: number) {
-  return hosted.protocols.get(port) ?? "http2";
 }

@@ -122,11 +122,14 @@ function lintMatcher(resource: string, matcher: Matcher, sockets: ReadonlySet<st
 }
 
 function lintOnMatch(resource: string, target: Matcher_OnMatch, sockets: ReadonlySet<string>): void {
-  if (target.matcher) return lintMatcher(resource, target.matcher, sockets);
+  if (target.matcher) {
+    lintMatcher(resource, target.matcher, sockets);
+    return;
+  }
   const action = target.action;
   const socket =
     action?.name === EXTENSION.socketNameAction && action.typed_config
-      ? (unpackAny(action.typed_config)?.message as TransportSocketNameAction).name
+      ? (unpackAny(action.typed_config)?.message as TransportSocketNameAction | undefined)?.name
       : undefined;
   if (!socket || !sockets.has(socket)) fail("action-names-a-socket", resource, `action names "${socket ?? action?.name}", not a socket of this cluster`);
 }
@@ -160,7 +163,7 @@ function lintListener(listener: Listener, checked: ServerNames): void {
   for (const chain of listener.filter_chains ?? []) {
     const match = chain.filter_chain_match ?? {};
     const serverNames = match.server_names ?? [];
-    serverNames.forEach((serverName) => checked.check(name, serverName));
+    for (const serverName of serverNames) checked.check(name, serverName);
     const key = JSON.stringify([
       [...serverNames].sort(),
       match.transport_protocol ?? "",

@@ -20,9 +20,11 @@ import type { Filter, FilterChain } from "../../gen/envoy/config/listener/v3/lis
 import { socketAddress } from "../envoy/core.js";
 import { type AuthorityRoute, httpEgress, originalDst, stampFilterState, tcpProxy } from "../envoy/listener.js";
 import { FILTER_STATE } from "../envoy/types.js";
+import { protocolOf } from "../model/snapshot.js";
 import { captureChainName, captureListenerName, outboundClusterName, outboundListenerName, type PodRef, type ServiceKey, serviceAuthority } from "../naming.js";
 import type { HostedPodPlan, NodePlan } from "../plan/node-plan.js";
 import type { IndexedService } from "../plan/snapshot-index.js";
+import { getOrInsert } from "../util/maps.js";
 
 /** How long the capture listener waits for its listener filters before going on without them. */
 const LISTENER_FILTERS_TIMEOUT = { seconds: 5, nanos: 0 };
@@ -63,15 +65,12 @@ function sourceStamp(plan: NodePlan, hosted: HostedPodPlan): Filter {
 function destinationsByService(plan: NodePlan): (service: ServiceKey) => readonly Destination[] {
   const known = new Map<ServiceKey, Destination[]>();
   const inScope = new Map(plan.dependencies.map((service) => [service.key, service]));
-  return (key) => {
-    let destinations = known.get(key);
-    if (!destinations) {
+  return (key) =>
+    getOrInsert(known, key, () => {
       const declared = plan.index.snapshot.dependencies?.get(key);
       const services = declared ? declared.flatMap((dependency) => inScope.get(dependency) ?? []) : plan.dependencies;
-      known.set(key, (destinations = services.flatMap((service) => destinationsOf(plan, service))));
-    }
-    return destinations;
-  };
+      return services.flatMap((service) => destinationsOf(plan, service));
+    });
 }
 
 function destinationsOf(plan: NodePlan, service: IndexedService): Destination[] {
@@ -80,7 +79,7 @@ function destinationsOf(plan: NodePlan, service: IndexedService): Destination[] 
     cluster: outboundClusterName(plan.node.meshDomain, { ...service.ref, port }),
     port,
     service,
-    http: (service.protocols.get(port) ?? "http2") !== "tcp",
+    http: protocolOf(service.protocols, port) !== "tcp",
     ...(vip ? { vip } : {}),
   }));
 }

@@ -6,12 +6,23 @@
  * order is the generated encoder's: cluster_name, endpoints {locality, metadata, lb_endpoints,
  * load_balancing_weight, priority}, policy.
  */
-import { BinaryWriter } from "@bufbuild/protobuf/wire";
 import { Locality } from "../../gen/envoy/config/core/v3/base.js";
 import { type ClusterLoadAssignment, ClusterLoadAssignment_Policy } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import { LbEndpoint, LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
+import {
+  BinaryWriter,
+  delimitedFieldSize,
+  uint32FieldSize,
+  writeDelimitedHeader,
+  writeEncodedField,
+  writeStringField,
+  writeUint32Field,
+} from "../envoy/wire.js";
 import { type AssignmentCells, type EncodingCell, encodingCellsOf } from "../plan/encoding-cells.js";
-import { messageField, varintSize } from "./wire-size.js";
+
+/** Field numbers (proto/envoy/config/endpoint/v3/endpoint.proto, endpoint_components.proto). */
+const ASSIGNMENT = { clusterName: 1, endpoints: 2, policy: 4 } as const;
+const LOCALITY_GROUP = { locality: 1, lbEndpoints: 2, priority: 5 } as const;
 
 /** Reused: `finish()` copies out what was written and keeps the grown buffer. */
 const writer = new BinaryWriter();
@@ -20,14 +31,13 @@ const partWriter = new BinaryWriter();
 export function encodeAssignment(assignment: ClusterLoadAssignment): Uint8Array {
   const cells = encodingCellsOf(assignment);
   let next = 0;
-  if (assignment.cluster_name) writer.uint32(10).string(assignment.cluster_name);
+  writeStringField(writer, ASSIGNMENT.clusterName, assignment.cluster_name);
   for (const group of assignment.endpoints ?? []) {
     writeGroup(group, cells, next);
     next += group.lb_endpoints?.length ?? 0;
   }
   if (assignment.policy !== undefined) {
-    const policy = ClusterLoadAssignment_Policy.encode(assignment.policy, partWriter).finish();
-    writer.uint32(34).uint32(policy.length).raw(policy);
+    writeEncodedField(writer, ASSIGNMENT.policy, ClusterLoadAssignment_Policy.encode(assignment.policy, partWriter).finish());
   }
   return writer.finish();
 }
@@ -35,22 +45,22 @@ export function encodeAssignment(assignment: ClusterLoadAssignment): Uint8Array 
 /** One LocalityLbEndpoints (field 2); groups with metadata or a weight take the generated encoder. */
 function writeGroup(group: LocalityLbEndpoints, cells: AssignmentCells | undefined, first: number): void {
   if (group.metadata !== undefined || group.load_balancing_weight !== undefined) {
-    const bytes = LocalityLbEndpoints.encode(group, partWriter).finish();
-    writer.uint32(18).uint32(bytes.length).raw(bytes);
+    writeEncodedField(writer, ASSIGNMENT.endpoints, LocalityLbEndpoints.encode(group, partWriter).finish());
     return;
   }
   const locality = group.locality === undefined ? undefined : Locality.encode(group.locality, partWriter).finish();
   const lbEndpoints = (group.lb_endpoints ?? []).map((lbEndpoint, i) => encodedLbEndpoint(lbEndpoint, cells?.[first + i]));
-  let length = locality === undefined ? 0 : messageField(locality.length);
-  for (const bytes of lbEndpoints) length += messageField(bytes.length);
-  if (group.priority) length += 1 + varintSize(group.priority);
-  writer.uint32(18).uint32(length);
-  if (locality !== undefined) writer.uint32(10).uint32(locality.length).raw(locality);
-  for (const bytes of lbEndpoints) writer.uint32(18).uint32(bytes.length).raw(bytes);
-  if (group.priority) writer.uint32(40).uint32(group.priority);
+  let length = locality === undefined ? 0 : delimitedFieldSize(LOCALITY_GROUP.locality, locality.length);
+  for (const bytes of lbEndpoints) length += delimitedFieldSize(LOCALITY_GROUP.lbEndpoints, bytes.length);
+  length += uint32FieldSize(LOCALITY_GROUP.priority, group.priority);
+  writeDelimitedHeader(writer, ASSIGNMENT.endpoints, length);
+  if (locality !== undefined) writeEncodedField(writer, LOCALITY_GROUP.locality, locality);
+  for (const bytes of lbEndpoints) writeEncodedField(writer, LOCALITY_GROUP.lbEndpoints, bytes);
+  writeUint32Field(writer, LOCALITY_GROUP.priority, group.priority);
 }
 
 function encodedLbEndpoint(lbEndpoint: LbEndpoint, cell: EncodingCell | undefined): Uint8Array {
   if (!cell) return LbEndpoint.encode(lbEndpoint, partWriter).finish();
-  return (cell.bytes ??= LbEndpoint.encode(lbEndpoint, partWriter).finish());
+  cell.bytes ??= LbEndpoint.encode(lbEndpoint, partWriter).finish();
+  return cell.bytes;
 }

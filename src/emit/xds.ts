@@ -8,7 +8,7 @@ import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { Any } from "../../gen/google/protobuf/any.js";
-import { TYPE_URL_PREFIX, typeUrl } from "../envoy/any.js";
+import { type TYPE_URL_PREFIX, typeUrl } from "../envoy/any.js";
 import type { ResourceSet } from "../envoy/resources.js";
 import { compareText } from "../util/order.js";
 import { encodeAssignment } from "./assignment-encoding.js";

@@ -9,13 +9,13 @@
  * Reference: https://www.envoyproxy.io/docs/envoy/latest/api-v3/api (the fields here are the
  * subset aether-xds emits).
  */
-export {
+export type {
   /** `envoy.config.bootstrap.v3.Bootstrap`: what `toBootstrap` (aether-xds/bootstrap) returns. */
-  type Bootstrap,
+  Bootstrap,
   /** `envoy.config.bootstrap.v3.Bootstrap.DynamicResources`. */
-  type Bootstrap_DynamicResources,
+  Bootstrap_DynamicResources,
   /** `envoy.config.bootstrap.v3.Bootstrap.StaticResources`. */
-  type Bootstrap_StaticResources,
+  Bootstrap_StaticResources,
 } from "../../gen/envoy/config/bootstrap/v3/bootstrap.js";
 export {
   /** `envoy.config.cluster.v3.Cluster`: an upstream cluster (CDS): `CompileResult.clusters`. */
@@ -67,77 +67,77 @@ export {
   /** `envoy.config.core.v3.ConfigSource`. */
   type ConfigSource,
 } from "../../gen/envoy/config/core/v3/config_source.js";
-export {
+export type {
   /** `envoy.config.core.v3.TypedExtensionConfig`. */
-  type TypedExtensionConfig,
+  TypedExtensionConfig,
 } from "../../gen/envoy/config/core/v3/extension.js";
-export {
+export type {
   /** `envoy.config.core.v3.GrpcService`. */
-  type GrpcService,
+  GrpcService,
   /** `envoy.config.core.v3.GrpcService.EnvoyGrpc`. */
-  type GrpcService_EnvoyGrpc,
+  GrpcService_EnvoyGrpc,
 } from "../../gen/envoy/config/core/v3/grpc_service.js";
 export {
   /** `envoy.config.core.v3.HealthStatus`. */
   HealthStatus,
 } from "../../gen/envoy/config/core/v3/health_check.js";
-export {
+export type {
   /** `envoy.config.core.v3.Http2ProtocolOptions`. */
-  type Http2ProtocolOptions,
+  Http2ProtocolOptions,
 } from "../../gen/envoy/config/core/v3/protocol.js";
-export {
+export type {
   /** `envoy.config.core.v3.SubstitutionFormatString`: the value a `set_filter_state` entry stamps. */
-  type SubstitutionFormatString,
+  SubstitutionFormatString,
 } from "../../gen/envoy/config/core/v3/substitution_format_string.js";
-export {
+export type {
   /** `envoy.config.endpoint.v3.ClusterLoadAssignment`: a cluster's endpoints (EDS): `CompileResult.endpoints`. */
-  type ClusterLoadAssignment,
+  ClusterLoadAssignment,
   /** `envoy.config.endpoint.v3.ClusterLoadAssignment.Policy`. */
-  type ClusterLoadAssignment_Policy,
+  ClusterLoadAssignment_Policy,
 } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
-export {
+export type {
   /** `envoy.config.endpoint.v3.Endpoint`. */
-  type Endpoint,
+  Endpoint,
   /** `envoy.config.endpoint.v3.LbEndpoint`: one endpoint with its health, weight and `envoy.lb` metadata. */
-  type LbEndpoint,
+  LbEndpoint,
   /** `envoy.config.endpoint.v3.LocalityLbEndpoints`: the endpoints of one locality at one priority. */
-  type LocalityLbEndpoints,
+  LocalityLbEndpoints,
 } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
-export {
+export type {
   /** `envoy.config.listener.v3.AdditionalAddress`: another address a listener binds (a capture listener's `::1`). */
-  type AdditionalAddress,
+  AdditionalAddress,
   /** `envoy.config.listener.v3.Listener`: a listener (LDS): `CompileResult.listeners`. */
-  type Listener,
+  Listener,
 } from "../../gen/envoy/config/listener/v3/listener.js";
-export {
+export type {
   /** `envoy.config.listener.v3.Filter`. */
-  type Filter,
+  Filter,
   /** `envoy.config.listener.v3.FilterChain`: a filter chain, selected by its `filter_chain_match`. */
-  type FilterChain,
+  FilterChain,
   /** `envoy.config.listener.v3.FilterChainMatch`. */
-  type FilterChainMatch,
+  FilterChainMatch,
   /** `envoy.config.listener.v3.ListenerFilter`. */
-  type ListenerFilter,
+  ListenerFilter,
 } from "../../gen/envoy/config/listener/v3/listener_components.js";
-export {
+export type {
   /** `envoy.config.route.v3.RouteConfiguration`. */
-  type RouteConfiguration,
+  RouteConfiguration,
 } from "../../gen/envoy/config/route/v3/route.js";
-export {
+export type {
   /** `envoy.config.route.v3.DirectResponseAction`: the 404 of an egress listener's unknown authorities. */
-  type DirectResponseAction,
+  DirectResponseAction,
   /** `envoy.config.route.v3.Route`. */
-  type Route,
+  Route,
   /** `envoy.config.route.v3.RouteAction`. */
-  type RouteAction,
+  RouteAction,
   /** `envoy.config.route.v3.RouteMatch`. */
-  type RouteMatch,
+  RouteMatch,
   /** `envoy.config.route.v3.VirtualHost`. */
-  type VirtualHost,
+  VirtualHost,
 } from "../../gen/envoy/config/route/v3/route_components.js";
-export {
+export type {
   /** `envoy.extensions.clusters.aggregate.v3.ClusterConfig`: the sub-clusters of an aggregate cluster (`socketSelection: aggregate`). */
-  type ClusterConfig,
+  ClusterConfig,
 } from "../../gen/envoy/extensions/clusters/aggregate/v3/cluster.js";
 export {
   /** `envoy.extensions.filters.common.set_filter_state.v3.FilterStateValue`: one stamped filter-state object. */
@@ -145,17 +145,17 @@ export {
   /** `envoy.extensions.filters.common.set_filter_state.v3.FilterStateValue.SharedWithUpstream`. */
   FilterStateValue_SharedWithUpstream,
 } from "../../gen/envoy/extensions/filters/common/set_filter_state/v3/value.js";
-export {
+export type {
   /** `envoy.extensions.filters.http.router.v3.Router`. */
-  type Router,
+  Router,
 } from "../../gen/envoy/extensions/filters/http/router/v3/router.js";
-export {
+export type {
   /** `envoy.extensions.filters.listener.original_dst.v3.OriginalDst`: restores a captured connection's destination. */
-  type OriginalDst,
+  OriginalDst,
 } from "../../gen/envoy/extensions/filters/listener/original_dst/v3/original_dst.js";
-export {
+export type {
   /** `envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector`. */
-  type TlsInspector,
+  TlsInspector,
 } from "../../gen/envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.js";
 export {
   /** `envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager`: the HTTP connection manager of HTTP/2 inbound chains. */
@@ -169,31 +169,31 @@ export {
   /** `envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter`. */
   type HttpFilter,
 } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
-export {
+export type {
   /** `envoy.extensions.filters.network.set_filter_state.v3.Config`: the source stamp of a pod's outbound chains. */
-  type Config as SetFilterStateConfig,
+  Config as SetFilterStateConfig,
 } from "../../gen/envoy/extensions/filters/network/set_filter_state/v3/set_filter_state.js";
-export {
+export type {
   /** `envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy`: the TCP proxy of tunnel chains and TCP ports. */
-  type TcpProxy,
+  TcpProxy,
 } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
-export {
+export type {
   /** `envoy.extensions.matching.common_inputs.transport_socket.v3.EndpointMetadataInput`. */
-  type EndpointMetadataInput,
+  EndpointMetadataInput,
   /** `envoy.extensions.matching.common_inputs.transport_socket.v3.EndpointMetadataInput.PathSegment`. */
-  type EndpointMetadataInput_PathSegment,
+  EndpointMetadataInput_PathSegment,
   /** `envoy.extensions.matching.common_inputs.transport_socket.v3.FilterStateInput`. */
-  type FilterStateInput,
+  FilterStateInput,
   /** `envoy.extensions.matching.common_inputs.transport_socket.v3.TransportSocketNameAction`. */
-  type TransportSocketNameAction,
+  TransportSocketNameAction,
 } from "../../gen/envoy/extensions/matching/common_inputs/transport_socket/v3/transport_socket_inputs.js";
-export {
+export type {
   /** `envoy.extensions.transport_sockets.tls.cert_mappers.filter_state_override.v3.Config`: the selector's filter-state mapper. */
-  type Config as FilterStateOverrideConfig,
+  Config as FilterStateOverrideConfig,
 } from "../../gen/envoy/extensions/transport_sockets/tls/cert_mappers/filter_state_override/v3/config.js";
-export {
+export type {
   /** `envoy.extensions.transport_sockets.tls.cert_selectors.on_demand_secret.v3.Config`: the per-connection certificate selector. */
-  type Config as OnDemandSecretConfig,
+  Config as OnDemandSecretConfig,
 } from "../../gen/envoy/extensions/transport_sockets/tls/cert_selectors/on_demand_secret/v3/config.js";
 export {
   /** `envoy.extensions.transport_sockets.tls.v3.CertificateValidationContext`. */
@@ -203,69 +203,69 @@ export {
   /** `envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher.SanType`. */
   SubjectAltNameMatcher_SanType,
 } from "../../gen/envoy/extensions/transport_sockets/tls/v3/common.js";
-export {
+export type {
   /** `envoy.extensions.transport_sockets.tls.v3.SdsSecretConfig`. */
-  type SdsSecretConfig,
+  SdsSecretConfig,
 } from "../../gen/envoy/extensions/transport_sockets/tls/v3/secret.js";
-export {
+export type {
   /** `envoy.extensions.transport_sockets.tls.v3.CommonTlsContext`. */
-  type CommonTlsContext,
+  CommonTlsContext,
   /** `envoy.extensions.transport_sockets.tls.v3.CommonTlsContext.CombinedCertificateValidationContext`. */
-  type CommonTlsContext_CombinedCertificateValidationContext,
+  CommonTlsContext_CombinedCertificateValidationContext,
   /** `envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext`: the server side of mTLS, packed in a pod inbound chain. */
-  type DownstreamTlsContext,
+  DownstreamTlsContext,
   /** `envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext`: the client side of mTLS, packed in an outbound socket. */
-  type UpstreamTlsContext,
+  UpstreamTlsContext,
 } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
-export {
+export type {
   /** `envoy.extensions.transport_sockets.tls.v3.SPIFFECertValidatorConfig`: the SPIFFE certificate validator of federated trust. */
-  type SPIFFECertValidatorConfig,
+  SPIFFECertValidatorConfig,
   /** `envoy.extensions.transport_sockets.tls.v3.SPIFFECertValidatorConfig.TrustDomain`. */
-  type SPIFFECertValidatorConfig_TrustDomain,
+  SPIFFECertValidatorConfig_TrustDomain,
 } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls_spiffe_validator_config.js";
-export {
+export type {
   /** `envoy.extensions.upstreams.http.v3.HttpProtocolOptions`: an HTTP/2 cluster's protocol options. */
-  type HttpProtocolOptions,
+  HttpProtocolOptions,
   /** `envoy.extensions.upstreams.http.v3.HttpProtocolOptions.ExplicitHttpConfig`. */
-  type HttpProtocolOptions_ExplicitHttpConfig,
+  HttpProtocolOptions_ExplicitHttpConfig,
 } from "../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options.js";
-export {
+export type {
   /** `envoy.type.matcher.v3.StringMatcher`. */
-  type StringMatcher,
+  StringMatcher,
 } from "../../gen/envoy/type/matcher/v3/string.js";
-export {
+export type {
   /** `google.protobuf.Any`: a packed message: `type_url` and the encoded `value` (as in `XdsResource.resource` and every `typed_config`). */
-  type Any,
+  Any,
 } from "../../gen/google/protobuf/any.js";
-export {
+export type {
   /** `google.protobuf.Duration`: a duration in seconds and nanoseconds. */
-  type Duration,
+  Duration,
 } from "../../gen/google/protobuf/duration.js";
-export {
+export type {
   /** `xds.core.v3.TypedExtensionConfig`. */
-  type TypedExtensionConfig as XdsTypedExtensionConfig,
+  TypedExtensionConfig as XdsTypedExtensionConfig,
 } from "../../gen/xds/core/v3/extension.js";
-export {
+export type {
   /** `xds.type.matcher.v3.Matcher`: the matcher tree of `Cluster.transport_socket_matcher`. */
-  type Matcher,
+  Matcher,
   /** `xds.type.matcher.v3.Matcher.MatcherList`. */
-  type Matcher_MatcherList,
+  Matcher_MatcherList,
   /** `xds.type.matcher.v3.Matcher.MatcherList.FieldMatcher`. */
-  type Matcher_MatcherList_FieldMatcher,
+  Matcher_MatcherList_FieldMatcher,
   /** `xds.type.matcher.v3.Matcher.MatcherList.Predicate`. */
-  type Matcher_MatcherList_Predicate,
+  Matcher_MatcherList_Predicate,
   /** `xds.type.matcher.v3.Matcher.MatcherList.Predicate.PredicateList`. */
-  type Matcher_MatcherList_Predicate_PredicateList,
+  Matcher_MatcherList_Predicate_PredicateList,
   /** `xds.type.matcher.v3.Matcher.MatcherList.Predicate.SinglePredicate`. */
-  type Matcher_MatcherList_Predicate_SinglePredicate,
+  Matcher_MatcherList_Predicate_SinglePredicate,
   /** `xds.type.matcher.v3.Matcher.MatcherTree`. */
-  type Matcher_MatcherTree,
+  Matcher_MatcherTree,
   /** `xds.type.matcher.v3.Matcher.MatcherTree.MatchMap`. */
-  type Matcher_MatcherTree_MatchMap,
+  Matcher_MatcherTree_MatchMap,
   /** `xds.type.matcher.v3.Matcher.OnMatch`. */
-  type Matcher_OnMatch,
+  Matcher_OnMatch,
 } from "../../gen/xds/type/matcher/v3/matcher.js";
-export {
+export type {
   /** `xds.type.matcher.v3.StringMatcher`. */
-  type StringMatcher as XdsStringMatcher,
+  StringMatcher as XdsStringMatcher,
 } from "../../gen/xds/type/matcher/v3/string.js";

@@ -1,6 +1,7 @@
 /** Packing messages into `google.protobuf.Any`. */
-import { BinaryWriter } from "@bufbuild/protobuf/wire";
+
 import type { Any } from "../../gen/google/protobuf/any.js";
+import { BinaryWriter } from "./wire.js";
 
 /** The encode half of a ts-proto message type, plus its fully-qualified name. */
 export interface MessageType<T> {

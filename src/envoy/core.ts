@@ -3,6 +3,7 @@ import type { Address } from "../../gen/envoy/config/core/v3/address.js";
 import type { Locality, Metadata } from "../../gen/envoy/config/core/v3/base.js";
 import { ApiConfigSource_ApiType, ApiVersion, type ConfigSource } from "../../gen/envoy/config/core/v3/config_source.js";
 import type { ConfigSourceOption } from "../model/options.js";
+import { compareByKey } from "../util/order.js";
 
 export function socketAddress(ip: string, port: number, networkNamespace?: string): Address {
   const address: Address = { socket_address: { address: ip, port_value: port } };
@@ -41,6 +42,6 @@ export const LB_METADATA_NAMESPACE = "envoy.lb";
 /** Metadata under `envoy.lb`, keys sorted; undefined when there is nothing to say. */
 export function lbMetadata(values: ReadonlyMap<string, string>): Metadata | undefined {
   if (values.size === 0) return undefined;
-  const sorted = [...values].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const sorted = [...values].sort(compareByKey);
   return { filter_metadata: { [LB_METADATA_NAMESPACE]: Object.fromEntries(sorted) } };
 }

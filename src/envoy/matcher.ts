@@ -6,6 +6,7 @@
 
 import type { TypedExtensionConfig } from "../../gen/xds/core/v3/extension.js";
 import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
+import { compareByKey } from "../util/order.js";
 import { pack } from "./any.js";
 import { ENDPOINT_METADATA_INPUT, EXTENSION, FILTER_STATE_INPUT, TRANSPORT_SOCKET_NAME_ACTION } from "./types.js";
 
@@ -40,6 +41,6 @@ export function descend(matcher: Matcher): Matcher_OnMatch {
  */
 export function exactMatchTree(input: TypedExtensionConfig, entries: ReadonlyMap<string, Matcher_OnMatch>, onNoMatch: Matcher_OnMatch): Matcher {
   if (entries.size === 0) throw new Error("exactMatchTree needs at least one entry");
-  const map = Object.fromEntries([...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const map = Object.fromEntries([...entries].sort(compareByKey));
   return { matcher_tree: { input, exact_match_map: { map } }, on_no_match: onNoMatch };
 }

@@ -4,7 +4,6 @@
  * from SDS or, under federation, the SPIFFE certificate validator with every trust domain's bundle.
  */
 
-import { BinaryWriter } from "@bufbuild/protobuf/wire";
 import type { DataSource, TransportSocket } from "../../gen/envoy/config/core/v3/base.js";
 import type { ConfigSource } from "../../gen/envoy/config/core/v3/config_source.js";
 import type { TypedExtensionConfig } from "../../gen/envoy/config/core/v3/extension.js";
@@ -12,6 +11,7 @@ import { type SubjectAltNameMatcher, SubjectAltNameMatcher_SanType } from "../..
 import { CommonTlsContext, type UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import { pack, packEncoded } from "./any.js";
 import { DOWNSTREAM_TLS_CONTEXT, EXTENSION, FILTER_STATE_OVERRIDE, ON_DEMAND_SECRET, SPIFFE_VALIDATOR_CONFIG, UPSTREAM_TLS_CONTEXT } from "./types.js";
+import { BinaryWriter, writeDelimitedHeader, writeStringField } from "./wire.js";
 
 /** How peers' certificates are validated; derived once per compile from the mesh's trust. */
 export type TrustValidation =
@@ -78,16 +78,13 @@ export function upstreamSockets(
   return (sni, spiffeId) => {
     const certificate = certificates(spiffeId);
     const message: UpstreamTlsContext = { common_tls_context: { tls_certificate_sds_secret_configs: certificate.configs, ...rest }, sni };
-    splice
-      .uint32(10)
-      .uint32(certificate.bytes.length + restBytes.length)
+    writeDelimitedHeader(splice, UPSTREAM_TLS.commonTlsContext, certificate.bytes.length + restBytes.length)
       .raw(certificate.bytes)
-      .raw(restBytes)
-      .uint32(18)
-      .string(sni);
+      .raw(restBytes);
+    writeStringField(splice, UPSTREAM_TLS.sni, sni);
     if (perSource) {
       message.max_session_keys = NO_SESSION_RESUMPTION;
-      splice.uint32(34).uint32(0); // max_session_keys: an empty UInt32Value, i.e. 0
+      writeDelimitedHeader(splice, UPSTREAM_TLS.maxSessionKeys, 0); // an empty UInt32Value, i.e. 0
     }
     return { name: EXTENSION.tlsTransportSocket, typed_config: packEncoded(UPSTREAM_TLS_CONTEXT.typeName, splice.finish(), message) };
   };
@@ -125,6 +122,8 @@ function certificateSelector(selection: CertificateSelection): TypedExtensionCon
 
 /** Reused for every splice; `finish` copies the bytes out. */
 const splice = new BinaryWriter();
+/** UpstreamTlsContext field numbers (proto/envoy/extensions/transport_sockets/tls/v3/tls.proto). */
+const UPSTREAM_TLS = { commonTlsContext: 1, sni: 2, maxSessionKeys: 4 } as const;
 
 export interface DownstreamSocketSpec {
   readonly alpn: readonly string[];

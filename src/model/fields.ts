@@ -100,7 +100,7 @@ export function orEmpty<Out extends string>(schema: z.ZodType<Out, string>) {
     if (value === "") return "";
     const parsed = schema.safeParse(value);
     if (parsed.success) return parsed.data;
-    parsed.error.issues.forEach((issue) => ctx.addIssue({ code: "custom", message: issue.message }));
+    for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", message: issue.message });
     return z.NEVER;
   });
 }

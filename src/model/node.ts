@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { InputError, type InputIssue } from "../errors.js";
 import { nodeSpiffeId, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
+import { compareText } from "../util/order.js";
 import { clusterName, dnsLabel, dnsSubdomain, ipAddress, locality, netnsPath, orEmpty, port, spiffeId, trustDomain } from "./fields.js";
 import { collectIssues, unsafeInputIssues } from "./issues.js";
 import { pickNodeAddress } from "./node-address.js";
@@ -184,11 +185,7 @@ function nodeDependencies(snapshot: Snapshot, hostedServices: readonly ServiceKe
   for (const key of new Set(hostedServices)) {
     const deps = dependencies.get(key);
     if (!deps) return undefined;
-    deps.forEach((dep) => union.add(dep));
+    for (const dep of deps) union.add(dep);
   }
   return [...union].sort();
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -81,8 +81,8 @@ function trustIssues(trust: TrustConfig, nodes: readonly NodeStatus[], services:
   if (trust.mode !== "federated") return [];
   const issues: InputIssue[] = [];
   const owner = new Map<string, string>();
-  trust.trustDomains.forEach((domain, index) =>
-    domain.clusters.forEach((cluster, c) => {
+  for (const [index, domain] of trust.trustDomains.entries()) {
+    for (const [c, cluster] of domain.clusters.entries()) {
       const previous = owner.get(cluster);
       if (previous) {
         issues.push({
@@ -91,13 +91,13 @@ function trustIssues(trust: TrustConfig, nodes: readonly NodeStatus[], services:
         });
       }
       owner.set(cluster, domain.name);
-    }),
-  );
+    }
+  }
   const unmapped = (cluster: string, path: PropertyKey[]) =>
     owner.has(cluster) ? [] : [{ path: formatPath(path), message: `cluster ${cluster} belongs to no trust domain` }];
-  nodes.forEach((node, index) => issues.push(...unmapped(node.cluster, ["nodes", index, "cluster"])));
+  for (const [index, node] of nodes.entries()) issues.push(...unmapped(node.cluster, ["nodes", index, "cluster"]));
   for (const [key, endpoints] of services) {
-    endpoints.forEach((endpoint, index) => issues.push(...unmapped(endpoint.clusterName, ["services", key, index, "clusterName"])));
+    for (const [index, endpoint] of endpoints.entries()) issues.push(...unmapped(endpoint.clusterName, ["services", key, index, "clusterName"]));
   }
   return [...bundleIssues(trust), ...dedupeByMessage(issues)];
 }
@@ -131,17 +131,20 @@ export function duplicatePodIssues(services: ReadonlyMap<ServiceKey, readonly Se
   const first = new Map<string, string>();
   const issues: InputIssue[] = [];
   for (const [key, endpoints] of entries) {
-    endpoints.forEach((endpoint, index) => {
+    for (const [index, endpoint] of endpoints.entries()) {
       const node = endpoint.kubernetesMetadata.nodeName;
-      if (!node) return;
+      if (!node) continue;
       const pod = JSON.stringify([endpoint.clusterName, node, endpoint.kubernetesMetadata.namespace, podNameOf(endpoint)]);
       const earlier = first.get(pod);
-      if (earlier === undefined) return first.set(pod, formatPath(["services", key, index]));
+      if (earlier === undefined) {
+        first.set(pod, formatPath(["services", key, index]));
+        continue;
+      }
       issues.push({
         path: formatPath(["services", key, index, "kubernetesMetadata", "podName"]),
         message: `pod ${endpoint.kubernetesMetadata.namespace}/${podNameOf(endpoint)} on node ${endpoint.clusterName}/${node} is also ${earlier}: one pod per name and node`,
       });
-    });
+    }
   }
   return issues;
 }
@@ -154,7 +157,7 @@ function servicePortIssues(services: ReadonlyMap<ServiceKey, readonly ServiceEnd
 
 export function portCountIssues(key: string, endpoints: readonly ServiceEndpoint[], declared: readonly number[]): InputIssue[] {
   const ports = new Set(declared);
-  for (const endpoint of endpoints) endpoint.ports.forEach((port) => ports.add(port));
+  for (const endpoint of endpoints) for (const port of endpoint.ports) ports.add(port);
   if (ports.size <= SNAPSHOT_LIMITS.portsPerService) return [];
   return [{ path: formatPath(["services", key]), message: `${ports.size} distinct ports, over the limit of ${SNAPSHOT_LIMITS.portsPerService} per service` }];
 }
@@ -195,7 +198,7 @@ function nodeIdentityIssues(
   services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>,
 ): InputIssue[] {
   const named = new Map<string, { cluster: string; node: string }>();
-  nodes.forEach((node) => named.set(JSON.stringify([node.cluster, node.name]), { cluster: node.cluster, node: node.name }));
+  for (const node of nodes) named.set(JSON.stringify([node.cluster, node.name]), { cluster: node.cluster, node: node.name });
   for (const endpoints of services.values()) {
     for (const { clusterName, kubernetesMetadata } of endpoints) {
       if (kubernetesMetadata.nodeName)

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { formatPath, InputError, type InputIssue } from "../errors.js";
 import { DEFAULT_NODE_IDENTITY, isValidPort, nodeIdentityProblem, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
+import { compareByKey } from "../util/order.js";
 import { clusterName, dnsSubdomain, ipAddress, trustDomain } from "./fields.js";
 import { collectIssues, unsafeInputIssues } from "./issues.js";
 import { decodeServiceEndpoint, type ServiceEndpoint, serviceEndpoint } from "./registry.js";
@@ -63,6 +64,11 @@ export type TrustConfig = z.output<typeof trustConfig>;
 
 const portProtocol = z.enum(["http2", "tcp"], { error: 'port protocol must be "http2" or "tcp"' });
 export type PortProtocol = z.output<typeof portProtocol>;
+
+/** A port's protocol: as declared in the mesh file's `protocols`, else HTTP/2. */
+export function protocolOf(protocols: ReadonlyMap<number, PortProtocol> | undefined, port: number): PortProtocol {
+  return protocols?.get(port) ?? "http2";
+}
 
 const serviceKeyField = z.string().refine((key) => parseServiceKey(key) !== undefined, {
   error: 'not a service key "<namespace>/<service>" of two DNS-1123 labels',
@@ -183,7 +189,7 @@ export function parseSnapshot(input: unknown): Snapshot {
       Object.entries(protocols).map(([key, ports]) => [key as ServiceKey, new Map(Object.entries(ports).map(([port, protocol]) => [Number(port), protocol]))]),
     ),
     dependencies: dependencies && new Map(Object.entries(dependencies).map(([key, deps]) => [key as ServiceKey, [...new Set(deps)].sort() as ServiceKey[]])),
-    vips: vips && new Map(Object.entries(vips).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) as [ServiceKey, string][]),
+    vips: vips && new Map(Object.entries(vips).sort(compareByKey) as [ServiceKey, string][]),
   };
 }
 
@@ -237,27 +243,37 @@ function sizeIssues(input: unknown): InputIssue[] {
 function parseRecords(key: ServiceKey, records: readonly unknown[], issues: InputIssue[]): ServiceEndpoint[] {
   const endpoints: ServiceEndpoint[] = [];
   const seen = new Map<string, number>();
-  records.forEach((record, index) => {
+  for (const [index, record] of records.entries()) {
     const path: PropertyKey[] = ["services", key, index];
     const json = recordJson(record);
-    if ("problem" in json) return issues.push({ path: formatPath(path), message: json.problem });
+    if ("problem" in json) {
+      issues.push({ path: formatPath(path), message: json.problem });
+      continue;
+    }
     // A binary record meets the checks its JSON form would have met before parsing.
     const unsafe = json.value === record ? [] : unsafeInputIssues(json.value);
-    if (unsafe.length > 0) return issues.push(...unsafe.map((issue) => ({ ...issue, path: formatPath(path) + prefixed(issue.path) })));
+    if (unsafe.length > 0) {
+      issues.push(...unsafe.map((issue) => ({ ...issue, path: formatPath(path) + prefixed(issue.path) })));
+      continue;
+    }
     const parsed = serviceEndpoint.safeParse(json.value);
-    if (!parsed.success) return issues.push(...collectIssues(parsed.error.issues, json.value, path));
+    if (!parsed.success) {
+      issues.push(...collectIssues(parsed.error.issues, json.value, path));
+      continue;
+    }
     const endpoint = withNamespace(parsed.data, key, path, issues);
     const identity = `${endpoint.clusterName}|${endpoint.ip}`;
     const first = seen.get(identity);
     if (first !== undefined) {
-      return issues.push({
+      issues.push({
         path: formatPath([...path, "ip"]),
         message: `duplicate endpoint (cluster ${endpoint.clusterName}, ip ${endpoint.ip}); first at index ${first}`,
       });
+      continue;
     }
     seen.set(identity, index);
     endpoints.push(endpoint);
-  });
+  }
   return endpoints;
 }
 

@@ -12,6 +12,7 @@ import { type Diagnostic, diagnostic, type EndpointRef } from "../diagnostics.js
 import { hostPort, lbMetadata, socketAddress } from "../envoy/core.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import { outboundClusterName } from "../naming.js";
+import { getOrInsert } from "../util/maps.js";
 import { compareText, ipSortKey } from "../util/order.js";
 import type { EdsView } from "./eds-view.js";
 import type { EncodingCell } from "./encoding-cells.js";
@@ -233,13 +234,9 @@ type ResolvedNode = { readonly node: WaypointNode; readonly listed: boolean } | 
 const resolvedNodes = new WeakMap<SnapshotIndex, Map<string, Map<string, ResolvedNode>>>();
 
 function resolvedNode(index: SnapshotIndex, cluster: string, name: string): ResolvedNode {
-  let byCluster = resolvedNodes.get(index);
-  if (!byCluster) resolvedNodes.set(index, (byCluster = new Map()));
-  let byName = byCluster.get(cluster);
-  if (!byName) byCluster.set(cluster, (byName = new Map()));
-  let resolved = byName.get(name);
-  if (!resolved) byName.set(name, (resolved = resolveNode(index, cluster, name)));
-  return resolved;
+  const byCluster = getOrInsert(resolvedNodes, index, () => new Map<string, Map<string, ResolvedNode>>());
+  const byName = getOrInsert(byCluster, cluster, () => new Map<string, ResolvedNode>());
+  return getOrInsert(byName, name, () => resolveNode(index, cluster, name));
 }
 
 function resolveNode(index: SnapshotIndex, cluster: string, name: string): ResolvedNode {
@@ -324,13 +321,12 @@ const MAX_INTERNED_LOCALITIES = 4096;
 let internedCount = 0;
 
 function internedLocality(locality: Locality): Locality {
-  let byZone = localities.get(locality.region);
-  let interned = byZone?.get(locality.zone);
+  const interned = localities.get(locality.region)?.get(locality.zone);
   if (interned || internedCount >= MAX_INTERNED_LOCALITIES) return interned ?? locality;
-  if (!byZone) localities.set(locality.region, (byZone = new Map()));
-  byZone.set(locality.zone, (interned = { region: locality.region, zone: locality.zone }));
+  const fresh = { region: locality.region, zone: locality.zone };
+  getOrInsert(localities, locality.region, () => new Map<string, Locality>()).set(locality.zone, fresh);
   internedCount++;
-  return interned;
+  return fresh;
 }
 
 function compareEndpoints(a: PlannedEndpoint, b: PlannedEndpoint): number {
@@ -347,8 +343,11 @@ function uniqueAddresses(sorted: PlannedEndpoint[], conflict: (pod: EndpointRef,
   const seen = new Map<string, PlannedEndpoint>();
   return sorted.filter((endpoint) => {
     const kept = seen.get(endpoint.address);
-    if (!kept) return (seen.set(endpoint.address, endpoint), true);
-    endpoint.pods.forEach((pod) => conflict(pod, kept, endpoint.address));
+    if (!kept) {
+      seen.set(endpoint.address, endpoint);
+      return true;
+    }
+    for (const pod of endpoint.pods) conflict(pod, kept, endpoint.address);
     return false;
   });
 }

@@ -13,6 +13,7 @@ import { trustDomainOfCluster } from "../model/node.js";
 import type { Options } from "../model/options.js";
 import type { PortProtocol, TrustConfig } from "../model/snapshot.js";
 import { bundleSecretName, type ServiceKey, type ServiceRef, serviceKey, serviceSpiffeId, workloadSpiffePrefix } from "../naming.js";
+import { getOrInsert } from "../util/maps.js";
 import { compareText } from "../util/order.js";
 import { type EdsView, edsView } from "./eds-view.js";
 import { contextCache, type HostedEndpoint, type IndexedService, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
@@ -125,14 +126,12 @@ interface NodeBasics {
 const basicsByNode = new WeakMap<LocalNode, WeakMap<Options, NodeBasics>>();
 
 function nodeBasics(node: LocalNode, options: Options): NodeBasics {
-  let byOptions = basicsByNode.get(node);
-  if (!byOptions) basicsByNode.set(node, (byOptions = new WeakMap()));
-  let basics = byOptions.get(options);
-  if (!basics) {
+  const byOptions = getOrInsert(basicsByNode, node, () => new WeakMap<Options, NodeBasics>());
+  return getOrInsert(byOptions, options, () => {
     const diagnostics: Diagnostic[] = [];
     const pods = sortedPods(node);
     const identityByNetns = sourcesByNetns(node, pods, diagnostics);
-    basics = {
+    return {
       nodeSide: {},
       sortedPods: pods,
       identityByNetns,
@@ -144,9 +143,7 @@ function nodeBasics(node: LocalNode, options: Options): NodeBasics {
       certificateSelection: { sds: configSource({ grpcCluster: options.selectorSds }), defaultIdentity: node.spiffeId },
       diagnostics,
     };
-    byOptions.set(options, basics);
-  }
-  return basics;
+  });
 }
 
 /**

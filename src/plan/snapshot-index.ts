@@ -15,9 +15,10 @@
 import { trustDomainOfCluster } from "../model/node.js";
 import { pickNodeAddress } from "../model/node-address.js";
 import type { ServiceEndpoint } from "../model/registry.js";
-import { changesSince, type NodeStatus, type PortProtocol, type Snapshot } from "../model/snapshot.js";
+import { changesSince, type NodeStatus, type PortProtocol, protocolOf, type Snapshot } from "../model/snapshot.js";
 import { parseServiceKey, type ServiceKey, type ServiceRef } from "../naming.js";
 import { LayeredMap } from "../util/layered-map.js";
+import { getOrInsert } from "../util/maps.js";
 import { compareNumbers, compareText, ipSortKey } from "../util/order.js";
 
 export interface IndexedService {
@@ -87,6 +88,11 @@ export function indexSnapshot(snapshot: Snapshot, previous?: SnapshotIndex): Sna
   return index;
 }
 
+/** The index of a snapshot, or the index itself: entry points accept either. */
+export function asIndex(snapshot: Snapshot | SnapshotIndex): SnapshotIndex {
+  return "serviceKeys" in snapshot ? snapshot : indexSnapshot(snapshot);
+}
+
 export function nodeKey(cluster: string, node: string): string {
   return `${cluster}/${node}`;
 }
@@ -128,7 +134,7 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
   const keys = sameKeys ? previous.serviceKeys : serviceKeysOf(snapshot);
   const changed = [...changedKeys].filter((key) => snapshot.services.has(key) || snapshot.protocols.has(key)).map((key) => indexService(snapshot, key));
   const serviceChanges = new Map<ServiceKey, IndexedService | undefined>([...changedKeys].map((key) => [key, undefined]));
-  changed.forEach((service) => serviceChanges.set(service.key, service));
+  for (const service of changed) serviceChanges.set(service.key, service);
   const layered = LayeredMap.of(previous.services, serviceChanges);
   const services = sameKeys ? layered : new Map(keys.map((key) => [key, layered.get(key)!]));
   const replaced = [...changedKeys].flatMap((key) => previous.services.get(key) ?? []);
@@ -174,7 +180,7 @@ function indexService(snapshot: Snapshot, key: ServiceKey): IndexedService {
   const endpoints = sortEndpoints(snapshot.services.get(key) ?? []);
   const protocols = snapshot.protocols.get(key) ?? new Map<number, PortProtocol>();
   const ports = new Set<number>(protocols.keys());
-  endpoints.forEach((endpoint) => endpoint.ports.forEach((port) => ports.add(port)));
+  for (const port of endpoints.flatMap((endpoint) => endpoint.ports)) ports.add(port);
   const trustDomains = new Set<string>();
   for (const cluster of new Set(endpoints.map((endpoint) => endpoint.clusterName))) {
     const domain = trustDomainOfCluster(snapshot.mesh.trust, cluster);
@@ -182,7 +188,7 @@ function indexService(snapshot: Snapshot, key: ServiceKey): IndexedService {
   }
   const sortedPorts = [...ports].sort(compareNumbers);
   const sortedDomains = [...trustDomains].sort(compareText);
-  const protocolList = sortedPorts.map((port) => `${port}/${protocols.get(port) ?? "http2"}`);
+  const protocolList = sortedPorts.map((port) => `${port}/${protocolOf(protocols, port)}`);
   return {
     key,
     ref: parseServiceKey(key)!,
@@ -212,9 +218,7 @@ function hostedEndpoints(services: Iterable<IndexedService>): Map<string, Hosted
       const node = endpoint.kubernetesMetadata.nodeName;
       if (!node) continue;
       const key = nodeKey(endpoint.clusterName, node);
-      let list = hosted.get(key);
-      if (!list) hosted.set(key, (list = []));
-      list.push({ service: service.key, endpoint, sortKey: podSortKey(service.key, endpoint) });
+      getOrInsert(hosted, key, () => []).push({ service: service.key, endpoint, sortKey: podSortKey(service.key, endpoint) });
     }
   }
   for (const [key, list] of hosted) hosted.set(key, sortHosted(list));

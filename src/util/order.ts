@@ -3,6 +3,11 @@ export function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** Orders `[key, value]` entries by key. */
+export function compareByKey(a: readonly [string, unknown], b: readonly [string, unknown]): number {
+  return compareText(a[0], b[0]);
+}
+
 export function compareNumbers(a: number, b: number): number {
   return a - b;
 }

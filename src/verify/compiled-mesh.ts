@@ -11,7 +11,7 @@ import { type Options, type OptionsInput, parseOptions } from "../model/options.
 import type { ServiceEndpoint } from "../model/registry.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { type ServiceKey, TUNNEL_LISTENER_NAME } from "../naming.js";
-import { indexSnapshot, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { asIndex, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { compareText } from "../util/order.js";
 
 export interface CompiledNode {
@@ -47,17 +47,20 @@ export type CompileProgress = (done: number, total: number) => void;
 
 /** Compiles every node the snapshot lists or any registry record names. */
 export function compileMesh(snapshot: Snapshot | SnapshotIndex, optionsInput: Options | OptionsInput = {}, onProgress?: CompileProgress): CompiledMesh {
-  const index = "serviceKeys" in snapshot ? snapshot : indexSnapshot(snapshot);
+  const index = asIndex(snapshot);
   const options = parseOptions(optionsInput);
   const nodes = new Map<string, CompiledNode>();
   const skipped = new Map<string, string>();
   const failed = new Map<string, string>();
   const unaddressed: string[] = [];
   const all = meshNodes(index);
-  all.forEach(([cluster, name], done) => {
+  for (const [done, [cluster, name]] of all.entries()) {
     onProgress?.(done, all.length);
     const key = nodeKey(cluster, name);
-    if (!index.nodeAddresses.has(key)) return unaddressed.push(key);
+    if (!index.nodeAddresses.has(key)) {
+      unaddressed.push(key);
+      continue;
+    }
     try {
       const local = localNodeFrom(index.snapshot, cluster, name);
       nodes.set(key, { local, result: compileNode(index, local, options) });
@@ -66,13 +69,13 @@ export function compileMesh(snapshot: Snapshot | SnapshotIndex, optionsInput: Op
       else if (isCompileInvariantError(error)) failed.set(key, error.message);
       else throw error;
     }
-  });
+  }
   return { index, options, nodes, skipped, failed, unaddressed };
 }
 
 function meshNodes(index: SnapshotIndex): [string, string][] {
   const keys = new Map<string, [string, string]>();
-  index.snapshot.nodes.forEach((node) => keys.set(nodeKey(node.cluster, node.name), [node.cluster, node.name]));
+  for (const node of index.snapshot.nodes) keys.set(nodeKey(node.cluster, node.name), [node.cluster, node.name]);
   for (const records of index.hostedBy.values()) {
     const { clusterName, kubernetesMetadata } = records[0]!.endpoint;
     keys.set(nodeKey(clusterName, kubernetesMetadata.nodeName), [clusterName, kubernetesMetadata.nodeName]);

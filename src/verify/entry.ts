@@ -14,6 +14,7 @@ import type { TcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_pr
 import { hostPort } from "../envoy/core.js";
 import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION, FILTER_STATE } from "../envoy/types.js";
+import { protocolOf } from "../model/snapshot.js";
 import { outboundClusterName, parseServiceKey, serviceAuthority } from "../naming.js";
 import type { CompiledNode } from "./compiled-mesh.js";
 import { selectChainByDestination, selectVirtualHost } from "./envoy-match.js";
@@ -39,7 +40,7 @@ export function enterAtSource(context: ReplayContext, node: CompiledNode, source
   const cluster = outboundClusterName(meshDomain, { ...ref, port: target.port });
   if (!source.pod) return { kind: "entered", cluster, filterState: NOTHING_STAMPED, hops: [`node proxy: its own connection to ${cluster}`] };
   if (!source.netns) return { kind: "not-captured", reason: "the pod has no network namespace of its own, so no outbound listeners" };
-  const protocol = context.mesh.index.services.get(target.service)?.protocols.get(target.port) ?? "http2";
+  const protocol = protocolOf(context.mesh.index.services.get(target.service)?.protocols, target.port);
   if (protocol !== "tcp") return throughEgress(context, node, source.netns, serviceAuthority(meshDomain, ref, target.port));
   const vip = context.mesh.index.snapshot.vips?.get(target.service);
   if (!vip) return { kind: "not-captured", reason: `no VIP for ${target.service}: a TCP port is reached only through a captured VIP` };

@@ -86,7 +86,7 @@ function evaluate(matcher: Matcher, inputs: MatchInputs, trace: string[]): Evalu
     if (typeof value === "object") return value;
     const map = tree.exact_match_map?.map;
     if (!map || Object.keys(map).length === 0) return { invalid: "a matcher tree without a non-empty exact_match_map (Envoy rejects it)" };
-    const hit = value === undefined ? undefined : Object.prototype.hasOwnProperty.call(map, value) ? map[value] : undefined;
+    const hit = value === undefined ? undefined : Object.hasOwn(map, value) ? map[value] : undefined;
     trace.push(`${tree.input.name}=${value === undefined ? "(no value)" : JSON.stringify(value)} → ${hit ? "matched" : "on_no_match"}`);
     if (hit) return onMatch(hit, inputs, trace);
   }
@@ -111,13 +111,13 @@ function readInput(input: TypedExtensionConfig, inputs: MatchInputs): string | u
     for (const segment of path ?? []) {
       if (typeof value !== "object" || value === null) return undefined;
       const record = value as Record<string, unknown>;
-      value = Object.prototype.hasOwnProperty.call(record, segment.key ?? "") ? record[segment.key ?? ""] : "null";
+      value = Object.hasOwn(record, segment.key ?? "") ? record[segment.key ?? ""] : "null";
     }
     return typeof value === "string" ? value : JSON.stringify(value);
   }
   if (input.name === EXTENSION.filterStateInput) {
     const key = (config as { key?: string }).key ?? "";
-    return Object.prototype.hasOwnProperty.call(inputs.filterState, key) ? inputs.filterState[key] : undefined;
+    return Object.hasOwn(inputs.filterState, key) ? inputs.filterState[key] : undefined;
   }
   return { invalid: `input ${input.name} is not a transport-socket input (it never matches here)` };
 }

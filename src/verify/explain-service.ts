@@ -12,7 +12,7 @@ import { type Options, type OptionsInput, parseOptions } from "../model/options.
 import type { Snapshot } from "../model/snapshot.js";
 import { type ServiceKey, type SocketVariant, socketName } from "../naming.js";
 import { planNode } from "../plan/node-plan.js";
-import { indexSnapshot, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { asIndex, type SnapshotIndex } from "../plan/snapshot-index.js";
 
 export interface EndpointExplanation {
   readonly priority: number;
@@ -48,7 +48,7 @@ export function explainService(
   options: Options | OptionsInput,
   service: ServiceKey,
 ): ServiceExplanation {
-  const index = "serviceKeys" in snapshot ? snapshot : indexSnapshot(snapshot);
+  const index = asIndex(snapshot);
   const plan = planNode(index, parseNode(node), parseOptions(options));
   const indexed = index.services.get(service);
   if (!indexed) throw new InputError("options", [{ path: "service", message: `no service ${service} in the snapshot` }]);

@@ -47,6 +47,6 @@ function matrix(paths: readonly PathReport[]): string[] {
 
 function countBy(values: readonly string[]): Record<string, number> {
   const counts: Record<string, number> = {};
-  values.forEach((value) => (counts[value] = (counts[value] ?? 0) + 1));
+  for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
   return counts;
 }

@@ -142,11 +142,11 @@ export function formatPathReport(report: PathReport): string {
   if (report.note) lines.push(`  not captured: ${report.note}`);
   for (const landing of report.landings) {
     lines.push(`  lands on ${landing.pod.cluster}/${landing.pod.namespace}/${landing.pod.name}${landing.via ? ` via ${landing.via}` : " directly"}`);
-    landing.hops.forEach((hop) => lines.push(`    ${hop}`));
+    for (const hop of landing.hops) lines.push(`    ${hop}`);
   }
   for (const failure of report.failures) {
     lines.push(`  FAILED [${failure.code}] ${failure.reason}`);
-    failure.hops.forEach((hop) => lines.push(`    ${hop}`));
+    for (const hop of failure.hops) lines.push(`    ${hop}`);
   }
   for (const skipped of report.unverified) lines.push(`  not followed [${skipped.code}] ${skipped.reason}`);
   return lines.join("\n");

@@ -246,7 +246,7 @@ function addressOf(endpoint: LbEndpoint): string {
 }
 
 function connect(context: ReplayContext, trip: Trip, cluster: Cluster, endpoint: LbEndpoint, priority: number): Landing[] {
-  const { name: socketName, socket } = socketFor(context, trip, cluster, endpoint);
+  const { name: socketName, socket } = socketFor(trip, cluster, endpoint);
   const client = tlsOf<UpstreamTlsContext>(socket, "upstream");
   const identity = presentedCertificate(client, trip.filterState);
   const sni = client.sni ?? "";
@@ -270,7 +270,7 @@ function connect(context: ReplayContext, trip: Trip, cluster: Cluster, endpoint:
   return throughWaypoint(context, trip, waypoint, sni).map(({ pod, hop }) => arrive(pod, { ...trip, hops: [...trip.hops, hop] }, waypoint));
 }
 
-function socketFor(context: ReplayContext, trip: Trip, cluster: Cluster, endpoint: LbEndpoint): { name: string; socket: TransportSocket } {
+function socketFor(trip: Trip, cluster: Cluster, endpoint: LbEndpoint): { name: string; socket: TransportSocket } {
   if (!cluster.transport_socket_matcher) {
     if (!cluster.transport_socket) throw new PathError("NO_TLS", `cluster ${cluster.name} has no transport socket`);
     return { name: "(the cluster's transport_socket)", socket: cluster.transport_socket };
@@ -353,7 +353,7 @@ function throughWaypoint(context: ReplayContext, trip: Trip, nodeKey: string, sn
   if (!chain) throw new PathError("TUNNEL_NO_CHAIN", `SNI "${sni}" at ${nodeKey}`);
   if (chain.transport_socket) throw new PathError("TLS_TERMINATED_AT_NODE", `${nodeKey} chain ${chain.name}`);
   const proxy = chain.filters?.find((f) => f.name === EXTENSION.tcpProxy);
-  const ingressName = proxy?.typed_config ? (unpackAny(proxy.typed_config)?.message as TcpProxy).cluster : undefined;
+  const ingressName = proxy?.typed_config ? (unpackAny(proxy.typed_config)?.message as TcpProxy | undefined)?.cluster : undefined;
   trip.hops.push(`waypoint ${nodeKey}: ew_tunnel chain ${chain.name} → tcp_proxy ${ingressName ?? "(none)"}`);
   const ingress = waypoint.result.clusters.find((c) => c.name === ingressName);
   if (!ingress) throw new PathError("INGRESS_CLUSTER_MISSING", `${ingressName} at ${nodeKey}`);

@@ -278,7 +278,7 @@ describe("selector mode (the default): clusters do not depend on the node's pods
     for (const forbidden of [WEB, JOB, "/run/netns/"]) expect(text).not.toContain(forbidden);
     for (const result of [other, empty]) {
       expect(outbound(result).map((c) => Cluster.encode(c).finish())).toEqual(outbound(busy).map((c) => Cluster.encode(c).finish()));
-      outbound(result).forEach((c, i) => expect(c).toBe(outbound(busy)[i]));
+      for (const [i, c] of outbound(result).entries()) expect(c).toBe(outbound(busy)[i]);
     }
   });
 

@@ -52,7 +52,10 @@ function open(method: "StreamSecrets" | "DeltaSecrets") {
         ? Promise.resolve(queue.shift())
         : new Promise<any>((resolve, reject) => {
             const timer = setTimeout(() => reject(new Error("no response")), timeoutMs);
-            waiting.push((r) => (clearTimeout(timer), resolve(r)));
+            waiting.push((r) => {
+              clearTimeout(timer);
+              resolve(r);
+            });
           }),
     pending: () => queue.length,
     close: () => call.end(),

@@ -147,7 +147,7 @@ const clustersOf = (b: RenderedBootstrap): Json[] => (b.static_resources as Json
 const listenersOf = (b: RenderedBootstrap): Json[] => (b.static_resources as Json).listeners;
 
 /** Empties the first exact_match_map of the first cluster with a transport_socket_matcher. */
-export function withEmptyMatchMap(bootstrap: RenderedBootstrap): { bootstrap: RenderedBootstrap; cluster: string } {
+function withEmptyMatchMap(bootstrap: RenderedBootstrap): { bootstrap: RenderedBootstrap; cluster: string } {
   const copy = structuredClone(bootstrap) as RenderedBootstrap;
   const cluster = clustersOf(copy).find((c) => c.transport_socket_matcher?.matcher_tree?.exact_match_map);
   cluster.transport_socket_matcher.matcher_tree.exact_match_map.map = {};
@@ -155,7 +155,7 @@ export function withEmptyMatchMap(bootstrap: RenderedBootstrap): { bootstrap: Re
 }
 
 /** Appends a copy of the first inbound listener's first chain under another name: a duplicate match. */
-export function withDuplicateChain(bootstrap: RenderedBootstrap): { bootstrap: RenderedBootstrap; listener: string } {
+function withDuplicateChain(bootstrap: RenderedBootstrap): { bootstrap: RenderedBootstrap; listener: string } {
   const copy = structuredClone(bootstrap) as RenderedBootstrap;
   const listener = listenersOf(copy).find((l) => l.name.startsWith("inbound_"));
   listener.filter_chains.push({ ...listener.filter_chains[0], name: "duplicate" });

@@ -166,7 +166,10 @@ export function socketAddresses(result: CompileResult): { resource: string; addr
   const found: { resource: string; address: string; port: number }[] = [];
   const walk = (resource: string, value: unknown): void => {
     if (typeof value !== "object" || value === null || value instanceof Uint8Array) return;
-    if (Array.isArray(value)) return value.forEach((item) => walk(resource, item));
+    if (Array.isArray(value)) {
+      for (const item of value) walk(resource, item);
+      return;
+    }
     for (const [key, child] of Object.entries(value)) {
       if (key === "socket_address" && child && typeof child === "object") {
         const socket = child as { address?: string; port_value?: number };
@@ -174,9 +177,9 @@ export function socketAddresses(result: CompileResult): { resource: string; addr
       } else walk(resource, child);
     }
   };
-  result.clusters.forEach((c) => walk(c.name ?? "", c));
-  result.endpoints.forEach((e) => walk(e.cluster_name ?? "", e));
-  result.listeners.forEach((l) => walk(l.name ?? "", l));
+  for (const c of result.clusters) walk(c.name ?? "", c);
+  for (const e of result.endpoints) walk(e.cluster_name ?? "", e);
+  for (const l of result.listeners) walk(l.name ?? "", l);
   return found;
 }
 

@@ -384,7 +384,7 @@ export function buildMeshDocument(recipe: MeshRecipe): Doc {
   for (const service of services) {
     for (const [index, protocol] of service.recipe.protocols) {
       const port = index < service.recipe.ports.length ? service.recipe.ports[index]! : DECLARED_ONLY_PORT;
-      (protocols[service.key] ??= {})[String(port)] = protocol;
+      protocols[service.key] = { ...protocols[service.key], [String(port)]: protocol };
     }
   }
   if (recipe.protocolOnlyService) protocols["team-b/declared"] = { [String(DECLARED_ONLY_PORT)]: "tcp" };

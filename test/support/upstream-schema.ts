@@ -218,7 +218,7 @@ function isPackable(field: protobuf.Field): boolean {
 function decodeMapEntry(field: protobuf.MapField, bytes: Uint8Array, path: string, sink: Sink): [string, Json] {
   const reader = protobuf.Reader.create(bytes);
   let key = "";
-  let value: Json = undefined;
+  let value: Json;
   while (reader.pos < reader.len) {
     const tag = reader.uint32();
     if (tag >>> 3 === 1) key = String(readScalar(field.keyType, reader));
@@ -374,7 +374,9 @@ function violationsOf(rules: Rules, value: Json, field: protobuf.Field, at: stri
     }
     if (kind === "repeated") {
       problems.push(...sizeViolations(value as Json[], rule, at, "items"));
-      if (rule.items) (value as Json[]).forEach((item, i) => problems.push(...violationsOf(rule.items as Rules, item, field, `${at}[${i}]`)));
+      if (rule.items) {
+        for (const [i, item] of (value as Json[]).entries()) problems.push(...violationsOf(rule.items as Rules, item, field, `${at}[${i}]`));
+      }
       continue;
     }
     if (kind === "map") {

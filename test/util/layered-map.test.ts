@@ -55,7 +55,9 @@ describe("LayeredMap", () => {
     expect([...map.keys()]).toEqual(["a", "b", "d", "e", "f", "g", "h", "i", "z"]);
     expect([...map.values()]).toEqual([1, 20, 4, 5, 6, 7, 8, 9, 26]);
     const seen: string[] = [];
-    map.forEach((value, key, self) => seen.push(`${key}=${value}:${self === map}`));
+    map.forEach((value, key, self) => {
+      seen.push(`${key}=${value}:${self === map}`);
+    });
     expect(seen[1]).toBe("b=20:true");
     expect(map.size).toBe(9);
   });

@@ -5,7 +5,7 @@ import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { Filter } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import type { HttpConnectionManager } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
 import type { Config as SetFilterStateConfig } from "../../gen/envoy/extensions/filters/network/set_filter_state/v3/set_filter_state.js";
-import { TransportSocketNameAction } from "../../gen/envoy/extensions/matching/common_inputs/transport_socket/v3/transport_socket_inputs.js";
+import type { TransportSocketNameAction } from "../../gen/envoy/extensions/matching/common_inputs/transport_socket/v3/transport_socket_inputs.js";
 import type { Config as OnDemandSecretConfig } from "../../gen/envoy/extensions/transport_sockets/tls/cert_selectors/on_demand_secret/v3/config.js";
 import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import { pack } from "../../src/envoy/any.js";
@@ -29,7 +29,9 @@ import { meshDocument } from "../support/fixtures.js";
 /** The example mesh; with `eastCheckoutDown`, east's checkout pods are unhealthy so east goes to west. */
 function snapshot(eastCheckoutDown = false) {
   const doc = meshDocument();
-  if (eastCheckoutDown) doc.services["team-a/checkout"].filter((r: any) => r.clusterName === "east").forEach((r: any) => (r.health = "UNHEALTHY"));
+  if (eastCheckoutDown) {
+    for (const record of doc.services["team-a/checkout"].filter((r: any) => r.clusterName === "east")) record.health = "UNHEALTHY";
+  }
   return parseSnapshot(doc);
 }
 
@@ -68,7 +70,7 @@ describe("verifyMesh on the example mesh", () => {
 
   test("a service with no healthy endpoint is unreachable, not a failure", () => {
     const doc = meshDocument();
-    doc.services["team-b/payments"].forEach((r: any) => (r.health = "UNHEALTHY"));
+    for (const record of doc.services["team-b/payments"]) record.health = "UNHEALTHY";
     const report = verifyMesh(parseSnapshot(doc), crossCluster);
     expect(report.ok).toBe(true);
     expect(new Set(report.paths.filter((p) => p.target.service === "team-b/payments").map((p) => p.status))).toEqual(new Set(["unreachable"]));

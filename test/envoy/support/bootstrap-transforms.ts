@@ -142,7 +142,10 @@ export function inlineAssignments(bootstrap: RenderedBootstrap, assignments: rea
 export function withTestBundleMaps(bootstrap: RenderedBootstrap, bundleMapFile: (trustDomains: readonly string[]) => string): RenderedBootstrap {
   const copy = structuredClone(bootstrap) as Json;
   const visit = (value: Json): void => {
-    if (Array.isArray(value)) return value.forEach(visit);
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item);
+      return;
+    }
     if (typeof value !== "object" || value === null) return;
     if (value.trust_bundles?.filename) {
       value.trust_bundles = { filename: bundleMapFile((value.trust_domains ?? []).map((domain: Json) => domain.name)) };

@@ -76,7 +76,10 @@ export interface MeshLab {
 export function secretNames(bootstrap: unknown): string[] {
   const names = new Set<string>();
   const walk = (value: unknown): void => {
-    if (Array.isArray(value)) return value.forEach(walk);
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item);
+      return;
+    }
     if (value === null || typeof value !== "object") return;
     for (const [key, child] of Object.entries(value)) {
       if (/_sds_secret_configs?$/.test(key)) for (const config of [child].flat() as { name?: string }[]) if (config?.name) names.add(config.name);

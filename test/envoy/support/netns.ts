@@ -83,7 +83,10 @@ let probed: boolean | undefined;
 /** Whether this process can create network namespaces and veth pairs (root with CAP_SYS_ADMIN / CAP_NET_ADMIN). */
 export function netnsAvailable(): boolean {
   if (probed !== undefined) return probed;
-  if (process.env.AETHER_NETNS === "0") return (probed = false);
+  if (process.env.AETHER_NETNS === "0") {
+    probed = false;
+    return probed;
+  }
   const a = `axt-${process.pid}-probe-a`;
   const b = `axt-${process.pid}-probe-b`;
   ledgerNetns(a);

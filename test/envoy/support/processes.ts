@@ -62,8 +62,12 @@ export function startProcess(argv: readonly string[], options: StartOptions): Ma
   ledgerProcess(pid);
   let exit: Exit | undefined;
   const exited = new Promise<Exit>((resolve) => {
-    child.once("exit", (code, signal) => resolve((exit = { code, signal })));
-    child.once("error", () => resolve((exit = { code: null, signal: null })));
+    const settle = (outcome: Exit) => {
+      exit = outcome;
+      resolve(outcome);
+    };
+    child.once("exit", (code, signal) => settle({ code, signal }));
+    child.once("error", () => settle({ code: null, signal: null }));
   });
   const unregister = atExit(() => {
     if (!exit) killIfSame(pid, startTime);

@@ -224,7 +224,13 @@ export async function startSdsServer(listen: SdsListen, initial: readonly Secret
       const seen = log.find(predicate);
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const waiter = { predicate, resolve: (r: SdsRequestRecord) => (clearTimeout(timer), resolve(r)) };
+        const waiter = {
+          predicate,
+          resolve: (r: SdsRequestRecord) => {
+            clearTimeout(timer);
+            resolve(r);
+          },
+        };
         const timer = setTimeout(() => {
           waiters.splice(waiters.indexOf(waiter), 1);
           reject(new Error(`no matching SDS request within ${timeoutMs} ms; seen: ${JSON.stringify(log)}`));

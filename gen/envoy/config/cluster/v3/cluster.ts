@@ -19,6 +19,11 @@ export const protobufPackage = "envoy.config.cluster.v3";
 export const protobufFileName = "envoy/config/cluster/v3/cluster.proto";
 
 export interface Cluster {
+  /**
+   * Declaration order is load-bearing: these two fields come first so that the generated encoder
+   * writes them first, as the hand-written encoder (src/emit/cluster-encoding.ts) does before
+   * encoding the rest of the cluster. Moving them changes the output bytes.
+   */
   transport_socket_matches?:
     | Cluster_TransportSocketMatch[]
     | undefined;

@@ -27,6 +27,10 @@ export interface LbEndpoint {
   load_balancing_weight?: number | undefined;
 }
 
+/**
+ * Declaration order is load-bearing for the hand-written assignment encoder
+ * (src/emit/assignment-encoding.ts), which writes locality, lb_endpoints, priority in this order.
+ */
 export interface LocalityLbEndpoints {
   locality?: Locality | undefined;
   metadata?: Metadata | undefined;

@@ -28,6 +28,10 @@ export interface DownstreamTlsContext {
 }
 
 export interface CommonTlsContext {
+  /**
+   * Declaration order is load-bearing: the certificate comes first so that an upstream socket can
+   * be spliced as the per-source certificate followed by the shared remainder (src/envoy/tls.ts).
+   */
   tls_certificate_sds_secret_configs?: SdsSecretConfig[] | undefined;
   validation_context?: CertificateValidationContext | undefined;
   validation_context_sds_secret_config?: SdsSecretConfig | undefined;
