@@ -15,6 +15,8 @@ export const DIAGNOSTIC_CODES = {
   NODE_GONE: "warning",
   NOT_EXPORTED: "info",
   ADDRESS_CONFLICT: "warning",
+  // Endpoints emitted that cannot work as the mesh describes it.
+  POD_IP_NOT_ROUTABLE: "warning",
   // Endpoints emitted with an adjustment.
   NODE_IP_MISMATCH: "warning",
   RESERVED_METADATA_KEY: "warning",

@@ -6,6 +6,7 @@
  */
 import { formatPath, type InputIssue } from "../errors.js";
 import { nodeSpiffeId, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
+import { getOrInsert } from "../util/maps.js";
 import { trustDomainOfCluster } from "./node.js";
 import { MAX_PORTS_PER_RECORD, podNameOf, type ServiceEndpoint } from "./registry.js";
 import type { NodeStatus, PortProtocol, TrustConfig } from "./snapshot.js";
@@ -24,7 +25,7 @@ export const SNAPSHOT_LIMITS = {
 
 /** The sections of a mesh file that parsed; a section that did not is left out. */
 export interface MeshParts {
-  readonly mesh?: { readonly meshDomain: string; readonly trust: TrustConfig; readonly nodeIdentity: string };
+  readonly mesh?: { readonly meshDomain: string; readonly trust: TrustConfig; readonly nodeIdentity: string; readonly podNetwork: string };
   readonly nodes?: readonly NodeStatus[];
   readonly protocols?: Readonly<Record<string, Readonly<Record<string, PortProtocol>>>>;
   readonly dependencies?: Readonly<Record<string, readonly string[]>>;
@@ -217,4 +218,33 @@ function nodeIdentityIssues(
     }
   }
   return [];
+}
+
+/** Pods at one address: of different services, in different clusters. */
+export interface SharedAddress {
+  readonly ip: string;
+  /** `"<cluster>/<namespace>/<pod>"` of each, sorted. */
+  readonly pods: readonly string[];
+}
+
+/**
+ * Addresses that name pods of different services in different clusters (overlapping pod CIDRs).
+ * Harmless while only waypoints cross clusters; a node that dials one directly from another
+ * cluster reaches the wrong service's pod (only its certificate pin stops it). Reported in every
+ * mode by `inspect` and the mesh check.
+ */
+export function sharedAddresses(services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>): SharedAddress[] {
+  const byIp = new Map<string, { clusters: Set<string>; services: Set<string>; pods: string[] }>();
+  for (const [key, endpoints] of services) {
+    for (const endpoint of endpoints) {
+      const owners = getOrInsert(byIp, endpoint.ip, () => ({ clusters: new Set<string>(), services: new Set<string>(), pods: [] as string[] }));
+      owners.clusters.add(endpoint.clusterName);
+      owners.services.add(key);
+      owners.pods.push(`${endpoint.clusterName}/${endpoint.kubernetesMetadata.namespace}/${podNameOf(endpoint)}`);
+    }
+  }
+  return [...byIp]
+    .filter(([, owners]) => owners.clusters.size > 1 && owners.services.size > 1)
+    .map(([ip, owners]) => ({ ip, pods: owners.pods.sort() }))
+    .sort((a, b) => (a.ip < b.ip ? -1 : a.ip > b.ip ? 1 : 0));
 }

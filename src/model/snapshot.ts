@@ -62,6 +62,10 @@ const federatedTrust = z.strictObject({
 export const trustConfig = z.discriminatedUnion("mode", [sharedTrust, federatedTrust]);
 export type TrustConfig = z.output<typeof trustConfig>;
 
+export const POD_NETWORKS = ["isolated", "routable"] as const;
+/** Whether pod IPs route between clusters (`mesh.podNetwork`). */
+export type PodNetwork = (typeof POD_NETWORKS)[number];
+
 const portProtocol = z.enum(["http2", "tcp"], { error: 'port protocol must be "http2" or "tcp"' });
 export type PortProtocol = z.output<typeof portProtocol>;
 
@@ -88,6 +92,12 @@ const meshFile = z.strictObject({
   mesh: z.strictObject({
     meshDomain: dnsSubdomain,
     trust: trustConfig,
+    /**
+     * Whether pod IPs route between clusters (`routable`) or only within their own (`isolated`,
+     * e.g. clusters sharing a pod CIDR). With `isolated`, the waypoint-off mode cannot reach
+     * another cluster's pods: each such direct endpoint is reported (and fails the mesh check).
+     */
+    podNetwork: z.enum(POD_NETWORKS).default("isolated"),
     /** Template of the node proxies' SPIFFE ID; placeholders `{trustDomain}`, `{cluster}`, `{node}`. */
     nodeIdentity: z
       .string()
@@ -148,6 +158,7 @@ export interface Snapshot {
     readonly meshDomain: string;
     readonly trust: TrustConfig;
     readonly nodeIdentity: string;
+    readonly podNetwork: PodNetwork;
   };
   readonly nodes: readonly NodeStatus[];
   /** Registry records per service key, in input order. */

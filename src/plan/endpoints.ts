@@ -110,6 +110,17 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
   const endpoints = uniqueAddresses([...direct, ...waypoints].sort(compareEndpoints), (pod, kept, address) =>
     report("ADDRESS_CONFLICT", leftOut(service, pod, `address ${address} is already used by ${describeOrigin(kept)}`), pod),
   );
+  if (index.snapshot.mesh.podNetwork === "isolated") {
+    for (const endpoint of endpoints) {
+      if (endpoint.route !== "direct" || endpoint.originCluster === view.cluster) continue;
+      const pod = endpoint.pods[0]!;
+      report(
+        "POD_IP_NOT_ROUTABLE",
+        `${describePod(pod)} is dialed directly from cluster ${view.cluster}, but mesh.podNetwork is isolated: its IP does not route from here (use a waypoint mode, or podNetwork "routable" if pod IPs do route between clusters)`,
+        pod,
+      );
+    }
+  }
   return { service, port, clusterName, endpoints, diagnostics };
 }
 

@@ -1,4 +1,5 @@
 /** The mesh check as text: a source × destination matrix, then every failure with its hops. */
+import type { SharedAddress } from "../model/snapshot-checks.js";
 import { formatPathReport, type MeshCheckReport, sourceName } from "./mesh-check.js";
 import type { PathReport } from "./path.js";
 
@@ -15,6 +16,7 @@ export function formatMeshReport(report: MeshCheckReport): string {
   for (const node of report.unaddressedNodes) lines.push(`  node ${node} not compiled: no known IP yet (its pods are left out everywhere: NO_NODE_IP)`);
   for (const [node, reason] of report.skippedNodes) lines.push(`  node ${node} FAILED: the snapshot makes it uncompilable: ${reason}`);
   for (const [node, reason] of report.failedNodes) lines.push(`  node ${node} FAILED to compile: ${reason}`);
+  for (const shared of report.sharedAddresses) lines.push(`  warning: ${sharedAddressLine(shared)}`);
   lines.push("", ...matrix(report.paths));
   const failed = report.paths.filter((p) => p.status === "failed");
   if (failed.length > 0) lines.push("", "failures:", ...failed.map(formatPathReport));
@@ -49,4 +51,9 @@ function countBy(values: readonly string[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
   return counts;
+}
+
+/** One line for an address that names pods of different services in different clusters. */
+export function sharedAddressLine(shared: SharedAddress): string {
+  return `address ${shared.ip} names pods of different services in different clusters (${shared.pods.join(", ")}): a direct dial from another cluster reaches the wrong one`;
 }

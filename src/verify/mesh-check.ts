@@ -7,6 +7,7 @@
 import { InputError } from "../errors.js";
 import type { Options, OptionsInput } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
+import { type SharedAddress, sharedAddresses } from "../model/snapshot-checks.js";
 import { parseServiceKey, type ServiceKey, serviceKey } from "../naming.js";
 import { planNode } from "../plan/node-plan.js";
 import type { SnapshotIndex } from "../plan/snapshot-index.js";
@@ -23,6 +24,8 @@ export interface MeshCheckReport {
   readonly skippedNodes: ReadonlyMap<string, string>;
   /** Nodes whose address no input gives yet: not compiled, their pods left out everywhere (`NO_NODE_IP`). */
   readonly unaddressedNodes: readonly string[];
+  /** Addresses naming pods of different services in different clusters (`sharedAddresses`): reported, in every mode. */
+  readonly sharedAddresses: readonly SharedAddress[];
   /** Nodes whose compile failed closed (CompileInvariantError): the check fails. */
   readonly failedNodes: ReadonlyMap<string, string>;
 }
@@ -39,7 +42,15 @@ export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
   );
   const paths = withSharedPoolFailures(replayed);
   const ok = mesh.failed.size === 0 && mesh.skipped.size === 0 && paths.every((p) => p.status !== "failed");
-  return { ok, mode: mesh.options.eastWestWaypoint, paths, skippedNodes: mesh.skipped, unaddressedNodes: mesh.unaddressed, failedNodes: mesh.failed };
+  return {
+    ok,
+    mode: mesh.options.eastWestWaypoint,
+    paths,
+    skippedNodes: mesh.skipped,
+    unaddressedNodes: mesh.unaddressed,
+    sharedAddresses: sharedAddresses(mesh.index.snapshot.services),
+    failedNodes: mesh.failed,
+  };
 }
 
 /**

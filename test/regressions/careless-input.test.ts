@@ -14,6 +14,7 @@ import { encodeServiceEndpoint } from "../../src/model/registry.js";
 import { parseSnapshot, SNAPSHOT_LIMITS, type Snapshot, withServiceRecords } from "../../src/model/snapshot.js";
 import { planNode } from "../../src/plan/node-plan.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
+import { verifyMesh } from "../../src/verify/mesh-check.js";
 import { EXAMPLE_MESH, meshDocument } from "../support/fixtures.js";
 import { endpoint, mesh, node } from "../support/mesh-builder.js";
 
@@ -315,5 +316,45 @@ describe("11. one error lists every problem, cross-field checks included", () =>
       doc.mesh.trust = { mode: "federated", trustDomains: [{ name: "east.td", clusters: ["east"], bundle: { inlineString: "PEM" } }] };
     });
     expect(issues).toEqual(expect.arrayContaining(["nodes[0].ip: not an IPv4/IPv6 address", expect.stringMatching(/cluster west belongs to no trust domain/)]));
+  });
+});
+
+describe("10. mesh.podNetwork: the off mode on an isolated pod network", () => {
+  const off = { eastWestWaypoint: "off" } as const;
+
+  test("the bundled Flannel example is isolated: every cross-cluster direct endpoint is a compile diagnostic", () => {
+    const snapshot = parseSnapshot(meshDocument());
+    expect(snapshot.mesh.podNetwork).toBe("isolated");
+    const result = compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), off);
+    const unroutable = result.diagnostics.filter((d) => d.code === "POD_IP_NOT_ROUTABLE");
+    expect(new Set(unroutable.map((d) => `${d.endpoint!.cluster}/${d.endpoint!.ip}`))).toEqual(new Set(["west/10.244.1.8", "west/10.244.3.6"]));
+    expect(unroutable.every((d) => d.severity === "warning")).toBe(true);
+  });
+
+  test("the check fails on every path whose cluster holds one, at any priority; routable pod networks pass", () => {
+    const report = verifyMesh(parseSnapshot(meshDocument()), off);
+    expect(report.ok).toBe(false);
+    const failed = report.paths.filter((p) => p.status === "failed");
+    expect(failed.length).toBeGreaterThan(0);
+    expect(new Set(failed.flatMap((p) => p.failures.map((f) => f.code)))).toEqual(new Set(["POD_IP_NOT_ROUTABLE"]));
+    const doc = meshDocument();
+    doc.mesh.podNetwork = "routable";
+    expect(verifyMesh(parseSnapshot(doc), off).ok).toBe(true);
+  });
+
+  test("an IP naming pods of different services in different clusters is reported in every mode", () => {
+    const doc = meshDocument();
+    doc.services["team-b/payments"][0].ip = "10.244.1.8"; // east's payments pod at west's checkout-9a1e-y2 address
+    const snapshot = parseSnapshot(doc);
+    for (const mode of ["off", "cross-cluster", "always"] as const) {
+      expect(verifyMesh(snapshot, { eastWestWaypoint: mode }).sharedAddresses).toEqual([
+        { ip: "10.244.1.8", pods: ["east/team-b/payments-6f8d-p1", "west/team-a/checkout-9a1e-y2"] },
+      ]);
+    }
+    expect(verifyMesh(parseSnapshot(meshDocument()), { eastWestWaypoint: "off" }).sharedAddresses).toEqual([]);
+  });
+
+  test("waypoint modes never dial a remote pod IP, so an isolated network passes", () => {
+    expect(verifyMesh(parseSnapshot(meshDocument()), { eastWestWaypoint: "cross-cluster" }).ok).toBe(true);
   });
 });
