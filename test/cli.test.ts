@@ -61,14 +61,12 @@ describe("aether-xds check", () => {
     expect(stdout).toContain("OK: every path lands on a pod of its service with end-to-end mTLS");
   });
 
-  test("exits 1 when a path fails: a destination pod without a netns has no inbound listener", () => {
-    const doc = meshDocument();
-    doc.services["team-a/checkout"][0].containerMetadata.networkNamespace = "";
-    const file = join(scratch, "no-netns.json");
-    writeFileSync(file, JSON.stringify(doc));
-    const { code, stdout } = runCli(["check", "--snapshot", file, "--mode", "cross-cluster"]);
+  test("exits 1 when a path fails: --mode off on the example's isolated pod network dials west pod IPs from east", () => {
+    const { code, stdout } = runCli(["check", "--snapshot", MESH, "--mode", "off"]);
     expect(code).toBe(1);
-    expect(stdout).toContain("FAILED [NO_INBOUND_LISTENER] the destination pod has no inbound listener: east/team-a/checkout-5c6b-x1");
+    expect(stdout).toMatch(
+      /FAILED \[POD_IP_NOT_ROUTABLE\] a pod IP that is not routable from the source's cluster: 10\.244\.1\.8:15008 \(priority \d\) from cluster east/,
+    );
   });
 });
 

@@ -82,6 +82,11 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
   const viaNode = new Map<string, { node: WaypointNode; pods: ServiceEndpoint[] }>();
   for (const endpoint of service.endpoints) {
     if (!endpoint.ports.includes(port)) continue;
+    if (!endpoint.containerMetadata.networkNamespace) {
+      // Its node binds its inbound listener in its netns: without one, nothing would answer.
+      report("NO_NETNS", leftOut(service, endpoint, "its record has no network namespace, so its node gives it no inbound listener"), endpoint);
+      continue;
+    }
     const route = routeOf(view, service, endpoint);
     if (route === "not-exported") {
       report("NOT_EXPORTED", leftOut(service, endpoint, `${service.key} is not exported, so other clusters cannot reach it through a waypoint`), endpoint);

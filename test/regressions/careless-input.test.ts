@@ -358,3 +358,19 @@ describe("10. mesh.podNetwork: the off mode on an isolated pod network", () => {
     expect(verifyMesh(parseSnapshot(meshDocument()), { eastWestWaypoint: "cross-cluster" }).ok).toBe(true);
   });
 });
+
+describe("8. a pod without a network namespace is never advertised", () => {
+  test("it is left out of every node's EDS and of its waypoint's ingress, with NO_NETNS", () => {
+    const doc = meshDocument();
+    doc.services["team-a/checkout"][3].containerMetadata.networkNamespace = ""; // west checkout-9a1e-y2, 10.244.1.8
+    const snapshot = parseSnapshot(doc);
+    const addresses = (result: ReturnType<typeof compileNode>) =>
+      result.endpoints.flatMap((a) => (a.endpoints ?? []).flatMap((g) => (g.lb_endpoints ?? []).map((e) => e.endpoint?.address?.socket_address?.address)));
+    const westNode1 = compileNode(snapshot, localNodeFrom(snapshot, "west", "node-1"), { eastWestWaypoint: "off" });
+    expect(addresses(westNode1)).not.toContain("10.244.1.8");
+    expect(westNode1.diagnostics.filter((d) => d.code === "NO_NETNS").map((d) => d.endpoint?.ip)).toContain("10.244.1.8");
+    const waypoint = compileNode(snapshot, localNodeFrom(snapshot, "west", "node-2"), { eastWestWaypoint: "cross-cluster" });
+    expect(addresses(waypoint)).not.toContain("10.244.1.8");
+    expect(verifyMesh(snapshot, { eastWestWaypoint: "always" }).ok).toBe(true);
+  });
+});
