@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { runCli } from "./support/cli.js";
-import { meshDocument } from "./support/fixtures.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "aether-cli-"));
 const MESH = "testdata/flannel/mesh.yaml";

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { InputError, type InputIssue } from "../errors.js";
 import { nodeSpiffeId, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
+import { deepFreeze } from "../util/freeze.js";
 import { compareText } from "../util/order.js";
 import { clusterName, dnsLabel, dnsSubdomain, ipAddress, locality, netnsPath, orEmpty, port, spiffeId, trustDomain } from "./fields.js";
 import { collectIssues, unsafeInputIssues } from "./issues.js";
@@ -55,19 +56,18 @@ export interface LocalNode extends Omit<z.output<typeof localNode>, "dependencie
   readonly dependencies?: readonly ServiceKey[] | undefined;
 }
 
-/** Nodes already validated, by the object passed in: compiling a node again skips the work. */
-const parsedNodes = new WeakMap<object, LocalNode>();
+/** Nodes `parseNode` returned: validated and frozen, so passing one again skips the work. */
+const validatedNodes = new WeakSet<object>();
 
 /**
- * Validates a local node, or throws one `InputError` listing every problem with its path. The same
- * object passed again is not validated again.
+ * Validates a local node, or throws one `InputError` listing every problem with its path. Returns
+ * a new, frozen node; passing that node again returns it as it is. The object passed in is never
+ * remembered: change it and pass it again, and it is validated again.
  */
 export function parseNode(input: unknown): LocalNode {
-  const known = typeof input === "object" && input !== null ? parsedNodes.get(input) : undefined;
-  if (known) return known;
-  const node = validateNode(input);
-  parsedNodes.set(input as object, node);
-  parsedNodes.set(node, node);
+  if (typeof input === "object" && input !== null && validatedNodes.has(input)) return input as LocalNode;
+  const node = deepFreeze(validateNode(input));
+  validatedNodes.add(node);
   return node;
 }
 
@@ -124,7 +124,8 @@ export function localNodeFrom(snapshot: Snapshot, cluster: string, nodeName: str
   else if (!nodeIp) problems.push({ path: "nodeIp", message: `node ${cluster}/${nodeName} has no known IP` });
   if (!trustDomain) problems.push({ path: "trustDomain", message: `cluster ${cluster} belongs to no trust domain` });
   if (problems.length > 0) throw new InputError("node", problems);
-  return {
+  // Validated here, once: compiling the returned node again and again skips the work.
+  return parseNode({
     clusterName: cluster,
     nodeName,
     nodeIp: nodeIp!,
@@ -137,7 +138,7 @@ export function localNodeFrom(snapshot: Snapshot, cluster: string, nodeName: str
       snapshot,
       hosted.map(({ key }) => key),
     ),
-  };
+  });
 }
 
 interface HostedRecord {

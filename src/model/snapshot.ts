@@ -5,9 +5,10 @@
 import { z } from "zod";
 import { formatPath, InputError, type InputIssue } from "../errors.js";
 import { DEFAULT_NODE_IDENTITY, isValidPort, nodeIdentityProblem, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
+import { deepFreeze } from "../util/freeze.js";
 import { compareByKey } from "../util/order.js";
 import { clusterName, dnsSubdomain, ipAddress, trustDomain } from "./fields.js";
-import { collectIssues, unsafeInputIssues } from "./issues.js";
+import { collectIssues, describeValue, unsafeInputIssues } from "./issues.js";
 import { decodeServiceEndpoint, type ServiceEndpoint, serviceEndpoint } from "./registry.js";
 import { crossCheck, duplicatePodIssues, type MeshParts, portCountIssues, SNAPSHOT_LIMITS } from "./snapshot-checks.js";
 
@@ -191,7 +192,7 @@ export function parseSnapshot(input: unknown): Snapshot {
   issues.push(...crossCheck(file.success ? file.data : parsedSections(input), services));
   if (!file.success || issues.length > 0) throw new InputError("snapshot", issues);
   const { mesh, nodes, exports, protocols, dependencies, vips } = file.data;
-  return {
+  return validated({
     mesh,
     nodes,
     services,
@@ -201,7 +202,54 @@ export function parseSnapshot(input: unknown): Snapshot {
     ),
     dependencies: dependencies && new Map(Object.entries(dependencies).map(([key, deps]) => [key as ServiceKey, [...new Set(deps)].sort() as ServiceKey[]])),
     vips: vips && new Map(Object.entries(vips).sort(compareByKey) as [ServiceKey, string][]),
+  });
+}
+
+/** Snapshots made by `parseSnapshot` and `withServiceRecords`: validated, and read-only. */
+const validatedSnapshots = new WeakSet<object>();
+/** Maps and sets of validated snapshots: adding to or removing from them throws. */
+const sealedCollections = new WeakSet<object>();
+
+/** Whether `value` is a snapshot `parseSnapshot` or `withServiceRecords` made (and so validated). */
+export function isValidatedSnapshot(value: unknown): value is Snapshot {
+  return typeof value === "object" && value !== null && validatedSnapshots.has(value);
+}
+
+/**
+ * Freezes a snapshot just validated — its objects, arrays, maps and sets — so nothing can change
+ * what was checked, and records it as validated.
+ */
+function validated(snapshot: Snapshot): Snapshot {
+  deepFreeze(snapshot.mesh);
+  for (const node of snapshot.nodes) Object.freeze(node);
+  Object.freeze(snapshot.nodes);
+  for (const endpoints of snapshot.services.values()) {
+    if (Object.isFrozen(endpoints)) continue; // shared with the snapshot it was derived from
+    for (const endpoint of endpoints) deepFreeze(endpoint);
+    Object.freeze(endpoints);
+  }
+  for (const collection of [snapshot.services, snapshot.exports, snapshot.protocols, snapshot.dependencies, snapshot.vips]) {
+    if (collection) seal(collection);
+  }
+  for (const ports of snapshot.protocols.values()) seal(ports);
+  for (const deps of snapshot.dependencies?.values() ?? []) Object.freeze(deps);
+  validatedSnapshots.add(Object.freeze(snapshot));
+  return snapshot;
+}
+
+function seal(collection: ReadonlyMap<unknown, unknown> | ReadonlySet<unknown>): void {
+  if (sealedCollections.has(collection)) return;
+  sealedCollections.add(collection);
+  const refuse = () => {
+    throw new TypeError("a validated snapshot is read-only: derive a new one with withServiceRecords");
   };
+  Object.defineProperties(collection, {
+    set: { value: refuse },
+    add: { value: refuse },
+    delete: { value: refuse },
+    clear: { value: refuse },
+  });
+  Object.freeze(collection);
 }
 
 /** The sections of a file that did not parse as a whole, each parsed alone: those that parse. */
@@ -340,8 +388,14 @@ const lineages = new WeakMap<Snapshot, Lineage>();
  * makes recompiling after an endpoint change cheap.
  */
 export function withServiceRecords(snapshot: Snapshot, key: string, records: readonly unknown[]): Snapshot {
+  if (!isValidatedSnapshot(snapshot)) {
+    throw new InputError("snapshot", [{ path: "", message: "not a snapshot from parseSnapshot, parseMeshFile or withServiceRecords" }]);
+  }
+  if (!Array.isArray(records))
+    throw new InputError("snapshot", [{ path: formatPath(["services", String(key)]), message: `expected a list of records, found ${describeValue(records)}` }]);
   const issues: InputIssue[] = [];
-  if (!parseServiceKey(key)) issues.push({ path: formatPath(["services", key]), message: 'not a service key "<namespace>/<service>" of two DNS-1123 labels' });
+  if (typeof key !== "string" || !parseServiceKey(key))
+    issues.push({ path: formatPath(["services", key]), message: 'not a service key "<namespace>/<service>" of two DNS-1123 labels' });
   else if (records.length > SNAPSHOT_LIMITS.endpointsPerService) {
     issues.push({ path: formatPath(["services", key]), message: `${records.length} endpoints, over the limit of ${SNAPSHOT_LIMITS.endpointsPerService}` });
   }
@@ -351,7 +405,7 @@ export function withServiceRecords(snapshot: Snapshot, key: string, records: rea
   if (issues.length > 0) throw new InputError("snapshot", issues);
   const services = new Map(snapshot.services);
   services.set(key as ServiceKey, endpoints);
-  const next: Snapshot = { ...snapshot, services };
+  const next = validated({ ...snapshot, services });
   const lineage = lineages.get(snapshot);
   lineages.set(next, { base: lineage?.base ?? snapshot, changed: new Set([...(lineage?.changed ?? []), key as ServiceKey]) });
   return next;

@@ -374,3 +374,72 @@ describe("8. a pod without a network namespace is never advertised", () => {
     expect(verifyMesh(snapshot, { eastWestWaypoint: "always" }).ok).toBe(true);
   });
 });
+
+describe("14. validated values cannot change after validation", () => {
+  test("an options object changed after a first call is validated again, not served from a cache", () => {
+    const input: Record<string, unknown> = { eastWestWaypoint: "off" };
+    expect(parseOptions(input).eastWestWaypoint).toBe("off");
+    input.eastWestWaypoint = "always";
+    expect(parseOptions(input).eastWestWaypoint).toBe("always");
+    input.inboundPort = 0;
+    expect(thrown(() => parseOptions(input))).toEqual(["inboundPort: not a port: must be an integer 1–65535"]);
+  });
+
+  test("a node input changed after a first compile is validated again; a parsed node is frozen", () => {
+    const snapshot = parseSnapshot(meshDocument());
+    const input = JSON.parse(JSON.stringify(localNodeFrom(snapshot, "east", "node-1")));
+    compileNode(snapshot, input);
+    input.nodeIp = "not-an-ip";
+    expect(thrown(() => compileNode(snapshot, input))).toEqual(["nodeIp: not an IPv4/IPv6 address"]);
+    const parsed = localNodeFrom(snapshot, "east", "node-1");
+    expect(() => {
+      (parsed as { nodeIp: string }).nodeIp = "not-an-ip";
+    }).toThrow(TypeError);
+    expect(() => (parsed.pods[0]!.ports as number[]).push(1)).toThrow(TypeError);
+    expect(Object.isFrozen(parseOptions({}))).toBe(true);
+  });
+});
+
+describe("15. public entry points validate what they are given", () => {
+  test("a hand-built snapshot is validated like a mesh file; null and non-snapshots are input errors", async () => {
+    const api = await import("../../src/entry/index.js");
+    const snapshot = api.parseSnapshot(meshDocument());
+    const handBuilt = { ...snapshot, nodes: [{ ...snapshot.nodes[0]!, ip: "not-an-ip" }, ...snapshot.nodes.slice(1)] };
+    expect(thrown(() => api.compileNode(handBuilt, api.localNodeFrom(snapshot, "east", "node-1")))).toEqual(["nodes[0].ip: not an IPv4/IPv6 address"]);
+    expect(thrown(() => api.indexSnapshot(handBuilt))).toEqual(["nodes[0].ip: not an IPv4/IPv6 address"]);
+    expect(thrown(() => api.localNodeFrom(null as never, "east", "node-1"))).toEqual([expect.stringMatching(/^: not a Snapshot: null/)]);
+    expect(thrown(() => api.compileNode({ services: [] } as never, {} as never))).toEqual([expect.stringMatching(/^: not a Snapshot: .*not a Map/)]);
+    // A well-formed hand-built snapshot compiles like the validated one.
+    const copy = { ...snapshot };
+    const node = api.localNodeFrom(snapshot, "east", "node-1");
+    expect(api.compileNode(copy, node).clusters).toEqual(api.compileNode(snapshot, node).clusters);
+  });
+
+  test("withServiceRecords refuses null, a non-array and a hand-built snapshot with an input error", () => {
+    const snapshot = parseSnapshot(meshDocument());
+    expect(thrown(() => withServiceRecords(snapshot, "team-a/frontend", null as never))).toEqual([
+      'services["team-a/frontend"]: expected a list of records, found null',
+    ]);
+    expect(thrown(() => withServiceRecords(snapshot, "team-a/frontend", "x" as never))).toEqual([
+      'services["team-a/frontend"]: expected a list of records, found the string "x"',
+    ]);
+    expect(thrown(() => withServiceRecords({ ...snapshot }, "team-a/frontend", []))).toEqual([
+      ": not a snapshot from parseSnapshot, parseMeshFile or withServiceRecords",
+    ]);
+  });
+
+  test("a validated snapshot is read-only: its maps refuse changes", () => {
+    const snapshot = parseSnapshot(meshDocument());
+    expect(() => (snapshot.services as Map<string, unknown>).set("team-a/x", [])).toThrow(TypeError);
+    expect(() => (snapshot.nodes as unknown[]).push({})).toThrow(TypeError);
+    expect(() => {
+      (snapshot.services.get("team-a/frontend")![0] as { ip: string }).ip = "x";
+    }).toThrow(TypeError);
+  });
+
+  test("an index not built by indexSnapshot is refused", async () => {
+    const api = await import("../../src/entry/index.js");
+    const snapshot = api.parseSnapshot(meshDocument());
+    expect(thrown(() => api.indexSnapshot(snapshot, { serviceKeys: [] } as never))).toEqual([": not a SnapshotIndex: build one with indexSnapshot"]);
+  });
+});
