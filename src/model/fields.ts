@@ -1,5 +1,6 @@
 /** Zod building blocks shared by the snapshot, node and options schemas. */
 import { isIP } from "node:net";
+import { posix } from "node:path";
 import { z } from "zod";
 import { isDnsLabel, isDnsSubdomain, isValidPort } from "../naming.js";
 
@@ -88,11 +89,22 @@ export const spiffeId = z
     error: "not a SPIFFE ID (spiffe://<trust-domain>/<path>)",
   });
 
-/** An absolute path to a network namespace, e.g. `/var/run/netns/cni-1234`. */
+/**
+ * An absolute path to a network namespace, e.g. `/var/run/netns/cni-1234`, in normalized form
+ * (`//`, `/./` and `x/..` resolved, no trailing `/`), so two spellings of one path are one netns.
+ * Symlinks are not resolved: `/var/run` is often `/run`; give every record the same spelling.
+ */
 export const netnsPath = z
   .string()
   .max(4096, { error: "longer than 4096 characters" })
-  .regex(/^\/[^\0]*$/, { error: "not an absolute path" });
+  .regex(/^\/[^\0]*$/, { error: "not an absolute path" })
+  .transform(normalizeNetns);
+
+/** The normalized form of an absolute path (see `netnsPath`). */
+export function normalizeNetns(path: string): string {
+  const normalized = posix.normalize(path);
+  return normalized.length > 1 && normalized.endsWith("/") ? normalized.slice(0, -1) : normalized;
+}
 
 /** A string that is either empty (unset in proto3) or valid under `schema`. */
 export function orEmpty<Out extends string>(schema: z.ZodType<Out, string>) {

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { InputError, type InputIssue } from "../errors.js";
 import { nodeSpiffeId, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
 import { deepFreeze } from "../util/freeze.js";
+import { compositeKey } from "../util/keys.js";
 import { compareText } from "../util/order.js";
 import { clusterName, dnsLabel, dnsSubdomain, ipAddress, locality, netnsPath, orEmpty, port, spiffeId, trustDomain } from "./fields.js";
 import { collectIssues, unsafeInputIssues } from "./issues.js";
@@ -85,8 +86,8 @@ function validateNode(input: unknown): LocalNode {
 function duplicatePodIssues(pods: readonly HostedPod[]): InputIssue[] {
   const seen = new Set<string>();
   return pods.flatMap((pod, index) => {
-    const id = `${pod.namespace}/${pod.name}`;
-    if (seen.has(id)) return [{ path: `pods[${index}]`, message: `duplicate pod ${id}` }];
+    const id = compositeKey(pod.namespace, pod.name);
+    if (seen.has(id)) return [{ path: `pods[${index}]`, message: `duplicate pod ${pod.namespace}/${pod.name}` }];
     seen.add(id);
     return [];
   });

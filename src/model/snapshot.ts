@@ -6,6 +6,7 @@ import { z } from "zod";
 import { formatPath, InputError, type InputIssue } from "../errors.js";
 import { DEFAULT_NODE_IDENTITY, isValidPort, nodeIdentityProblem, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
 import { deepFreeze } from "../util/freeze.js";
+import { compositeKey } from "../util/keys.js";
 import { compareByKey } from "../util/order.js";
 import { clusterName, dnsSubdomain, ipAddress, trustDomain } from "./fields.js";
 import { collectIssues, describeValue, unsafeInputIssues } from "./issues.js";
@@ -321,7 +322,7 @@ function parseRecords(key: ServiceKey, records: readonly unknown[], issues: Inpu
       continue;
     }
     const endpoint = withNamespace(parsed.data, key, path, issues);
-    const identity = `${endpoint.clusterName}|${endpoint.ip}`;
+    const identity = compositeKey(endpoint.clusterName, endpoint.ip);
     const first = seen.get(identity);
     if (first !== undefined) {
       issues.push({

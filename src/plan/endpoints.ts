@@ -12,6 +12,7 @@ import { type Diagnostic, diagnostic, type EndpointRef } from "../diagnostics.js
 import { hostPort, lbMetadata, socketAddress } from "../envoy/core.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import { outboundClusterName } from "../naming.js";
+import { compositeKey } from "../util/keys.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareText, ipSortKey } from "../util/order.js";
 import type { EdsView } from "./eds-view.js";
@@ -275,7 +276,7 @@ function resolveNode(index: SnapshotIndex, cluster: string, name: string): Resol
  * memoized on the service.
  */
 function waypointEndpoint(view: EdsView, service: IndexedService, port: number, node: WaypointNode, pods: readonly ServiceEndpoint[]): PlannedEndpoint {
-  const shared = memoized(service, `waypoint\u0000${port}\u0000${node.key}\u0000${node.ip}\u0000${view.tunnelPort}`, () => {
+  const shared = memoized(service, compositeKey("waypoint", port, node.key, node.ip, view.tunnelPort), () => {
     const health = pods.map(envoyHealth).reduce(rollUpHealth);
     const weight = pods.filter((pod) => envoyHealth(pod) === health).reduce((sum, pod) => sum + pod.weight, 0);
     const values = userMetadata(pods);

@@ -12,6 +12,7 @@ import type { ServiceEndpoint } from "../model/registry.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { type ServiceKey, TUNNEL_LISTENER_NAME } from "../naming.js";
 import { asIndex, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { compositeKey } from "../util/keys.js";
 import { compareText } from "../util/order.js";
 
 export interface CompiledNode {
@@ -94,12 +95,17 @@ export function tunnelAddresses(mesh: CompiledMesh): Map<string, string> {
   return addresses;
 }
 
-/** Registry pods by `"<cluster>|<ip>"`. */
+/** The key of `podsByAddress`: a cluster and an address in it. */
+export function podAddressKey(cluster: string, ip: string): string {
+  return compositeKey(cluster, ip);
+}
+
+/** Registry pods by cluster and address (`podAddressKey`). */
 export function podsByAddress(mesh: CompiledMesh): Map<string, RegistryPod[]> {
   const pods = new Map<string, RegistryPod[]>();
   for (const service of mesh.index.services.values()) {
     for (const endpoint of service.endpoints) {
-      const key = `${endpoint.clusterName}|${endpoint.ip}`;
+      const key = podAddressKey(endpoint.clusterName, endpoint.ip);
       pods.set(key, [...(pods.get(key) ?? []), { service: service.key, endpoint }]);
     }
   }

@@ -1,5 +1,6 @@
 /** The mesh check as text: a source × destination matrix, then every failure with its hops. */
 import type { SharedAddress } from "../model/snapshot-checks.js";
+import { compositeKey } from "../util/keys.js";
 import { formatPathReport, type MeshCheckReport, sourceName } from "./mesh-check.js";
 import type { PathReport } from "./path.js";
 
@@ -32,11 +33,11 @@ function matrix(paths: readonly PathReport[]): string[] {
   const columns = [...new Set(paths.map((p) => `${p.target.service}:${p.target.port}`))].sort();
   if (rows.length > MAX_MATRIX_ROWS || columns.length > MAX_MATRIX_COLUMNS)
     return [`(${rows.length} sources × ${columns.length} destinations: matrix omitted)`];
-  const cells = new Map(paths.map((p) => [`${sourceName(p.source)}|${p.target.service}:${p.target.port}`, CELL[p.status]]));
+  const cells = new Map(paths.map((p) => [compositeKey(sourceName(p.source), `${p.target.service}:${p.target.port}`), CELL[p.status]]));
   const width = Math.max(...rows.map((r) => r.length), 6);
   const header = columns.map((c, i) => `  [${i + 1}] ${c}`);
   const grid = rows.map((row) =>
-    `${row.padEnd(width)}  ${columns.map((c, i) => (cells.get(`${row}|${c}`) ?? " ").padEnd(String(i + 1).length + 2)).join(" ")}`.trimEnd(),
+    `${row.padEnd(width)}  ${columns.map((c, i) => (cells.get(compositeKey(row, c)) ?? " ").padEnd(String(i + 1).length + 2)).join(" ")}`.trimEnd(),
   );
   return [
     "destinations:",

@@ -11,6 +11,7 @@ import { type SharedAddress, sharedAddresses } from "../model/snapshot-checks.js
 import { parseServiceKey, type ServiceKey, serviceKey } from "../naming.js";
 import { planNode } from "../plan/node-plan.js";
 import type { SnapshotIndex } from "../plan/snapshot-index.js";
+import { compositeKey } from "../util/keys.js";
 import { compareText } from "../util/order.js";
 import { type CompiledMesh, type CompiledNode, type CompileProgress, compileMesh, podsByAddress, tunnelAddresses } from "./compiled-mesh.js";
 import { PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type PoolUse, type ReplayContext, replayPath } from "./path.js";
@@ -60,7 +61,7 @@ export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
  */
 function withSharedPoolFailures(paths: readonly PathReport[]): PathReport[] {
   const certificates = new Map<string, Set<string>>();
-  const groupOf = (pool: PoolUse) => (pool.key === undefined ? undefined : `${pool.node}\u0000${pool.cluster}\u0000${pool.key}`);
+  const groupOf = (pool: PoolUse) => (pool.key === undefined ? undefined : compositeKey(pool.node, pool.cluster, pool.key));
   for (const { pool } of paths) {
     const group = pool && groupOf(pool);
     if (!group) continue;

@@ -26,7 +26,7 @@ import {
   trustDomainOf,
 } from "../naming.js";
 import type { CompiledMesh, CompiledNode, RegistryPod } from "./compiled-mesh.js";
-import { inboundListenerIn } from "./compiled-mesh.js";
+import { inboundListenerIn, podAddressKey } from "./compiled-mesh.js";
 import { enterAtSource, type StampedValue } from "./entry.js";
 import { chosenPriority, evaluateSocketMatcher, selectFilterChain } from "./envoy-match.js";
 
@@ -220,7 +220,7 @@ function unroutableFailover(
       for (const endpoint of group.lb_endpoints ?? []) {
         const address = addressOf(endpoint);
         const { ip } = splitAddress(address);
-        if (dialed.has(endpoint) || context.tunnels.has(address) || context.pods.has(`${source.cluster}|${ip}`)) continue;
+        if (dialed.has(endpoint) || context.tunnels.has(address) || context.pods.has(podAddressKey(source.cluster, ip))) continue;
         const reason = `${PATH_FAILURES.POD_IP_NOT_ROUTABLE}: ${address} (priority ${group.priority ?? 0}) from cluster ${source.cluster}, and mesh.podNetwork is isolated`;
         failures.push({ code: "POD_IP_NOT_ROUTABLE", reason, hops: [...hops, `${cluster.name} priority ${group.priority ?? 0}: dial ${address}`] });
       }
@@ -355,7 +355,7 @@ function dialPod(context: ReplayContext, trip: Trip, address: string): RegistryP
   const { ip, port } = splitAddress(address);
   const inboundPort = context.mesh.options.inboundPort;
   if (port !== inboundPort) throw new PathError("UNKNOWN_ADDRESS", address);
-  const local = context.pods.get(`${trip.source.cluster}|${ip}`);
+  const local = context.pods.get(podAddressKey(trip.source.cluster, ip));
   if (local) return preferService(local, trip.target.service);
   const elsewhere = [...context.pods].filter(([key]) => key.endsWith(`|${ip}`));
   const routable = context.mesh.options.eastWestWaypoint === "off" && context.mesh.index.snapshot.mesh.podNetwork === "routable";
@@ -399,7 +399,7 @@ function throughWaypoint(context: ReplayContext, trip: Trip, nodeKey: string, sn
     const address = addressOf(endpoint);
     if (context.tunnels.has(address)) throw new PathError("WAYPOINT_TO_WAYPOINT", `${ingress.name} at ${nodeKey} lists ${address}`);
     const { ip, port } = splitAddress(address);
-    const pods = context.pods.get(`${waypoint.local.clusterName}|${ip}`);
+    const pods = context.pods.get(podAddressKey(waypoint.local.clusterName, ip));
     if (!pods || port !== context.mesh.options.inboundPort) throw new PathError("UNKNOWN_ADDRESS", `${address} from ${nodeKey}`);
     return { pod: preferService(pods, trip.target.service), hop: `${ingress.name} priority ${level.priority}: ${address}` };
   });
