@@ -357,12 +357,12 @@ function dialPod(context: ReplayContext, trip: Trip, address: string): RegistryP
   if (port !== inboundPort) throw new PathError("UNKNOWN_ADDRESS", address);
   const local = context.pods.get(podAddressKey(trip.source.cluster, ip));
   if (local) return preferService(local, trip.target.service);
-  const elsewhere = [...context.pods].filter(([key]) => key.endsWith(`|${ip}`));
+  const elsewhere = [...context.pods.values()].filter((pods) => pods[0]?.endpoint.ip === ip);
   const routable = context.mesh.options.eastWestWaypoint === "off" && context.mesh.index.snapshot.mesh.podNetwork === "routable";
   if (!routable || elsewhere.length !== 1) {
     throw new PathError("POD_IP_NOT_ROUTABLE", `${ip} from cluster ${trip.source.cluster}`);
   }
-  return preferService(elsewhere[0]![1], trip.target.service);
+  return preferService(elsewhere[0]!, trip.target.service);
 }
 
 function preferService(pods: readonly RegistryPod[], service: ServiceKey): RegistryPod {

@@ -14,9 +14,9 @@ import { captureListenerName, inboundListenerName, outboundListenerName } from "
 import { nodeKey } from "../../src/plan/snapshot-index.js";
 import { compositeKey } from "../../src/util/keys.js";
 import { endpoint, mesh, node } from "../support/mesh-builder.js";
-import { RUNS } from "./harness.js";
+import { runsFor } from "./harness.js";
 
-const options = { seed: 7, numRuns: Math.max(RUNS, 300) };
+const options = { seed: 7, numRuns: Math.max(runsFor(5), 300) };
 
 /** Strings made of separators and look-alikes, so joins would collide if anything joined them. */
 const adversarial = fc.string({
