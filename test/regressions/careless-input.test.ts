@@ -354,6 +354,16 @@ describe("10. mesh.podNetwork: the off mode on an isolated pod network", () => {
     expect(verifyMesh(parseSnapshot(meshDocument()), { eastWestWaypoint: "off" }).sharedAddresses).toEqual([]);
   });
 
+  test("on a routable pod network, the off mode's failover to a remote pod lands on it", () => {
+    const doc = meshDocument();
+    doc.mesh.podNetwork = "routable";
+    for (const record of doc.services["team-a/checkout"].filter((r: { clusterName: string }) => r.clusterName === "east")) record.health = "UNHEALTHY";
+    const report = verifyMesh(parseSnapshot(doc), off);
+    const path = report.paths.find((p) => p.source.pod?.name === "frontend-7d9f-abcde" && p.target.port === 8080)!;
+    expect(path.status).toBe("ok");
+    expect(path.landings.map((l) => `${l.pod.cluster}/${l.pod.name}`)).toEqual(["west/checkout-9a1e-y2"]);
+  });
+
   test("waypoint modes never dial a remote pod IP, so an isolated network passes", () => {
     expect(verifyMesh(parseSnapshot(meshDocument()), { eastWestWaypoint: "cross-cluster" }).ok).toBe(true);
   });
