@@ -1,7 +1,7 @@
 /** The `aether-xds` command line, as a function of its arguments (the bin calls it). */
 import { readFileSync } from "node:fs";
 import { isInputError } from "../errors.js";
-import { UsageError } from "./args.js";
+import { inFlagTerms, UsageError } from "./args.js";
 import { COMMANDS, type CommandOutput } from "./commands.js";
 import { demo } from "./demo.js";
 
@@ -27,6 +27,8 @@ export function run(argv: readonly string[]): CommandOutput {
     if (name === "help") return help(rest);
     return commandNamed(name).run(rest);
   } catch (error) {
+    // Options problems found while compiling (a pod port equal to --inbound-port) name the flags too.
+    if (isInputError(error) && error.kind === "options") return { code: 2, out: `aether-xds: ${inFlagTerms(error).message}` };
     if (error instanceof UsageError || isInputError(error) || isParseArgsError(error)) {
       return { code: 2, out: `aether-xds: ${(error as Error).message}` };
     }

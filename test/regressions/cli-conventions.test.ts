@@ -111,6 +111,14 @@ describe("17. CLI conventions", () => {
     else expect(stderr).toMatch(expected);
   });
 
+  test("an --inbound-port equal to a pod's application port is refused naming the flag", () => {
+    const { code, stderr } = runCli([...COMPILE, "--inbound-port", "8080"]);
+    expect(code).toBe(2);
+    expect(stderr).toBe(
+      "aether-xds: invalid options:\n  --inbound-port: 8080 is also an application port of pod team-a/frontend-7d9f-abcde on node east/node-1: both bind in the pod's network namespace\n",
+    );
+  });
+
   test("bootstrap --xds-address refuses a host that is not an address or a DNS name, accepts [IPv6]:port", () => {
     const bootstrap = ["bootstrap", "--snapshot", MESH, "--node", "east/node-1"];
     expect(runCli([...bootstrap, "--xds-address", "foo bar:80"]).stderr).toBe(
