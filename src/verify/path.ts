@@ -219,8 +219,10 @@ function unroutableFailover(
     for (const group of assignment?.endpoints ?? []) {
       for (const endpoint of group.lb_endpoints ?? []) {
         const address = addressOf(endpoint);
-        const { ip } = splitAddress(address);
-        if (dialed.has(endpoint) || context.tunnels.has(address) || context.pods.has(podAddressKey(source.cluster, ip))) continue;
+        const { ip, port } = splitAddress(address);
+        // Direct endpoints only (pod_ip:inboundPort): a waypoint's address routes, compiled or not.
+        if (port !== context.mesh.options.inboundPort || dialed.has(endpoint) || context.tunnels.has(address)) continue;
+        if (context.pods.has(podAddressKey(source.cluster, ip))) continue;
         const reason = `${PATH_FAILURES.POD_IP_NOT_ROUTABLE}: ${address} (priority ${group.priority ?? 0}) from cluster ${source.cluster}, and mesh.podNetwork is isolated`;
         failures.push({ code: "POD_IP_NOT_ROUTABLE", reason, hops: [...hops, `${cluster.name} priority ${group.priority ?? 0}: dial ${address}`] });
       }
