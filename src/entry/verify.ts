@@ -13,7 +13,6 @@ import { explainPath as explainPathFromIndex, type MeshCheckReport, verifyMesh a
 import type { PathReport } from "../verify/path.js";
 import { type SnapshotIndex, snapshotOrIndex } from "./opaque-index.js";
 
-export type { SharedAddress } from "../model/snapshot-checks.js";
 export type { ServiceExplanation } from "../verify/explain-service.js";
 export { formatServiceExplanation } from "../verify/explain-service.js";
 export { formatMeshReport } from "../verify/format.js";
