@@ -57,6 +57,8 @@ export const WORKLOADS = {
   W2: scaled("W2", 100_000, { name: "W2", zipf: 0.9 }),
   W4_50K: scaled("W4-50k", 50_000),
   W4_200K: scaled("W4-200k", 200_000),
+  /** Figure 10: the mesh check's size (10,000 endpoints, 200 nodes). */
+  W10K: scaled("W10k", 10_000, {}, 50),
 } as const satisfies Record<string, WorkloadParams>;
 
 /** Tiny versions for `--smoke` (10 pods per node): same code paths, seconds in all. */
@@ -65,6 +67,7 @@ export const SMOKE_WORKLOADS: Record<keyof typeof WORKLOADS, WorkloadParams> = {
   W2: scaled("W2-smoke", 600, { name: "W2-smoke", zipf: 0.9 }, 10),
   W4_50K: scaled("W4-smoke-300", 300, {}, 10),
   W4_200K: scaled("W4-smoke-1200", 1_200, {}, 10),
+  W10K: scaled("W10k-smoke", 300, {}, 10),
 };
 
 export const MESH_DOMAIN = "mesh.aether";

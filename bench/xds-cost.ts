@@ -10,6 +10,7 @@ import type { CompileResult } from "../src/compile/compile-node.js";
 import { diffResources, XDS_TYPE_URLS, type XdsResources } from "../src/emit/xds.js";
 import type { LocalNode } from "../src/model/node.js";
 import type { Options } from "../src/model/options.js";
+import { parseOutboundClusterName } from "../src/naming.js";
 
 export interface ResourceSet {
   readonly clusters: readonly Cluster[];
@@ -58,8 +59,7 @@ export function bytesByKind(xds: XdsResources): BytesByKind {
 
 /** Encoded bytes of the outbound clusters (those with per-source socket tables) and their shape. */
 export function outboundSocketFootprint(result: CompileResult, xds: XdsResources): { clusters: number; socketsPerCluster: number; bytes: number } {
-  // Outbound clusters: the ones with a TLS socket (ingress and application clusters have none).
-  const outbound = new Set(result.clusters.filter((c) => (c.transport_socket_matches?.length ?? 0) > 0 || c.transport_socket).map((c) => c.name!));
+  const outbound = new Set(result.clusters.map((c) => c.name!).filter((name) => parseOutboundClusterName(name) !== undefined));
   const bytes = xds[XDS_TYPE_URLS.clusters].filter((r) => outbound.has(r.name)).reduce((sum, r) => sum + (r.resource.value?.length ?? 0), 0);
   const first = result.clusters.find((c) => outbound.has(c.name!));
   return { clusters: outbound.size, socketsPerCluster: first?.transport_socket_matches?.length ?? 0, bytes };

@@ -4,6 +4,7 @@
  * never renames a resource. These names are a public contract: control planes and dashboards key
  * on them.
  */
+import { createHash } from "node:crypto";
 
 /** A registry service key, `"<namespace>/<service>"`; the service name is the service account. */
 export type ServiceKey = `${string}/${string}`;
@@ -271,22 +272,48 @@ export function parseAppClusterName(name: string): (PodRef & { port: number }) |
   return isDnsSubdomain(pod) && isDnsLabel(namespace) && isValidPort(ref.port) ? ref : undefined;
 }
 
+/** The node's probe of a pod's inbound listener (is the mesh port ready?): `inboundready_<pod>_<ns>`. */
+export function readinessClusterName(ref: PodRef): string {
+  return `inboundready_${ref.pod}_${ref.namespace}`;
+}
+
+/** The pod a readiness probe cluster name is for, or undefined when it is not one. */
+export function parseReadinessClusterName(name: string): PodRef | undefined {
+  return parsePodListener(name, /^inboundready_([^_]+)_([^_]+)$/);
+}
+
 // ---- transport sockets and aggregate sub-clusters -------------------------------------------
 
 /** `local`: SNI is the bare port (direct dial). `waypoint`: SNI is the structured name. */
 export type SocketVariant = "local" | "waypoint";
 
-/** A named upstream socket: `<variant>|<source SPIFFE ID>`. */
+/**
+ * A named upstream socket (`sockets` mode): `<variant>_<digest>`, the digest the first 16 hex
+ * digits of the source SPIFFE ID's SHA-256. Envoy names a socket's stats after it, so it carries
+ * no SPIFFE ID (whose `:`, `/` and dots break stats names and tag extraction); the socket's TLS
+ * context names the identity itself.
+ */
 export function socketName(variant: SocketVariant, spiffeId: string): string {
-  return `${variant}|${spiffeId}`;
+  return `${variant}_${identityDigest(spiffeId)}`;
 }
 
-/** The variant and source SPIFFE ID of a socket name, or undefined when it is not one. */
-export function parseSocketName(name: string): { variant: SocketVariant; spiffeId: string } | undefined {
-  const bar = name.indexOf("|");
-  const variant = name.slice(0, bar);
-  if (bar < 0 || (variant !== "local" && variant !== "waypoint")) return undefined;
-  return { variant, spiffeId: name.slice(bar + 1) };
+/** The variant and identity digest of a socket name, or undefined when it is not one. */
+export function parseSocketName(name: string): { variant: SocketVariant; digest: string } | undefined {
+  const match = /^(local|waypoint)_([0-9a-f]{16})$/.exec(name);
+  return match ? { variant: match[1] as SocketVariant, digest: match[2]! } : undefined;
+}
+
+/** What a socket name carries of a SPIFFE ID: 64 bits of its SHA-256, in hex. */
+export function identityDigest(spiffeId: string): string {
+  return createHash("sha256").update(spiffeId).digest("hex").slice(0, 16);
+}
+
+/**
+ * The stats name of an outbound cluster: `outbound_<svc>_<ns>_<port>`, and `_local`/`_waypoint`
+ * for an aggregate's halves. No dots or colons, which stats sinks split into tags.
+ */
+export function outboundStatName(target: ServicePort, half?: SocketVariant): string {
+  return `outbound_${target.service}_${target.namespace}_${target.port}${half ? `_${half}` : ""}`;
 }
 
 /** In `aggregate` socket selection: `<cluster>|local` and `<cluster>|waypoint`. */

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { parse as parseYaml } from "yaml";
+import { socketName } from "../src/naming.js";
 import { runCli } from "./support/cli.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "aether-cli-"));
@@ -41,13 +42,27 @@ describe("aether-xds compile", () => {
     const args = ["compile", "--snapshot", MESH, "--node", "east/node-1", "--source-identity", "sockets", "--envoy-version", "1.37"];
     const { code, stdout } = runCli(args);
     expect(code).toBe(0);
-    expect(stdout).toContain("name: local|spiffe://aether.internal/ns/team-a/sa/frontend");
+    expect(stdout).toContain(`name: ${socketName("local", "spiffe://aether.internal/ns/team-a/sa/frontend")}`);
     expect(stdout).toContain("connection_pool_per_downstream_connection: true");
   });
 
   test("--socket-selection aggregate emits aggregate clusters", () => {
     const { stdout } = runCli(["compile", "--snapshot", MESH, "--node", "east/node-1", "--mode", "cross-cluster", "--socket-selection", "aggregate"]);
     expect(stdout).toContain("name: envoy.clusters.aggregate");
+  });
+
+  test("settings flags: the preset, a circuit-breaker threshold and the access log", () => {
+    const compile = (...flags: string[]) => runCli(["compile", "--snapshot", MESH, "--node", "east/node-1", "--format", "json", ...flags]);
+    const production = compile();
+    expect(production.stdout).toContain('"connect_timeout": "2s"');
+    const { code, stdout } = compile("--settings", "envoy-defaults", "--max-connections", "100", "--access-log", "grpc:als");
+    expect(code).toBe(0);
+    expect(stdout).not.toContain("connect_timeout");
+    expect(stdout).toContain('"max_connections": 100');
+    expect(stdout).toContain('"cluster_name": "als"');
+    const bad = compile("--connect-timeout-ms", "0");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--connect-timeout-ms"); // the flag typed, not the library's settings.connectTimeoutMs
   });
 });
 
@@ -88,6 +103,32 @@ describe("aether-xds explain", () => {
   });
 });
 
+describe("progress on stderr", () => {
+  const explain = ["explain", "--snapshot", MESH, "--from", "east/team-a/frontend-7d9f-abcde", "--to", "team-a/checkout:8080", "--mode", "cross-cluster"];
+
+  test("none when stderr is not a terminal and --progress is not given", () => {
+    expect(runCli(["check", "--snapshot", MESH]).stderr).toBe("");
+    expect(runCli(explain).stderr).toBe("");
+  });
+
+  test("check --progress: nodes compiled / total, stdout unchanged", () => {
+    // cross-cluster: the off mode fails on the example's isolated pod network (POD_IP_NOT_ROUTABLE).
+    const plain = runCli(["check", "--snapshot", MESH, "--mode", "cross-cluster"]);
+    const { code, stdout, stderr } = runCli(["check", "--snapshot", MESH, "--mode", "cross-cluster", "--progress"]);
+    expect(code).toBe(0);
+    expect(stdout).toBe(plain.stdout);
+    expect(stderr).toBe([1, 2, 3, 4, 5, 6, 7].map((done) => `compiling nodes ${done}/7\n`).join(""));
+  });
+
+  test("explain --progress: one line per node compiled, only the path's nodes", () => {
+    const { code, stdout, stderr } = runCli([...explain, "--progress"]);
+    expect(code).toBe(0);
+    expect(stdout).toBe(runCli(explain).stdout);
+    // The source's node and the destination pod's, of the mesh's 7.
+    expect(stderr).toBe("nodes compiled: 1 (of 7 in the mesh)\nnodes compiled: 2 (of 7 in the mesh)\n");
+  });
+});
+
 describe("aether-xds bootstrap", () => {
   test("prints a bootstrap with the node's resources and an ADS stub", () => {
     const { code, stdout } = runCli(["bootstrap", "--snapshot", MESH, "--node", "east/node-1", "--mode", "cross-cluster", "--xds-address", "10.0.0.5:18001"]);
@@ -125,7 +166,7 @@ describe("aether-xds inspect", () => {
     expect(code).toBe(0);
     expect(stdout).toContain("mesh mesh.aether, trust shared (aether.internal)");
     expect(stdout).toMatch(/west +3 nodes \(\+1 unlisted\), 6 endpoints/);
-    expect(stdout).toMatch(/team-a\/checkout +ports 8080\/http2 9090\/tcp; endpoints east 2, west 2/);
+    expect(stdout).toMatch(/team-a\/checkout +ports 8080\/http 9090\/tcp; endpoints east 2, west 2/);
     expect(stdout).toContain("west/team-b/payments-2b7c-q3");
   });
 });

@@ -9,9 +9,9 @@ test("examples/compile-node.ts runs and prints each node's clusters and problems
   expect(run.stderr).toBe("");
   expect(run.stdout).toBe(
     [
-      "east/node-1: 6 clusters, 5 assignments, 6 pod routes through a waypoint",
+      "east/node-1: 7 clusters, 6 assignments, 6 pod routes through a waypoint",
       "  NO_NODE_IP: left out team-b/payments pod payments-2b7c-q3 (west, 10.244.3.6): node west/node-4 has no known IP: a remote pod IP is not routable",
-      "west/node-2: 6 clusters, 2 assignments, 2 pod routes through a waypoint",
+      "west/node-2: 8 clusters, 4 assignments, 2 pod routes through a waypoint",
       "",
     ].join("\n"),
   );

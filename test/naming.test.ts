@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import {
   appClusterName,
+  identityDigest,
   inboundListenerName,
   ingressClusterName,
   isDnsLabel,
@@ -35,7 +36,7 @@ describe("resource names", () => {
     [ingressClusterName(pay), "ew_ingress_pay_team-a"],
     [inboundListenerName({ namespace: "team-a", pod: "pay-7d9f.x" }), "inbound_pay-7d9f.x_team-a"],
     [appClusterName({ namespace: "team-a", pod: "pay-1" }, 9090), "app_pay-1_team-a_9090"],
-    [socketName("waypoint", "spiffe://td/ns/a/sa/b"), "waypoint|spiffe://td/ns/a/sa/b"],
+    [socketName("waypoint", "spiffe://td/ns/a/sa/b"), "waypoint_18da64de9e70b372"],
     [subClusterName("pay.team-a.mesh.aether:8080", "local"), "pay.team-a.mesh.aether:8080|local"],
     [serviceSpiffeId("aether.internal", pay), "spiffe://aether.internal/ns/team-a/sa/pay"],
     [nodeSpiffeId("spiffe://{trustDomain}/k8s/{cluster}/{node}", { trustDomain: "td", cluster: "east", node: "n1" }), "spiffe://td/k8s/east/n1"],
@@ -65,8 +66,12 @@ describe("parsers invert the builders", () => {
     expect(parseAppClusterName("app_pay-1_team-a_9090")).toEqual({ pod: "pay-1", namespace: "team-a", port: 9090 });
   });
   test("socket and sub-cluster names", () => {
-    expect(parseSocketName("local|spiffe://td/ns/a/sa/b")).toEqual({ variant: "local", spiffeId: "spiffe://td/ns/a/sa/b" });
-    expect(parseSocketName("other|x")).toBeUndefined();
+    const name = socketName("local", "spiffe://td/ns/a/sa/b");
+    expect(parseSocketName(name)).toEqual({ variant: "local", digest: identityDigest("spiffe://td/ns/a/sa/b") });
+    expect(name).not.toMatch(/[:/.|]/);
+    expect(socketName("local", "spiffe://td/ns/a/sa/c")).not.toBe(name);
+    expect(parseSocketName("other_0123456789abcdef")).toBeUndefined();
+    expect(parseSocketName("local|spiffe://td/ns/a/sa/b")).toBeUndefined();
     expect(parseSubClusterName("pay.team-a.mesh.aether:8080|waypoint")).toEqual({ clusterName: "pay.team-a.mesh.aether:8080", variant: "waypoint" });
   });
   test("service keys are two DNS labels", () => {

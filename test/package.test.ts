@@ -130,8 +130,8 @@ describe("the packed tarball", () => {
     const run = spawnSync(process.execPath, [file], { cwd: packed.project, encoding: "utf8" });
     expect(run.stderr).toBe("");
     expect(JSON.parse(run.stdout)).toEqual({
-      resources: 15,
-      edsClusters: 5,
+      resources: 17,
+      edsClusters: 6,
       check: true,
       bootstrap: 4,
       schema: "aether-xds mesh file",

@@ -26,6 +26,7 @@ describe("our proto subset declares exactly what upstream Envoy declares", () =>
       "envoy.config.core.v3.SocketAddress.network_namespace_filepath = 7",
       "envoy.extensions.transport_sockets.tls.v3.CommonTlsContext.custom_tls_certificate_selector = 16",
       "envoy.extensions.transport_sockets.tls.v3.SPIFFECertValidatorConfig.trust_bundles = 2",
+      "envoy.type.tracing.v3.CustomTag.value = 6",
     ]);
     const packages = NEWER_THAN_COPY.sources.map((source) => /package ([\w.]+);/.exec(source)?.[1]);
     expect(packages).toEqual([

@@ -36,17 +36,50 @@ const OPTION_FLAGS = {
   },
 } as const;
 
+/**
+ * Each flag that sets one of the production settings (`settings` option, README "Production
+ * settings"): where in `settings` it goes, and how its text becomes the value.
+ */
+const SETTING_FLAGS = {
+  settings: {
+    path: ["preset"],
+    value: (text: string): unknown => text,
+    help: "--settings production|envoy-defaults  the settings preset (default production; envoy-defaults emits none)",
+  },
+  "connect-timeout-ms": { path: ["connectTimeoutMs"], value: Number, help: "--connect-timeout-ms N                clusters' connect timeout (default 2000)" },
+  "max-connections": {
+    path: ["circuitBreakers", "maxConnections"],
+    value: Number,
+    help: "--max-connections N                   circuit breaker: connections per cluster (default 65536)",
+  },
+  "max-requests": {
+    path: ["circuitBreakers", "maxRequests"],
+    value: Number,
+    help: "--max-requests N                      circuit breaker: requests in flight per cluster (default 65536)",
+  },
+  "tcp-idle-timeout-ms": {
+    path: ["tcpIdleTimeoutMs"],
+    value: Number,
+    help: "--tcp-idle-timeout-ms N               tcp_proxy idle timeout (default 3600000)",
+  },
+  "access-log": {
+    path: ["accessLog"],
+    value: (text: string): unknown => (text.startsWith("grpc:") ? { grpcCluster: text.slice("grpc:".length) } : text),
+    help: "--access-log off|stdout|grpc:CLUSTER  access logs (default off)",
+  },
+} as const;
+
 type OptionFlag = keyof typeof OPTION_FLAGS;
+type SettingFlag = keyof typeof SETTING_FLAGS;
 
 export const COMPILE_FLAGS = {
   snapshot: { type: "string" },
   help: { type: "boolean", short: "h" },
   ...(Object.fromEntries(Object.keys(OPTION_FLAGS).map((flag) => [flag, { type: "string" }])) as Record<OptionFlag, { type: "string" }>),
+  ...(Object.fromEntries(Object.keys(SETTING_FLAGS).map((flag) => [flag, { type: "string" }])) as Record<SettingFlag, { type: "string" }>),
 } as const satisfies ParseArgsConfig["options"];
 
-export const OPTION_FLAGS_HELP = Object.values(OPTION_FLAGS)
-  .map(({ help }) => `  ${help}`)
-  .join("\n");
+export const OPTION_FLAGS_HELP = [...Object.values(OPTION_FLAGS), ...Object.values(SETTING_FLAGS)].map(({ help }) => `  ${help}`).join("\n");
 
 /**
  * Strict parsing: an unknown flag, a positional argument or a flag given twice is an error (exit
@@ -85,12 +118,22 @@ export function readSnapshot(path: string | undefined): Snapshot {
 }
 
 /** Compile options from the shared flags, validated like any options; problems name the flags. */
-export function optionsFrom(values: Partial<Record<OptionFlag, string>>): Options {
+export function optionsFrom(values: Partial<Record<OptionFlag | SettingFlag, string>>): Options {
   const input: Record<string, unknown> = {};
   for (const [flag, { option, numeric }] of Object.entries(OPTION_FLAGS)) {
     const value = values[flag as OptionFlag];
     if (value !== undefined) input[option] = numeric ? portFlag(flag, value) : value;
   }
+  const settings: Record<string, unknown> = {};
+  for (const [flag, { path, value }] of Object.entries(SETTING_FLAGS)) {
+    const text = values[flag as SettingFlag];
+    if (text === undefined) continue;
+    const [head, leaf] = path as readonly string[];
+    const parsed = value === Number ? decimalFlag(flag, text) : value(text);
+    if (leaf === undefined) settings[head!] = parsed;
+    else settings[head!] = { ...(settings[head!] as object | undefined), [leaf]: parsed };
+  }
+  if (Object.keys(settings).length > 0) input.settings = settings;
   try {
     return parseOptions(input);
   } catch (error) {
@@ -104,9 +147,17 @@ function portFlag(flag: string, value: string): number {
   return Number(value);
 }
 
+/** A numeric setting flag's value: decimal digits only, like the ports. */
+function decimalFlag(flag: string, value: string): number {
+  if (!/^\d{1,15}$/.test(value)) throw new UsageError(`--${flag} must be a number (decimal digits), got ${JSON.stringify(value.slice(0, 40))}`);
+  return Number(value);
+}
+
 /** Library option names → the flags that set them, longest first (so no name is replaced inside another). */
-const FLAG_OF_OPTION: readonly [RegExp, string][] = Object.entries(OPTION_FLAGS)
-  .map(([flag, { option }]) => [option, `--${flag}`] as const)
+const FLAG_OF_OPTION: readonly [RegExp, string][] = [
+  ...Object.entries(OPTION_FLAGS).map(([flag, { option }]) => [option, `--${flag}`] as const),
+  ...Object.entries(SETTING_FLAGS).map(([flag, { path }]) => [["settings", ...path].join("\\."), `--${flag}`] as const),
+]
   .sort(([a], [b]) => b.length - a.length)
   .map(([option, flag]) => [new RegExp(`\\b${option}\\b`, "g"), flag]);
 
@@ -141,10 +192,20 @@ export function nodeRef(value: string | undefined, flag = "--node"): { cluster: 
   return { cluster: match[1]!, node: match[2]! };
 }
 
-/** A progress line on stderr for meshes big enough to take a while; silent otherwise. */
-export function progressLine(label: string, threshold = 50): (done: number, total: number) => void {
+export const PROGRESS_FLAG = { progress: { type: "boolean" } } as const satisfies ParseArgsConfig["options"];
+
+export const PROGRESS_FLAG_HELP = "  --progress                            print nodes compiled / total to stderr (default: only on a terminal)";
+
+/**
+ * Progress lines on stderr as nodes are compiled: with --progress, or when stderr is a terminal
+ * and the mesh is big enough to take a while; otherwise none. `each`: a line per node compiled
+ * (explain compiles a few nodes of many), else about every 5 %.
+ */
+export function progressLine(label: string, requested: boolean | undefined, each = false, threshold = 50): ((done: number, total: number) => void) | undefined {
+  if (!requested && process.stderr.isTTY !== true) return undefined;
   return (done, total) => {
-    if (total < threshold) return;
-    if (done % Math.max(1, Math.floor(total / 20)) === 0) process.stderr.write(`${label} ${done}/${total}\n`);
+    if (!requested && total < threshold) return;
+    if (each) process.stderr.write(`${label}: ${done} (of ${total} in the mesh)\n`);
+    else if (done === total || done % Math.max(1, Math.floor(total / 20)) === 0) process.stderr.write(`${label} ${done}/${total}\n`);
   };
 }

@@ -9,7 +9,19 @@ import { localNodeFrom } from "../model/node.js";
 import { compileMesh } from "../verify/compiled-mesh.js";
 import { formatMeshReport } from "../verify/format.js";
 import { explainPath, verifyMesh } from "../verify/mesh-check.js";
-import { COMPILE_FLAGS, hostPortFlag, nodeRef, OPTION_FLAGS_HELP, optionsFrom, parseFlags, progressLine, readSnapshot, UsageError } from "./args.js";
+import {
+  COMPILE_FLAGS,
+  hostPortFlag,
+  nodeRef,
+  OPTION_FLAGS_HELP,
+  optionsFrom,
+  PROGRESS_FLAG,
+  PROGRESS_FLAG_HELP,
+  parseFlags,
+  progressLine,
+  readSnapshot,
+  UsageError,
+} from "./args.js";
 import { summarizeSnapshot } from "./summary.js";
 
 export interface CommandOutput {
@@ -113,11 +125,12 @@ chain and the mTLS identities. Prints a source × destination matrix and every f
 if any path fails.
 
   --snapshot FILE                       the mesh file (JSON or YAML)
-${OPTION_FLAGS_HELP}`,
+${OPTION_FLAGS_HELP}
+${PROGRESS_FLAG_HELP}`,
   run(argv) {
-    const values = parseFlags(argv, COMPILE_FLAGS);
+    const values = parseFlags(argv, { ...COMPILE_FLAGS, ...PROGRESS_FLAG });
     if (values.help) return { code: 0, out: this.usage };
-    const report = verifyMesh(readSnapshot(values.snapshot), optionsFrom(values), progressLine("compiling nodes"));
+    const report = verifyMesh(readSnapshot(values.snapshot), optionsFrom(values), progressLine("compiling nodes", values.progress));
     return { code: report.ok ? 0 : 1, out: formatMeshReport(report) };
   },
 };
@@ -126,23 +139,26 @@ const explain: Command = {
   summary: "trace one connection from a pod to a service port, hop by hop",
   usage: `usage: aether-xds explain --snapshot FILE --from CLUSTER/NS/POD --to NS/SVC:PORT [flags]
 
-Replays one source pod calling one service port over the compiled mesh and prints every hop:
-the priority and endpoint chosen, the matcher's decision, the socket (SNI, client certificate),
-the waypoint's chain and ingress, and the destination pod's inbound chain. Exits 1 if it fails.
+Replays one source pod calling one service port and prints every hop: the priority and endpoint
+chosen, the matcher's decision, the socket (SNI, client certificate), the waypoint's chain and
+ingress, and the destination pod's inbound chain. Only the nodes the path visits are compiled:
+the source's, and the receiving side of the waypoints' and destination pods'. Exits 1 if it fails.
 
   --snapshot FILE                       the mesh file (JSON or YAML)
   --from CLUSTER/NS/POD                 the source pod
   --to NS/SVC:PORT                      the destination service port
-${OPTION_FLAGS_HELP}`,
+${OPTION_FLAGS_HELP}
+${PROGRESS_FLAG_HELP}`,
   run(argv) {
-    const values = parseFlags(argv, { ...COMPILE_FLAGS, from: { type: "string" }, to: { type: "string" } });
+    const values = parseFlags(argv, { ...COMPILE_FLAGS, ...PROGRESS_FLAG, from: { type: "string" }, to: { type: "string" } });
     if (values.help) return { code: 0, out: this.usage };
     if (!values.from || !values.to) throw new UsageError("explain needs --from CLUSTER/NS/POD and --to NS/SVC:PORT");
     const snapshot = readSnapshot(values.snapshot);
     const options = optionsFrom(values);
+    const progress = progressLine("nodes compiled", values.progress, true);
     let explained: ReturnType<typeof explainPath>;
     try {
-      explained = explainPath(snapshot, values.from, values.to, options);
+      explained = explainPath(snapshot, values.from, values.to, options, progress);
     } catch (error) {
       // `from` and `to` are the library's names for the two flags.
       if (isInputError(error) && error.kind === "options") throw new UsageError(error.issues.map((issue) => `--${issue.path}: ${issue.message}`).join("\n"));
@@ -183,7 +199,7 @@ options: exits 2 on an invalid file, or when the file makes a node uncompilable.
     const values = parseFlags(argv, { snapshot: { type: "string" }, help: { type: "boolean", short: "h" } });
     if (values.help) return { code: 0, out: this.usage };
     const snapshot = readSnapshot(values.snapshot);
-    const mesh = compileMesh(snapshot, {}, progressLine("compiling nodes"));
+    const mesh = compileMesh(snapshot, {}, progressLine("compiling nodes", false));
     const broken = [...mesh.skipped, ...mesh.failed].sort(([a], [b]) => (a < b ? -1 : 1));
     if (broken.length > 0)
       throw new UsageError(`the snapshot makes ${broken.length} node(s) uncompilable:\n${broken.map(([node, reason]) => `  ${node}: ${reason}`).join("\n")}`);

@@ -42,7 +42,7 @@ ${OPTION_FLAGS_HELP.replace("(default off)", "(default cross-cluster)")}`,
       const files = writeResult(join(out, `${cluster}-${node}`), renderResult(result), "yaml");
       return `${summarizeNode(result)}\n  wrote ${files.join(", ")}`;
     });
-    const report = verifyMesh(index, options, progressLine("compiling nodes"));
+    const report = verifyMesh(index, options, progressLine("compiling nodes", false));
     return { code: report.ok ? 0 : 1, out: [...sections, formatMeshReport(report)].join("\n\n") };
   },
 };

@@ -65,7 +65,7 @@ function portsSummary(snapshot: Snapshot, key: string, endpoints: readonly Servi
   const ports = new Set([...endpoints.flatMap((e) => e.ports), ...(declared?.keys() ?? [])]);
   return [...ports]
     .sort((a, b) => a - b)
-    .map((port) => `${port}/${declared?.get(port) ?? "http2"}`)
+    .map((port) => `${port}/${declared?.get(port) ?? "http"}`)
     .join(" ");
 }
 

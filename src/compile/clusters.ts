@@ -19,16 +19,17 @@ import type { TransportSocket } from "../../gen/envoy/config/core/v3/base.js";
 import type { Matcher } from "../../gen/xds/type/matcher/v3/matcher.js";
 import { pack } from "../envoy/any.js";
 import { LB_METADATA_NAMESPACE } from "../envoy/core.js";
-import { http2ProtocolOptions } from "../envoy/listener.js";
+import { httpProtocolOptions } from "../envoy/listener.js";
 import { descend, endpointMetadataInput, exactMatchTree, filterStateInput, useSocket } from "../envoy/matcher.js";
 import { selectedCertificateSocket, type UpstreamSocketSpec, upstreamSockets } from "../envoy/tls.js";
 import { AGGREGATE_CLUSTER_CONFIG, EXTENSION } from "../envoy/types.js";
 import { protocolOf } from "../model/snapshot.js";
-import { directSni, type SocketVariant, serviceSpiffeId, socketName, subClusterName, waypointSni } from "../naming.js";
+import { directSni, outboundStatName, type SocketVariant, serviceSpiffeId, socketName, subClusterName, waypointSni } from "../naming.js";
 import { WAYPOINT_KEY } from "../plan/endpoints.js";
 import { cached, type NodePlan } from "../plan/node-plan.js";
 import type { IndexedService } from "../plan/snapshot-index.js";
 import { compareText } from "../util/order.js";
+import { clusterSettings, http2Keepalive } from "./settings.js";
 
 export interface OutboundTarget {
   readonly service: IndexedService;
@@ -43,10 +44,11 @@ export function outboundClusters(plan: NodePlan, target: OutboundTarget): Cluste
   if (plan.options.socketSelection === "matcher") return [edsCluster(plan, target, target.clusterName, sockets(variants))];
   return [
     aggregateCluster(
-      target.clusterName,
+      plan,
+      target,
       variants.map((half) => subClusterName(target.clusterName, half)),
     ),
-    ...variants.map((half) => edsCluster(plan, target, subClusterName(target.clusterName, half), sockets([half]))),
+    ...variants.map((half) => edsCluster(plan, target, subClusterName(target.clusterName, half), sockets([half]), half)),
   ];
 }
 
@@ -61,13 +63,18 @@ interface SocketChoice {
   readonly perDownstreamPools: boolean;
 }
 
-function edsCluster(plan: NodePlan, target: OutboundTarget, name: string, choice: SocketChoice): Cluster {
+function edsCluster(plan: NodePlan, target: OutboundTarget, name: string, choice: SocketChoice, half?: SocketVariant): Cluster {
+  const settings = plan.options.settings;
   const cluster: Cluster = {
     name,
+    ...statName(plan, target, half),
     type: Cluster_DiscoveryType.EDS,
     eds_cluster_config: { eds_config: plan.eds, service_name: name },
+    ...clusterSettings(settings, "outbound"),
   };
-  if (protocolOf(target.service.protocols, target.port) === "http2") cluster.typed_extension_protocol_options = http2ProtocolOptions();
+  // The mesh hop is HTTP/2 over mTLS for every HTTP port, whatever the application speaks.
+  if (protocolOf(target.service.protocols, target.port) !== "tcp")
+    cluster.typed_extension_protocol_options = httpProtocolOptions("http2", http2Keepalive(settings));
   if (choice.table.length > 0) cluster.transport_socket_matches = [...choice.table];
   if (choice.matcher) cluster.transport_socket_matcher = choice.matcher;
   if (choice.fallback) cluster.transport_socket = choice.fallback;
@@ -168,7 +175,7 @@ function socketNames(plan: NodePlan, variants: readonly SocketVariant[]) {
 /** Everything a socket to the target has besides SNI and client certificate. */
 function socketSpec(plan: NodePlan, target: OutboundTarget): Omit<UpstreamSocketSpec, "sni" | "source"> {
   return {
-    alpn: protocolOf(target.service.protocols, target.port) === "http2" ? ["h2"] : [],
+    alpn: protocolOf(target.service.protocols, target.port) !== "tcp" ? ["h2"] : [],
     pinnedSans: destinationIdentities(plan, target.service),
     validation: plan.validation,
   };
@@ -184,10 +191,20 @@ function destinationIdentities(plan: NodePlan, service: IndexedService): string[
   return domains.map((domain) => serviceSpiffeId(domain, service.ref));
 }
 
+/**
+ * Stats under `outbound_<svc>_<ns>_<port>[_<half>]`: the cluster name's dots and port would
+ * otherwise split into Prometheus tags.
+ */
+function statName(plan: NodePlan, target: OutboundTarget, half?: SocketVariant): Pick<Cluster, "alt_stat_name"> {
+  if (!plan.options.settings.altStatNames) return {};
+  return { alt_stat_name: outboundStatName({ ...target.service.ref, port: target.port }, half) };
+}
+
 /** `envoy.clusters.aggregate` over its halves, in failover order: local first. */
-function aggregateCluster(name: string, halves: readonly string[]): Cluster {
+function aggregateCluster(plan: NodePlan, target: OutboundTarget, halves: readonly string[]): Cluster {
   return {
-    name,
+    name: target.clusterName,
+    ...statName(plan, target),
     cluster_type: { name: EXTENSION.aggregateCluster, typed_config: pack(AGGREGATE_CLUSTER_CONFIG, { clusters: [...halves] }) },
     lb_policy: Cluster_LbPolicy.CLUSTER_PROVIDED,
   };

@@ -89,6 +89,27 @@ function outboundCacheLimit(index: SnapshotIndex): number {
 }
 
 /**
+ * Only what a connection arriving at the node meets — its tunnel listener and ingress clusters
+ * with their endpoints, its pods' inbound listeners and application clusters — plus its pods'
+ * outbound listeners; none of the outbound clusters and EDS that make up most of a compile. The
+ * same resources as `compileNode`'s (shared with it), linted the same way. For replaying a path
+ * into the node (`explainPath`).
+ */
+export function compileNodeSide(snapshot: Snapshot | SnapshotIndex, node: LocalNode | LocalNodeInput, options: Options | OptionsInput = {}): CompileResult {
+  const index = asIndex(snapshot);
+  const plan = planNode(index, parseNode(node), parseOptions(options));
+  const side = reuseIfUnchanged(plan.nodeSide, nodeSideInputs(plan), () => nodeSide(plan));
+  return lintCompileResult({
+    node: { cluster: plan.node.clusterName, name: plan.node.nodeName, ip: plan.node.nodeIp, locality: plan.node.locality },
+    options: plan.options,
+    clusters: [...side.clusters].sort((a, b) => compareText(a.name!, b.name!)),
+    endpoints: [...side.endpoints].sort((a, b) => compareText(a.cluster_name!, b.cluster_name!)),
+    listeners: side.listeners,
+    diagnostics: [...plan.diagnostics, ...side.diagnostics],
+  });
+}
+
+/**
  * Everything the node's listeners depend on: the mesh settings, its hosted pods and their
  * services (the waypoint signature), and the ports and protocols of the services it calls — not
  * their endpoints, so an endpoint change leaves the listeners as they are.
@@ -109,7 +130,7 @@ function nodeSide(plan: NodePlan) {
   const listeners = [...tunnelListener(plan, routes), ...inbound.listeners, ...outboundListeners(plan)];
   return {
     clusters: [...ingressClusters(plan, routes), ...inbound.clusters],
-    endpoints: ingress.assignments,
+    endpoints: [...ingress.assignments, ...inbound.endpoints],
     listeners: listeners.sort((a, b) => compareText(a.name!, b.name!)),
     diagnostics: [...ingress.diagnostics, ...inbound.diagnostics],
   };

@@ -5,27 +5,32 @@
  * terminates mTLS with the pod's own SVID, requires a client certificate, and hands the traffic to
  * the application at `pod_ip:<port>`.
  */
-import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import { type Cluster, Cluster_DiscoveryType } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { TrafficDirection } from "../../gen/envoy/config/core/v3/base.js";
+import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import { type Diagnostic, diagnostic } from "../diagnostics.js";
 import { socketAddress } from "../envoy/core.js";
-import { httpToCluster, staticCluster, tcpProxy, tlsInspector } from "../envoy/listener.js";
-import { downstreamTlsSocket } from "../envoy/tls.js";
+import { httpProtocolOptions, httpToCluster, staticCluster, tcpProxy, tlsInspector } from "../envoy/listener.js";
+import { downstreamTlsSocket, upstreamTlsSocket } from "../envoy/tls.js";
 import { protocolOf } from "../model/snapshot.js";
-import { appClusterName, directSni, inboundChainName, inboundListenerName, type PodRef, waypointSni } from "../naming.js";
+import { appClusterName, directSni, inboundChainName, inboundListenerName, type PodRef, readinessClusterName, waypointSni } from "../naming.js";
 import type { HostedPodPlan, NodePlan } from "../plan/node-plan.js";
+import { accessLogs } from "./access-log.js";
+import { clusterSettings, duration, listenerSettings, tcpIdleTimeout } from "./settings.js";
 
 export interface InboundSide {
   readonly listeners: Listener[];
-  /** The application clusters the chains forward to. */
+  /** The application clusters the chains forward to, and the readiness probes. */
   readonly clusters: Cluster[];
+  /** The readiness probes' assignments. */
+  readonly endpoints: ClusterLoadAssignment[];
   readonly diagnostics: Diagnostic[];
 }
 
 export function inboundSide(plan: NodePlan): InboundSide {
-  const side: InboundSide = { listeners: [], clusters: [], diagnostics: [] };
+  const side: InboundSide = { listeners: [], clusters: [], endpoints: [], diagnostics: [] };
   for (const hosted of plan.hostedPods) {
     const reason = whyNoListener(hosted);
     if (reason) side.diagnostics.push(reason);
@@ -33,9 +38,12 @@ export function inboundSide(plan: NodePlan): InboundSide {
     if (reason || !hosted.netns) continue;
     const ref = { namespace: hosted.pod.namespace, pod: hosted.pod.name };
     side.listeners.push(inboundListener(plan, hosted, ref));
-    side.clusters.push(
-      ...hosted.ports.map((port) => staticCluster(appClusterName(ref, port), hosted.pod.ip, port, protocolOf(hosted.protocols, port) === "http2")),
-    );
+    side.clusters.push(...hosted.ports.map((port) => appCluster(plan, hosted, ref, port)));
+    const probe = readinessProbe(plan, hosted, ref);
+    if (probe) {
+      side.clusters.push(probe.cluster);
+      side.endpoints.push(probe.assignment);
+    }
   }
   return side;
 }
@@ -60,20 +68,85 @@ function inboundListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): Li
     filter_chains: hosted.ports.map((port) => inboundChain(plan, hosted, ref, port)),
     listener_filters: [tlsInspector()],
     traffic_direction: TrafficDirection.INBOUND,
+    ...listenerSettings(plan.options.settings, true),
   };
 }
+
+/** The application at `pod_ip:<port>`. */
+function appCluster(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: number): Cluster {
+  const cluster: Cluster = { ...staticCluster(appClusterName(ref, port), hosted.pod.ip, port), ...clusterSettings(plan.options.settings, "app") };
+  const protocol = protocolOf(hosted.protocols, port);
+  if (protocol !== "tcp") cluster.typed_extension_protocol_options = httpProtocolOptions(APP_HTTP[protocol]);
+  return cluster;
+}
+
+/**
+ * The node's probe of the pod's inbound listener: a connect-only health check that passes once a
+ * TLS handshake with the node's own identity completes and the pod presents its own SAN — that
+ * is, once the listener is up in the pod's netns with its certificate. A registry or readiness
+ * gate reads the cluster's host health (README, "Readiness of the mesh port"). The node's
+ * certificate is a plain SDS reference (the certificate selector's stream is never involved),
+ * and the SNI is a port the pod serves, so the handshake reaches one of its chains. An EDS
+ * cluster, like every cluster with an SDS certificate (a static one would start before ADS).
+ */
+function readinessProbe(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): { cluster: Cluster; assignment: ClusterLoadAssignment } | undefined {
+  const probe = plan.options.settings.readinessProbes;
+  if (!probe?.intervalMs || !probe.timeoutMs) return undefined;
+  const name = readinessClusterName(ref);
+  const interval = duration(probe.intervalMs);
+  const cluster: Cluster = {
+    name,
+    type: Cluster_DiscoveryType.EDS,
+    eds_cluster_config: { eds_config: plan.eds, service_name: name },
+    ...clusterSettings(plan.options.settings, "probe"),
+    transport_socket: upstreamTlsSocket({
+      sni: directSni(hosted.ports[0]!),
+      alpn: [],
+      source: { spiffeId: plan.nodeIdentity, sds: plan.sds },
+      pinnedSans: [hosted.identity],
+      validation: plan.validation,
+    }),
+    health_checks: [
+      {
+        timeout: duration(probe.timeoutMs),
+        interval,
+        unhealthy_threshold: 1,
+        healthy_threshold: 1,
+        tcp_health_check: {},
+        // The probe carries no traffic: without this Envoy checks it once a minute.
+        no_traffic_interval: interval,
+      },
+    ],
+  };
+  const assignment = { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: socketAddress(hosted.pod.ip, plan.options.inboundPort) } }] }] };
+  return { cluster, assignment };
+}
+
+/**
+ * How the inbound listener speaks to the application: as declared, else in the version the
+ * request arrived in (the mesh hop is HTTP/2, so an HTTP/1.1-only application declares `http`).
+ */
+const APP_HTTP = { http2: "http2", http: "http1", undeclared: "downstream" } as const;
 
 function inboundChain(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: number): FilterChain {
   const serverNames = [directSni(port)];
   if (plan.waypointOn) serverNames.push(waypointSni(plan.node.meshDomain, { ...hosted.ref, port }));
-  const http2 = protocolOf(hosted.protocols, port) === "http2";
+  // Every HTTP port is HTTP/2 over mTLS on the mesh hop, whatever the application speaks.
+  const http = protocolOf(hosted.protocols, port) !== "tcp";
   const app = appClusterName(ref, port);
   const statPrefix = `${inboundListenerName(ref)}_${port}`;
   return {
     filter_chain_match: { server_names: serverNames, transport_protocol: "tls" },
-    filters: [http2 ? httpToCluster(statPrefix, app) : tcpProxy(statPrefix, app)],
+    filters: [
+      http
+        ? httpToCluster(statPrefix, app, { accessLog: accessLogs(plan, { reporter: "destination", listener: inboundListenerName(ref), http }) })
+        : tcpProxy(statPrefix, app, {
+            idleTimeout: tcpIdleTimeout(plan.options.settings),
+            accessLog: accessLogs(plan, { reporter: "destination", listener: inboundListenerName(ref), http }),
+          }),
+    ],
     transport_socket: downstreamTlsSocket({
-      alpn: http2 ? ["h2"] : [],
+      alpn: http ? ["h2"] : [],
       server: { spiffeId: hosted.identity, sds: plan.sds },
       validation: plan.validation,
       clientSanPrefixes: plan.workloadSanPrefixes,

@@ -25,9 +25,8 @@ import { captureChainName, captureListenerName, outboundClusterName, outboundLis
 import type { HostedPodPlan, NodePlan } from "../plan/node-plan.js";
 import type { IndexedService } from "../plan/snapshot-index.js";
 import { getOrInsert } from "../util/maps.js";
-
-/** How long the capture listener waits for its listener filters before going on without them. */
-const LISTENER_FILTERS_TIMEOUT = { seconds: 5, nanos: 0 };
+import { accessLogs } from "./access-log.js";
+import { egressRetryPolicy, listenerSettings, tcpIdleTimeout } from "./settings.js";
 
 /** A service port a pod may call, with what its outbound listeners need to reach it. */
 interface Destination {
@@ -93,8 +92,19 @@ function egressListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, dest
       name,
       address: socketAddress("127.0.0.1", plan.options.egressPort, hosted.netns),
       stat_prefix: name,
-      filter_chains: [{ filters: [...stamp, httpEgress(name, routes)], name: "http" }],
+      filter_chains: [
+        {
+          filters: [
+            ...stamp,
+            httpEgress(name, routes, egressRetryPolicy(plan.options.settings), {
+              accessLog: accessLogs(plan, { reporter: "source", listener: name, http: true, sourceIdentity: hosted.identity }),
+            }),
+          ],
+          name: "http",
+        },
+      ],
       traffic_direction: TrafficDirection.OUTBOUND,
+      ...listenerSettings(plan.options.settings, false),
     },
   ];
 }
@@ -123,13 +133,12 @@ function captureListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, des
     name,
     address: socketAddress("127.0.0.1", plan.options.capturePort, hosted.netns),
     stat_prefix: name,
-    filter_chains: captured.map((destination) => captureChain(name, destination, stamp)),
+    filter_chains: captured.map((destination) => captureChain(plan, hosted, name, destination, stamp)),
     listener_filters: [originalDst()],
     traffic_direction: TrafficDirection.OUTBOUND,
     // The listener handles what it accepts; it never hands a connection to another listener.
     use_original_dst: false,
-    listener_filters_timeout: LISTENER_FILTERS_TIMEOUT,
-    continue_on_listener_filters_timeout: true,
+    ...listenerSettings(plan.options.settings, true),
   };
   if (captured.some((destination) => destination.vip!.includes(":"))) {
     listener.additional_addresses = [{ address: socketAddress("::1", plan.options.capturePort, hosted.netns) as Address }];
@@ -137,11 +146,17 @@ function captureListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, des
   return [listener];
 }
 
-function captureChain(statPrefix: string, destination: Destination, stamp: readonly Filter[]): FilterChain {
+function captureChain(plan: NodePlan, hosted: HostedPodPlan, statPrefix: string, destination: Destination, stamp: readonly Filter[]): FilterChain {
   const vip = destination.vip!;
   return {
     filter_chain_match: { destination_port: destination.port, prefix_ranges: [{ address_prefix: vip, prefix_len: vip.includes(":") ? 128 : 32 }] },
-    filters: [...stamp, tcpProxy(statPrefix, destination.cluster)],
+    filters: [
+      ...stamp,
+      tcpProxy(statPrefix, destination.cluster, {
+        idleTimeout: tcpIdleTimeout(plan.options.settings),
+        accessLog: accessLogs(plan, { reporter: "source", listener: statPrefix, http: false, sourceIdentity: hosted.identity }),
+      }),
+    ],
     name: captureChainName({ ...destination.service.ref, port: destination.port }),
   };
 }

@@ -27,7 +27,9 @@ import {
 } from "../naming.js";
 import type { NodePlan } from "../plan/node-plan.js";
 import { compareText, ipSortKey } from "../util/order.js";
+import { accessLogs } from "./access-log.js";
 import { fitToUint32 } from "./endpoints.js";
+import { clusterSettings, listenerSettings, tcpIdleTimeout } from "./settings.js";
 
 /** A pod a waypoint may forward to: healthy, in the node's cluster, not terminating. */
 interface ServingPod {
@@ -107,6 +109,7 @@ export function tunnelListener(plan: NodePlan, routes: readonly TunnelRoute[]): 
       filter_chains: routes.map((route) => tunnelChain(plan, route)),
       listener_filters: [tlsInspector()],
       traffic_direction: TrafficDirection.INBOUND,
+      ...listenerSettings(plan.options.settings, true),
     },
   ];
 }
@@ -117,14 +120,25 @@ function tunnelChain(plan: NodePlan, route: TunnelRoute): FilterChain {
   const serverName = route.port === undefined ? tunnelServerName(meshDomain, route.service) : waypointSni(meshDomain, { ...route.service, port: route.port });
   return {
     filter_chain_match: { server_names: [serverName], transport_protocol: "tls" },
-    filters: [tcpProxy(route.chain, route.cluster)],
+    filters: [
+      tcpProxy(route.chain, route.cluster, {
+        idleTimeout: tcpIdleTimeout(plan.options.settings),
+        accessLog: accessLogs(plan, { reporter: "waypoint", listener: TUNNEL_LISTENER_NAME, http: false }),
+      }),
+    ],
     name: route.chain,
   };
 }
 
 /** The ingress clusters: EDS, so pod churn never touches CDS; no transport socket. */
 export function ingressClusters(plan: NodePlan, routes: readonly TunnelRoute[]): Cluster[] {
-  return routes.map(({ cluster: name }) => ({ name, type: Cluster_DiscoveryType.EDS, eds_cluster_config: { eds_config: plan.eds, service_name: name } }));
+  const settings = clusterSettings(plan.options.settings, "ingress");
+  return routes.map(({ cluster: name }) => ({
+    name,
+    type: Cluster_DiscoveryType.EDS,
+    eds_cluster_config: { eds_config: plan.eds, service_name: name },
+    ...settings,
+  }));
 }
 
 /**

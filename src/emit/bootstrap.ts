@@ -10,7 +10,7 @@ import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { Node } from "../../gen/envoy/config/core/v3/base.js";
 import { type ApiConfigSource, ApiConfigSource_ApiType, ApiVersion } from "../../gen/envoy/config/core/v3/config_source.js";
 import { locality } from "../envoy/core.js";
-import { staticCluster } from "../envoy/listener.js";
+import { httpProtocolOptions, staticCluster } from "../envoy/listener.js";
 import type { ResourceSet } from "../envoy/resources.js";
 import type { ConfigSourceOption, Options } from "../model/options.js";
 import { compareText } from "../util/order.js";
@@ -25,7 +25,7 @@ export interface BootstrapOptions {
 /** A node's resources, with what the bootstrap needs to know about the node and how it was compiled. */
 export interface BootstrapInput extends ResourceSet {
   readonly node: { readonly cluster: string; readonly name: string; readonly locality: { readonly region: string; readonly zone: string } };
-  readonly options: Pick<Options, "sds" | "eds" | "sourceIdentity" | "selectorSds">;
+  readonly options: Pick<Options, "sds" | "eds" | "sourceIdentity" | "selectorSds"> & { readonly settings?: Pick<Options["settings"], "accessLog"> };
 }
 
 interface StubTarget {
@@ -82,7 +82,10 @@ function stubClusters(options: BootstrapInput["options"], ads: boolean, xds: Stu
   }
   // The certificate selector's own SDS stream (never the ADS one).
   if (options.sourceIdentity === "selector") names.add(options.selectorSds);
-  return [...names].map((name) => staticCluster(name, xds.address, xds.port, true));
+  // The access-log service, when the logs go to one.
+  const accessLog = options.settings?.accessLog;
+  if (typeof accessLog === "object") names.add(accessLog.grpcCluster);
+  return [...names].map((name) => ({ ...staticCluster(name, xds.address, xds.port), typed_extension_protocol_options: httpProtocolOptions("http2") }));
 }
 
 function grpcClusterOf(source: ConfigSourceOption): string | undefined {

@@ -6,6 +6,7 @@ import { stringify as toYaml } from "yaml";
 import type { Diagnostic } from "../diagnostics.js";
 import { typeUrl } from "../envoy/any.js";
 import { type JsonValue, renderMessage } from "./render.js";
+import { blockYaml, YAML_OPTIONS } from "./yaml-text.js";
 
 export const RESOURCE_TYPES = {
   clusters: "envoy.config.cluster.v3.Cluster",
@@ -59,7 +60,10 @@ export function renderYaml(result: RenderableResult): string {
   return toYamlText(renderResult(result));
 }
 
-/** YAML without line folding or anchors, so each value stays on one greppable line. */
+/**
+ * YAML without line folding or anchors, so each value stays on one greppable line. Written
+ * directly for block collections (`blockYaml`, the same bytes), by the `yaml` package otherwise.
+ */
 export function toYamlText(value: unknown): string {
-  return toYaml(value, { lineWidth: 0, aliasDuplicateObjects: false });
+  return blockYaml(value) ?? toYaml(value, YAML_OPTIONS);
 }

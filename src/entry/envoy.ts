@@ -10,6 +10,10 @@
  * subset aether-xds emits).
  */
 export type {
+  /** `envoy.config.accesslog.v3.AccessLog`: an access logger of a proxy filter (`settings.accessLog`). */
+  AccessLog,
+} from "../../gen/envoy/config/accesslog/v3/accesslog.js";
+export type {
   /** `envoy.config.bootstrap.v3.Bootstrap`: what `toBootstrap` (aether-xds/bootstrap) returns. */
   Bootstrap,
   /** `envoy.config.bootstrap.v3.Bootstrap.DynamicResources`. */
@@ -17,9 +21,17 @@ export type {
   /** `envoy.config.bootstrap.v3.Bootstrap.StaticResources`. */
   Bootstrap_StaticResources,
 } from "../../gen/envoy/config/bootstrap/v3/bootstrap.js";
+export type {
+  /** `envoy.config.cluster.v3.CircuitBreakers`: a cluster's thresholds (`settings.circuitBreakers`). */
+  CircuitBreakers,
+  /** `envoy.config.cluster.v3.CircuitBreakers.Thresholds`. */
+  CircuitBreakers_Thresholds,
+} from "../../gen/envoy/config/cluster/v3/circuit_breaker.js";
 export {
   /** `envoy.config.cluster.v3.Cluster`: an upstream cluster (CDS): `CompileResult.clusters`. */
   type Cluster,
+  /** `envoy.config.cluster.v3.Cluster.CommonLbConfig`: the panic threshold (`settings.healthyPanicThresholdPercent`). */
+  type Cluster_CommonLbConfig,
   /** `envoy.config.cluster.v3.Cluster.CustomClusterType`. */
   type Cluster_CustomClusterType,
   /** `envoy.config.cluster.v3.Cluster.DiscoveryType`. */
@@ -31,6 +43,10 @@ export {
   /** `envoy.config.cluster.v3.Cluster.TransportSocketMatch`: a named socket of `transport_socket_matches`, chosen by `transport_socket_matcher`. */
   type Cluster_TransportSocketMatch,
 } from "../../gen/envoy/config/cluster/v3/cluster.js";
+export type {
+  /** `envoy.config.cluster.v3.OutlierDetection` (`settings.outlierDetection`). */
+  OutlierDetection,
+} from "../../gen/envoy/config/cluster/v3/outlier_detection.js";
 export {
   /** `envoy.config.core.v3.Address`. */
   type Address,
@@ -78,12 +94,20 @@ export type {
   GrpcService_EnvoyGrpc,
 } from "../../gen/envoy/config/core/v3/grpc_service.js";
 export {
+  /** `envoy.config.core.v3.HealthCheck`: a readiness probe's connect-only check (`settings.readinessProbes`). */
+  type HealthCheck,
+  /** `envoy.config.core.v3.HealthCheck.TcpHealthCheck`. */
+  type HealthCheck_TcpHealthCheck,
   /** `envoy.config.core.v3.HealthStatus`. */
   HealthStatus,
 } from "../../gen/envoy/config/core/v3/health_check.js";
 export type {
+  /** `envoy.config.core.v3.Http1ProtocolOptions`. */
+  Http1ProtocolOptions,
   /** `envoy.config.core.v3.Http2ProtocolOptions`. */
   Http2ProtocolOptions,
+  /** `envoy.config.core.v3.KeepaliveSettings`: HTTP/2 PING keepalive (`settings.http2Keepalive`). */
+  KeepaliveSettings,
 } from "../../gen/envoy/config/core/v3/protocol.js";
 export type {
   /** `envoy.config.core.v3.SubstitutionFormatString`: the value a `set_filter_state` entry stamps. */
@@ -126,6 +150,8 @@ export type {
 export type {
   /** `envoy.config.route.v3.DirectResponseAction`: the 404 of an egress listener's unknown authorities. */
   DirectResponseAction,
+  /** `envoy.config.route.v3.RetryPolicy`: an egress route's retries (`settings.retries`). */
+  RetryPolicy,
   /** `envoy.config.route.v3.Route`. */
   Route,
   /** `envoy.config.route.v3.RouteAction`. */
@@ -135,6 +161,18 @@ export type {
   /** `envoy.config.route.v3.VirtualHost`. */
   VirtualHost,
 } from "../../gen/envoy/config/route/v3/route_components.js";
+export type {
+  /** `envoy.extensions.access_loggers.grpc.v3.CommonGrpcAccessLogConfig`. */
+  CommonGrpcAccessLogConfig,
+  /** `envoy.extensions.access_loggers.grpc.v3.HttpGrpcAccessLogConfig`: per-request entries to a gRPC access-log service. */
+  HttpGrpcAccessLogConfig,
+  /** `envoy.extensions.access_loggers.grpc.v3.TcpGrpcAccessLogConfig`: per-connection entries to a gRPC access-log service. */
+  TcpGrpcAccessLogConfig,
+} from "../../gen/envoy/extensions/access_loggers/grpc/v3/als.js";
+export type {
+  /** `envoy.extensions.access_loggers.stream.v3.StdoutAccessLog`: one text line per request or connection. */
+  StdoutAccessLog,
+} from "../../gen/envoy/extensions/access_loggers/stream/v3/stream.js";
 export type {
   /** `envoy.extensions.clusters.aggregate.v3.ClusterConfig`: the sub-clusters of an aggregate cluster (`socketSelection: aggregate`). */
   ClusterConfig,
@@ -228,11 +266,21 @@ export type {
   HttpProtocolOptions,
   /** `envoy.extensions.upstreams.http.v3.HttpProtocolOptions.ExplicitHttpConfig`. */
   HttpProtocolOptions_ExplicitHttpConfig,
+  /** `envoy.extensions.upstreams.http.v3.HttpProtocolOptions.UseDownstreamHttpConfig`: HTTP in the downstream's version (an undeclared port). */
+  HttpProtocolOptions_UseDownstreamHttpConfig,
 } from "../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options.js";
 export type {
   /** `envoy.type.matcher.v3.StringMatcher`. */
   StringMatcher,
 } from "../../gen/envoy/type/matcher/v3/string.js";
+export type {
+  /** `envoy.type.tracing.v3.CustomTag`: a field of a gRPC access-log entry (`value` is a substitution format). */
+  CustomTag,
+} from "../../gen/envoy/type/tracing/v3/custom_tag.js";
+export type {
+  /** `envoy.type.v3.Percent`. */
+  Percent,
+} from "../../gen/envoy/type/v3/percent.js";
 export type {
   /** `google.protobuf.Any`: a packed message: `type_url` and the encoded `value` (as in `XdsResource.resource` and every `typed_config`). */
   Any,

@@ -1,12 +1,18 @@
 /** Listener pieces: the TLS inspector, TCP proxying, and an HTTP connection manager that sets XFCC. */
+
+import type { AccessLog } from "../../gen/envoy/config/accesslog/v3/accesslog.js";
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import type { KeepaliveSettings } from "../../gen/envoy/config/core/v3/protocol.js";
 import type { Filter, ListenerFilter } from "../../gen/envoy/config/listener/v3/listener_components.js";
-import type { VirtualHost } from "../../gen/envoy/config/route/v3/route_components.js";
+import type { RetryPolicy, VirtualHost } from "../../gen/envoy/config/route/v3/route_components.js";
 import { FilterStateValue_SharedWithUpstream } from "../../gen/envoy/extensions/filters/common/set_filter_state/v3/value.js";
 import {
   HttpConnectionManager_CodecType,
   HttpConnectionManager_ForwardClientCertDetails,
 } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
+import type { TcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
+import type { HttpProtocolOptions } from "../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options.js";
+import type { Duration } from "../../gen/google/protobuf/duration.js";
 import { pack } from "./any.js";
 import { socketAddress } from "./core.js";
 import { EXTENSION, HTTP_CONNECTION_MANAGER, HTTP_PROTOCOL_OPTIONS, ORIGINAL_DST, ROUTER, SET_FILTER_STATE, TCP_PROXY, TLS_INSPECTOR } from "./types.js";
@@ -42,15 +48,24 @@ export function stampFilterState(key: string, factory: string, value: string): F
   };
 }
 
-export function tcpProxy(statPrefix: string, cluster: string): Filter {
-  return { name: EXTENSION.tcpProxy, typed_config: pack(TCP_PROXY, { stat_prefix: statPrefix, cluster }) };
+/** What a proxy filter adds besides its route: an idle timeout (TCP), access logs. */
+export interface ProxyExtras {
+  readonly idleTimeout?: Duration | undefined;
+  readonly accessLog?: readonly AccessLog[];
+}
+
+export function tcpProxy(statPrefix: string, cluster: string, extras: ProxyExtras = {}): Filter {
+  const config: TcpProxy = { stat_prefix: statPrefix, cluster };
+  if (extras.idleTimeout) config.idle_timeout = extras.idleTimeout;
+  if (extras.accessLog?.length) config.access_log = [...extras.accessLog];
+  return { name: EXTENSION.tcpProxy, typed_config: pack(TCP_PROXY, config) };
 }
 
 /**
  * HTTP to one cluster, with the verified client identity passed on: XFCC is sanitized (a header
  * sent by the client is dropped) and set to the client certificate's URI SAN.
  */
-export function httpToCluster(statPrefix: string, cluster: string): Filter {
+export function httpToCluster(statPrefix: string, cluster: string, extras: ProxyExtras = {}): Filter {
   return {
     name: EXTENSION.httpConnectionManager,
     typed_config: pack(HTTP_CONNECTION_MANAGER, {
@@ -69,6 +84,8 @@ export function httpToCluster(statPrefix: string, cluster: string): Filter {
       http_filters: [{ name: EXTENSION.router, typed_config: pack(ROUTER, {}) }],
       forward_client_cert_details: HttpConnectionManager_ForwardClientCertDetails.SANITIZE_SET,
       set_current_client_cert_details: { uri: true },
+      // Logged requests keep the source's request id, so source and destination lines join on it.
+      ...(extras.accessLog?.length ? { access_log: [...extras.accessLog], preserve_external_request_id: true } : {}),
     }),
   };
 }
@@ -86,11 +103,11 @@ export interface AuthorityRoute {
  * A pod's HTTP egress: each authority to its cluster, anything else a 404 — never passed
  * through, so a pod cannot use the proxy to reach what the mesh does not route.
  */
-export function httpEgress(statPrefix: string, routes: readonly AuthorityRoute[]): Filter {
+export function httpEgress(statPrefix: string, routes: readonly AuthorityRoute[], retryPolicy?: RetryPolicy, extras: ProxyExtras = {}): Filter {
   const virtualHosts: VirtualHost[] = routes.map((route) => ({
     name: route.name,
     domains: [...route.domains],
-    routes: [{ match: { prefix: "/" }, route: { cluster: route.cluster, timeout: NO_TIMEOUT } }],
+    routes: [{ match: { prefix: "/" }, route: { cluster: route.cluster, timeout: NO_TIMEOUT, ...(retryPolicy ? { retry_policy: retryPolicy } : {}) } }],
   }));
   virtualHosts.push({ name: "unknown_authority", domains: ["*"], routes: [{ match: { prefix: "/" }, direct_response: { status: 404 } }] });
   return {
@@ -100,6 +117,7 @@ export function httpEgress(statPrefix: string, routes: readonly AuthorityRoute[]
       stat_prefix: statPrefix,
       route_config: { name: statPrefix, virtual_hosts: virtualHosts },
       http_filters: [{ name: EXTENSION.router, typed_config: pack(ROUTER, {}) }],
+      ...(extras.accessLog?.length ? { access_log: [...extras.accessLog] } : {}),
     }),
   };
 }
@@ -108,19 +126,26 @@ export function httpEgress(statPrefix: string, routes: readonly AuthorityRoute[]
 const NO_TIMEOUT = { seconds: 0, nanos: 0 };
 
 /**
- * A cluster with one fixed endpoint; `http2` makes Envoy speak HTTP/2 (h2c) to it. Its type is
- * STATIC, the default: `type` is left unset (STATIC is value 0 of a oneof, so setting it would put
- * an explicit default on the wire).
+ * A cluster with one fixed endpoint. Its type is STATIC, the default: `type` is left unset
+ * (STATIC is value 0 of a oneof, so setting it would put an explicit default on the wire).
  */
-export function staticCluster(name: string, ip: string, port: number, http2: boolean): Cluster {
-  const cluster: Cluster = {
+export function staticCluster(name: string, ip: string, port: number): Cluster {
+  return {
     name,
     load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: socketAddress(ip, port) } }] }] },
   };
-  if (http2) cluster.typed_extension_protocol_options = http2ProtocolOptions();
-  return cluster;
 }
 
-export function http2ProtocolOptions(): Cluster["typed_extension_protocol_options"] {
-  return { [EXTENSION.httpProtocolOptions]: pack(HTTP_PROTOCOL_OPTIONS, { explicit_http_config: { http2_protocol_options: {} } }) };
+/** How Envoy speaks HTTP to a cluster: HTTP/2, HTTP/1.1, or whichever the downstream used. */
+export type UpstreamHttp = "http2" | "http1" | "downstream";
+
+export function httpProtocolOptions(http: UpstreamHttp, keepalive?: KeepaliveSettings): NonNullable<Cluster["typed_extension_protocol_options"]> {
+  const http2 = keepalive ? { connection_keepalive: keepalive } : {};
+  const options: HttpProtocolOptions =
+    http === "http2"
+      ? { explicit_http_config: { http2_protocol_options: http2 } }
+      : http === "http1"
+        ? { explicit_http_config: { http_protocol_options: {} } }
+        : { use_downstream_protocol_config: { http_protocol_options: {}, http2_protocol_options: http2 } };
+  return { [EXTENSION.httpProtocolOptions]: pack(HTTP_PROTOCOL_OPTIONS, options) };
 }

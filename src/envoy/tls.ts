@@ -120,6 +120,15 @@ function certificateSelector(selection: CertificateSelection): TypedExtensionCon
   };
 }
 
+/** One upstream socket with a fixed client certificate from SDS. */
+export function upstreamTlsSocket(spec: UpstreamSocketSpec): TransportSocket {
+  const message: UpstreamTlsContext = {
+    common_tls_context: commonTlsContext(spec.source, spec.alpn, spec.validation, spec.pinnedSans.map(uriSan)),
+    sni: spec.sni,
+  };
+  return { name: EXTENSION.tlsTransportSocket, typed_config: pack(UPSTREAM_TLS_CONTEXT, message) };
+}
+
 /** Reused for every splice; `finish` copies the bytes out. */
 const splice = new BinaryWriter();
 /** UpstreamTlsContext field numbers (proto/envoy/extensions/transport_sockets/tls/v3/tls.proto). */

@@ -1,4 +1,6 @@
 /** Every message type aether-xds packs into an Any, with its fully-qualified name. */
+import { HttpGrpcAccessLogConfig, TcpGrpcAccessLogConfig } from "../../gen/envoy/extensions/access_loggers/grpc/v3/als.js";
+import { StdoutAccessLog } from "../../gen/envoy/extensions/access_loggers/stream/v3/stream.js";
 import { ClusterConfig } from "../../gen/envoy/extensions/clusters/aggregate/v3/cluster.js";
 import { Router } from "../../gen/envoy/extensions/filters/http/router/v3/router.js";
 import { OriginalDst } from "../../gen/envoy/extensions/filters/listener/original_dst/v3/original_dst.js";
@@ -43,6 +45,9 @@ export const FILTER_STATE_OVERRIDE = messageType(
   FilterStateOverrideConfig,
 );
 export const HTTP_PROTOCOL_OPTIONS = messageType("envoy.extensions.upstreams.http.v3.HttpProtocolOptions", HttpProtocolOptions);
+export const STDOUT_ACCESS_LOG = messageType("envoy.extensions.access_loggers.stream.v3.StdoutAccessLog", StdoutAccessLog);
+export const HTTP_GRPC_ACCESS_LOG = messageType("envoy.extensions.access_loggers.grpc.v3.HttpGrpcAccessLogConfig", HttpGrpcAccessLogConfig);
+export const TCP_GRPC_ACCESS_LOG = messageType("envoy.extensions.access_loggers.grpc.v3.TcpGrpcAccessLogConfig", TcpGrpcAccessLogConfig);
 
 /** Extension names Envoy registers the above under. */
 export const EXTENSION = {
@@ -61,6 +66,9 @@ export const EXTENSION = {
   httpConnectionManager: "envoy.filters.network.http_connection_manager",
   router: "envoy.filters.http.router",
   httpProtocolOptions: "envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+  stdoutAccessLog: "envoy.access_loggers.stdout",
+  httpGrpcAccessLog: "envoy.access_loggers.http_grpc",
+  tcpGrpcAccessLog: "envoy.access_loggers.tcp_grpc",
 } as const;
 
 /**

@@ -163,6 +163,9 @@ function nodeLocality(status: NodeStatus | undefined, hosted: readonly HostedRec
   return { region: first?.region ?? "", zone: first?.zone ?? "" };
 }
 
+/** The name of the pod a record stands for (see `podNameOf`). */
+export const hostedPodName = podNameOf;
+
 function podFromRecord(key: ServiceKey, endpoint: ServiceEndpoint): HostedPod {
   const ref = parseServiceKey(key)!;
   return {

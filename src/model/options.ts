@@ -5,6 +5,7 @@ import { deepFreeze } from "../util/freeze.js";
 import { ENVOY_FLOOR, ENVOY_VERSION_PATTERN, isAtLeast, SOURCE_IDENTITY_FLOORS } from "./envoy-version.js";
 import { clusterName, port } from "./fields.js";
 import { collectIssues, unsafeInputIssues } from "./issues.js";
+import { resolveSettings, type Settings, settingsIssues, settingsSchema } from "./settings.js";
 
 /** Where Envoy fetches EDS or SDS resources: the ADS stream, or a named gRPC cluster. */
 const configSource = z.union([z.literal("ads"), z.strictObject({ grpcCluster: clusterName })]);
@@ -66,12 +67,14 @@ const optionsSchema = z.strictObject({
   selectorSds: clusterName.optional(),
   /** Source of the outbound clusters' EDS. */
   eds: configSource.default("ads"),
+  /** Production settings: a preset and per-setting overrides (see `Settings`). */
+  settings: settingsSchema.default({ preset: "production" }),
 });
 
 /** Compile options as callers give them: every field is optional (see `Options` for the defaults). */
 export type OptionsInput = z.input<typeof optionsSchema>;
 /** Compile options, validated, every default filled in (`selectorSds` resolved to a cluster). */
-export type Options = Omit<z.output<typeof optionsSchema>, "selectorSds"> & { readonly selectorSds: string };
+export type Options = Omit<z.output<typeof optionsSchema>, "selectorSds" | "settings"> & { readonly selectorSds: string; readonly settings: Settings };
 
 /** Options `parseOptions` returned: validated and frozen, so passing them again skips the work. */
 const validatedOptions = new WeakSet<object>();
@@ -93,10 +96,11 @@ function validateOptions(input: unknown = {}): Options {
   if (forbidden.length > 0) throw new InputError("options", forbidden);
   const parsed = optionsSchema.safeParse(input ?? {});
   if (!parsed.success) throw new InputError("options", collectIssues(parsed.error.issues, input));
-  const issues = [...versionIssues(parsed.data), ...podPortIssues(parsed.data)];
+  const settings = resolveSettings(parsed.data.settings);
+  const issues = [...versionIssues(parsed.data), ...podPortIssues(parsed.data), ...settingsIssues(settings)];
   if (issues.length > 0) throw new InputError("options", issues);
   const { selectorSds, ...rest } = parsed.data;
-  return { ...rest, selectorSds: selectorSds ?? (rest.sds === "ads" ? DEFAULT_SELECTOR_SDS_CLUSTER : rest.sds.grpcCluster) };
+  return { ...rest, settings, selectorSds: selectorSds ?? (rest.sds === "ads" ? DEFAULT_SELECTOR_SDS_CLUSTER : rest.sds.grpcCluster) };
 }
 
 /** A mode that needs a newer Envoy than the one named is refused, not emitted for proxies that would NACK it. */

@@ -68,12 +68,16 @@ export const POD_NETWORKS = ["isolated", "routable"] as const;
 /** Whether pod IPs route between clusters (`mesh.podNetwork`). */
 export type PodNetwork = (typeof POD_NETWORKS)[number];
 
-const portProtocol = z.enum(["http2", "tcp"], { error: 'port protocol must be "http2" or "tcp"' });
+/**
+ * What the application speaks on a port: `http2` (h2c), `http` (HTTP/1.1), `tcp` (proxied as
+ * bytes). An undeclared port is HTTP in whichever version the inbound connection used.
+ */
+const portProtocol = z.enum(["http2", "http", "tcp"], { error: 'port protocol must be "http2", "http" or "tcp"' });
 export type PortProtocol = z.output<typeof portProtocol>;
 
-/** A port's protocol: as declared in the mesh file's `protocols`, else HTTP/2. */
-export function protocolOf(protocols: ReadonlyMap<number, PortProtocol> | undefined, port: number): PortProtocol {
-  return protocols?.get(port) ?? "http2";
+/** A port's protocol as declared in the mesh file's `protocols`, else `undeclared` (HTTP, in the downstream's version). */
+export function protocolOf(protocols: ReadonlyMap<number, PortProtocol> | undefined, port: number): PortProtocol | "undeclared" {
+  return protocols?.get(port) ?? "undeclared";
 }
 
 const serviceKeyField = z.string().refine((key) => parseServiceKey(key) !== undefined, {
@@ -167,7 +171,7 @@ export interface Snapshot {
   readonly services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>;
   /** Exported services; undefined when the snapshot has no export data (everything is exported). */
   readonly exports: ReadonlySet<ServiceKey> | undefined;
-  /** Declared port protocols; undeclared ports are HTTP/2. */
+  /** Declared port protocols; an undeclared port is HTTP in the downstream's version. */
   readonly protocols: ReadonlyMap<ServiceKey, ReadonlyMap<number, PortProtocol>>;
   /** Services each service calls; undefined when the snapshot has no dependency data. */
   readonly dependencies: ReadonlyMap<ServiceKey, readonly ServiceKey[]> | undefined;

@@ -1,9 +1,12 @@
 /**
- * Every node of a snapshot compiled with the same options, plus the lookups a path replay needs:
- * which node's waypoint listens on an address, and which registry pod an address reaches.
+ * A snapshot's nodes compiled with the same options — every node up front (`compileMesh`, for the
+ * mesh check) or each on first lookup (`lazyMesh`, for one path) — plus the lookups a path replay
+ * needs: which node's waypoint listens on an address, and which registry pod an address reaches.
  */
+import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
-import { type CompileResult, compileNode } from "../compile/compile-node.js";
+import { type CompileResult, compileNode, compileNodeSide } from "../compile/compile-node.js";
 import { hostPort } from "../envoy/core.js";
 import { isCompileInvariantError, isInputError } from "../errors.js";
 import { type LocalNode, localNodeFrom } from "../model/node.js";
@@ -12,7 +15,7 @@ import type { ServiceEndpoint } from "../model/registry.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { type ServiceKey, TUNNEL_LISTENER_NAME } from "../naming.js";
 import { asIndex, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
-import { compositeKey } from "../util/keys.js";
+import { getOrInsert } from "../util/maps.js";
 import { compareText } from "../util/order.js";
 
 export interface CompiledNode {
@@ -26,9 +29,20 @@ export interface RegistryPod {
   readonly endpoint: ServiceEndpoint;
 }
 
-export interface CompiledMesh {
+/** What a path replay reads: the index, the options, and a node's compiled output by key. */
+export interface MeshView {
   readonly index: SnapshotIndex;
   readonly options: Options;
+  /** The node `"<cluster>/<node>"` compiled; undefined when it is unknown or could not be compiled. */
+  node(key: string): CompiledNode | undefined;
+  /**
+   * At least the node's receiving side (tunnel, ingress and inbound listeners and clusters): all a
+   * path arriving at the node reads. Undefined as for `node`.
+   */
+  receiving(key: string): CompiledNode | undefined;
+}
+
+export interface CompiledMesh extends MeshView {
   /** By `"<cluster>/<node>"`, sorted. */
   readonly nodes: ReadonlyMap<string, CompiledNode>;
   /** Nodes the snapshot's input makes uncompilable, with the reason: the mesh check fails. */
@@ -43,8 +57,21 @@ export interface CompiledMesh {
   readonly failed: ReadonlyMap<string, string>;
 }
 
-/** Called after each node is compiled; for progress lines on big meshes. */
+/** Called after each node is compiled: nodes compiled so far, nodes in the mesh. For progress lines. */
 export type CompileProgress = (done: number, total: number) => void;
+
+type Outcome = { readonly kind: "compiled"; readonly node: CompiledNode } | { readonly kind: "skipped" | "failed"; readonly reason: string };
+
+function compileOne(index: SnapshotIndex, options: Options, cluster: string, name: string, compile = compileNode): Outcome {
+  try {
+    const local = localNodeFrom(index.snapshot, cluster, name);
+    return { kind: "compiled", node: { local, result: compile(index, local, options) } };
+  } catch (error) {
+    if (isInputError(error)) return { kind: "skipped", reason: error.issues.map((issue) => issue.message).join("; ") };
+    if (isCompileInvariantError(error)) return { kind: "failed", reason: error.message };
+    throw error;
+  }
+}
 
 /** Compiles every node the snapshot lists or any registry record names. */
 export function compileMesh(snapshot: Snapshot | SnapshotIndex, optionsInput: Options | OptionsInput = {}, onProgress?: CompileProgress): CompiledMesh {
@@ -55,64 +82,173 @@ export function compileMesh(snapshot: Snapshot | SnapshotIndex, optionsInput: Op
   const failed = new Map<string, string>();
   const unaddressed: string[] = [];
   const all = meshNodes(index);
-  for (const [done, [cluster, name]] of all.entries()) {
-    onProgress?.(done, all.length);
-    const key = nodeKey(cluster, name);
+  for (const [done, [key, cluster, name]] of all.entries()) {
+    onProgress?.(done + 1, all.length);
     if (!index.nodeAddresses.has(key)) {
       unaddressed.push(key);
       continue;
     }
-    try {
-      const local = localNodeFrom(index.snapshot, cluster, name);
-      nodes.set(key, { local, result: compileNode(index, local, options) });
-    } catch (error) {
-      if (isInputError(error)) skipped.set(key, error.issues.map((issue) => issue.message).join("; "));
-      else if (isCompileInvariantError(error)) failed.set(key, error.message);
-      else throw error;
-    }
+    const outcome = compileOne(index, options, cluster, name);
+    if (outcome.kind === "compiled") nodes.set(key, outcome.node);
+    else (outcome.kind === "skipped" ? skipped : failed).set(key, outcome.reason);
   }
-  return { index, options, nodes, skipped, failed, unaddressed };
+  const node = (key: string) => nodes.get(key);
+  return { index, options, nodes, skipped, failed, unaddressed, node, receiving: node };
 }
 
-function meshNodes(index: SnapshotIndex): [string, string][] {
-  const keys = new Map<string, [string, string]>();
-  for (const node of index.snapshot.nodes) keys.set(nodeKey(node.cluster, node.name), [node.cluster, node.name]);
+/**
+ * The mesh's nodes, each compiled on its first lookup (and remembered, compiled or not): a path
+ * replay pays only for the nodes it visits. A node looked up only as a receiver (a waypoint, a
+ * destination pod's node) gets only its receiving side compiled (`compileNodeSide`).
+ */
+export function lazyMesh(snapshot: Snapshot | SnapshotIndex, optionsInput: Options | OptionsInput = {}, onProgress?: CompileProgress): MeshView {
+  const index = asIndex(snapshot);
+  const options = parseOptions(optionsInput);
+  const names = new Map(meshNodes(index).map(([key, cluster, name]) => [key, [cluster, name] as const]));
+  const full = new Map<string, Outcome>();
+  const sides = new Map<string, Outcome>();
+  const lookup = (outcomes: Map<string, Outcome>, key: string, compile: typeof compileNode): CompiledNode | undefined => {
+    const name = names.get(key);
+    if (!name) return undefined;
+    const outcome = getOrInsert(outcomes, key, () => {
+      const compiled = compileOne(index, options, ...name, compile);
+      onProgress?.(full.size + sides.size + 1, names.size);
+      return compiled;
+    });
+    return outcome.kind === "compiled" ? outcome.node : undefined;
+  };
+  const node = (key: string) => lookup(full, key, compileNode);
+  return { index, options, node, receiving: (key) => (full.has(key) ? node(key) : lookup(sides, key, compileNodeSide)) };
+}
+
+/** Every node's key, cluster and name, sorted by key. */
+function meshNodes(index: SnapshotIndex): [string, string, string][] {
+  const keys = new Map<string, [string, string, string]>();
+  for (const node of index.snapshot.nodes) keys.set(nodeKey(node.cluster, node.name), [nodeKey(node.cluster, node.name), node.cluster, node.name]);
   for (const records of index.hostedBy.values()) {
     const { clusterName, kubernetesMetadata } = records[0]!.endpoint;
-    keys.set(nodeKey(clusterName, kubernetesMetadata.nodeName), [clusterName, kubernetesMetadata.nodeName]);
+    const key = nodeKey(clusterName, kubernetesMetadata.nodeName);
+    keys.set(key, [key, clusterName, kubernetesMetadata.nodeName]);
   }
-  return [...keys].sort(([a], [b]) => compareText(a, b)).map(([, pair]) => pair);
+  return [...keys.values()].sort(([a], [b]) => compareText(a, b));
 }
 
-/** Where each node's `ew_tunnel` listens, `"ip:port"` → node key. */
+/** Which node's `ew_tunnel` listens on an `"ip:port"` address. */
+export type TunnelLookup = Pick<ReadonlyMap<string, string>, "get" | "has">;
+
+/** Where each compiled node's `ew_tunnel` listens, `"ip:port"` → node key. */
 export function tunnelAddresses(mesh: CompiledMesh): Map<string, string> {
   const addresses = new Map<string, string>();
   for (const [key, { result }] of mesh.nodes) {
-    const tunnel = result.listeners.find((l) => l.name === TUNNEL_LISTENER_NAME);
-    const socket = tunnel?.address?.socket_address;
-    if (socket) addresses.set(hostPort(socket.address ?? "", socket.port_value ?? 0), key);
+    const address = tunnelAddressOf(result);
+    if (address) addresses.set(address, key);
   }
   return addresses;
 }
 
-/** The key of `podsByAddress`: a cluster and an address in it. */
-export function podAddressKey(cluster: string, ip: string): string {
-  return compositeKey(cluster, ip);
+function tunnelAddressOf(result: CompileResult): string | undefined {
+  const socket = result.listeners.find((l) => l.name === TUNNEL_LISTENER_NAME)?.address?.socket_address;
+  return socket ? hostPort(socket.address ?? "", socket.port_value ?? 0) : undefined;
 }
 
-/** Registry pods by cluster and address (`podAddressKey`). */
-export function podsByAddress(mesh: CompiledMesh): Map<string, RegistryPod[]> {
-  const pods = new Map<string, RegistryPod[]>();
-  for (const service of mesh.index.services.values()) {
+/**
+ * The same answers as `tunnelAddresses`, without compiling every node: a node's tunnel listener
+ * binds its one address (`index.nodeAddresses`) and the tunnel port, so only the nodes at an
+ * address asked about are compiled, to see whether they have a tunnel listener there.
+ */
+export function lazyTunnels(mesh: MeshView): TunnelLookup {
+  const candidates = new Map<string, string[]>();
+  for (const [key, ip] of mesh.index.nodeAddresses) getOrInsert(candidates, hostPort(ip, mesh.options.tunnelPort), () => []).push(key);
+  const answers = new Map<string, string | undefined>();
+  const resolve = (address: string): string | undefined => {
+    // The last in key order wins, as in tunnelAddresses.
+    const keys = [...(candidates.get(address) ?? [])].sort(compareText).reverse();
+    return keys.find((key) => {
+      const node = mesh.receiving(key);
+      return node !== undefined && tunnelAddressOf(node.result) === address;
+    });
+  };
+  const get = (address: string): string | undefined => {
+    if (!answers.has(address)) answers.set(address, resolve(address));
+    return answers.get(address);
+  };
+  return { get, has: (address) => get(address) !== undefined };
+}
+
+/** Registry pods at an IP, by cluster (pod CIDRs may overlap across clusters). */
+export type PodLookup = (ip: string) => ReadonlyMap<string, readonly RegistryPod[]>;
+
+const NO_PODS: ReadonlyMap<string, readonly RegistryPod[]> = new Map();
+
+/** Every registry pod by IP and cluster, for replaying many paths. */
+export function podsByAddress(index: SnapshotIndex): PodLookup {
+  const pods = new Map<string, Map<string, RegistryPod[]>>();
+  for (const service of index.services.values()) {
     for (const endpoint of service.endpoints) {
-      const key = podAddressKey(endpoint.clusterName, endpoint.ip);
-      pods.set(key, [...(pods.get(key) ?? []), { service: service.key, endpoint }]);
+      const byCluster = getOrInsert(pods, endpoint.ip, () => new Map<string, RegistryPod[]>());
+      getOrInsert(byCluster, endpoint.clusterName, () => []).push({ service: service.key, endpoint });
     }
   }
-  return pods;
+  return (ip) => pods.get(ip) ?? NO_PODS;
 }
 
-/** The inbound listener bound in a netns on a node, if any. */
-export function inboundListenerIn(node: CompiledNode, netns: string, port: number): Listener | undefined {
-  return node.result.listeners.find((l) => l.address?.socket_address?.network_namespace_filepath === netns && l.address.socket_address.port_value === port);
+/** The same answers, each IP looked up when first asked: for replaying one path. */
+export function lazyPods(index: SnapshotIndex): PodLookup {
+  const answers = new Map<string, ReadonlyMap<string, readonly RegistryPod[]>>();
+  return (ip) =>
+    getOrInsert(answers, ip, () => {
+      const byCluster = new Map<string, RegistryPod[]>();
+      for (const service of index.services.values()) {
+        for (const endpoint of service.endpoints) {
+          if (endpoint.ip === ip) getOrInsert(byCluster, endpoint.clusterName, () => []).push({ service: service.key, endpoint });
+        }
+      }
+      return byCluster;
+    });
+}
+
+/** A compiled node's resources by name and address, for replaying many paths over them. */
+export interface NodeResources {
+  /** Every cluster of that name, in output order. */
+  clusters(name: string): readonly Cluster[];
+  /** The first assignment for that cluster name. */
+  assignment(clusterName: string): ClusterLoadAssignment | undefined;
+  /** The first listener bound in a netns on a port. */
+  listenerIn(netns: string, port: number): Listener | undefined;
+  /** The first listener named `ew_tunnel`. */
+  readonly tunnel: Listener | undefined;
+  /** What the replay derives from this node alone, by key (e.g. a cluster's chosen priority). */
+  readonly memo: Map<string, unknown>;
+}
+
+const NONE: readonly Cluster[] = [];
+
+/**
+ * Each node's `NodeResources`, built on first use. One per replay: tests change compiled output
+ * between two checks of the same mesh.
+ */
+export function resourceLookups(): (node: CompiledNode) => NodeResources {
+  const built = new WeakMap<CompileResult, NodeResources>();
+  return (node) => getOrInsert(built, node.result, () => indexResources(node.result));
+}
+
+function indexResources(result: CompileResult): NodeResources {
+  const clusters = new Map<string, Cluster[]>();
+  for (const cluster of result.clusters) getOrInsert(clusters, cluster.name ?? "", () => []).push(cluster);
+  const assignments = new Map<string, ClusterLoadAssignment>();
+  for (const assignment of result.endpoints) if (!assignments.has(assignment.cluster_name ?? "")) assignments.set(assignment.cluster_name ?? "", assignment);
+  const bound = new Map<string, Listener>();
+  for (const listener of result.listeners) {
+    const socket = listener.address?.socket_address;
+    if (typeof socket?.network_namespace_filepath !== "string") continue;
+    const key = `${socket.network_namespace_filepath}\u0000${socket.port_value}`;
+    if (!bound.has(key)) bound.set(key, listener);
+  }
+  return {
+    clusters: (name) => clusters.get(name) ?? NONE,
+    assignment: (name) => assignments.get(name),
+    listenerIn: (netns, port) => bound.get(`${netns}\u0000${port}`),
+    tunnel: result.listeners.find((l) => l.name === TUNNEL_LISTENER_NAME),
+    memo: new Map(),
+  };
 }

@@ -5,7 +5,6 @@
  * straight to the cluster. What the entry chain stamps on the connection and shares with the
  * upstream side is what picks the source's certificate — and, if hashable, its connection pool.
  */
-import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { Filter, FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import { FilterStateValue_SharedWithUpstream } from "../../gen/envoy/extensions/filters/common/set_filter_state/v3/value.js";
 import type { HttpConnectionManager } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
@@ -49,7 +48,7 @@ export function enterAtSource(context: ReplayContext, node: CompiledNode, source
 
 /** The egress listener in the pod's netns, its route for the authority, and the cluster it names. */
 function throughEgress(context: ReplayContext, node: CompiledNode, netns: string, authority: string): Entry {
-  const listener = listenerIn(node, netns, context.mesh.options.egressPort);
+  const listener = context.resources(node).listenerIn(netns, context.mesh.options.egressPort);
   if (!listener) return failed("NO_OUTBOUND_LISTENER", `egress port ${context.mesh.options.egressPort} in ${netns}`, []);
   const chain = listener.filter_chains?.[0];
   const hops = [`entry ${listener.name} (${hostPort("127.0.0.1", context.mesh.options.egressPort)} in ${netns}): authority ${authority}`];
@@ -65,7 +64,7 @@ function throughEgress(context: ReplayContext, node: CompiledNode, netns: string
 
 /** The capture listener in the pod's netns, its chain for VIP:port, and that chain's cluster. */
 function throughCapture(context: ReplayContext, node: CompiledNode, netns: string, vip: string, port: number): Entry {
-  const listener = listenerIn(node, netns, context.mesh.options.capturePort);
+  const listener = context.resources(node).listenerIn(netns, context.mesh.options.capturePort);
   const dialed = hostPort(vip, port);
   if (!listener) return failed("NO_CAPTURE_CHAIN", `no capture listener in ${netns} for ${dialed}`, []);
   const chain = selectChainByDestination(listener.filter_chains ?? [], vip, port);
@@ -97,10 +96,6 @@ function stampedValues(chain: FilterChain): Map<string, StampedValue> {
     }
   }
   return values;
-}
-
-function listenerIn(node: CompiledNode, netns: string, port: number): Listener | undefined {
-  return node.result.listeners.find((l) => l.address?.socket_address?.network_namespace_filepath === netns && l.address.socket_address.port_value === port);
 }
 
 function filterConfig<T>(chain: FilterChain | undefined, name: string): T | undefined {

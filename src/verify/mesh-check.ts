@@ -5,6 +5,7 @@
  */
 
 import { InputError } from "../errors.js";
+import { hostedPodName, type LocalNode, localNodeFrom } from "../model/node.js";
 import type { Options, OptionsInput } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { type SharedAddress, sharedAddresses } from "../model/snapshot-checks.js";
@@ -13,8 +14,20 @@ import { planNode } from "../plan/node-plan.js";
 import type { SnapshotIndex } from "../plan/snapshot-index.js";
 import { compositeKey } from "../util/keys.js";
 import { compareText } from "../util/order.js";
-import { type CompiledMesh, type CompiledNode, type CompileProgress, compileMesh, podsByAddress, tunnelAddresses } from "./compiled-mesh.js";
+import {
+  type CompiledMesh,
+  type CompileProgress,
+  compileMesh,
+  lazyMesh,
+  lazyPods,
+  lazyTunnels,
+  type MeshView,
+  podsByAddress,
+  resourceLookups,
+  tunnelAddresses,
+} from "./compiled-mesh.js";
 import { PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type PoolUse, type ReplayContext, replayPath } from "./path.js";
+import { pathSettingsLines } from "./path-settings.js";
 
 /** The mesh path check's result: every path replayed, and the nodes that could not be compiled. */
 export interface MeshCheckReport {
@@ -38,8 +51,8 @@ export function verifyMesh(snapshot: Snapshot | SnapshotIndex, options: Options 
 /** The check over already-compiled output (tests seed mistakes into it). */
 export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
   const context = replayContext(mesh);
-  const replayed = [...mesh.nodes.values()].flatMap((node) =>
-    sourcesOf(mesh, node).flatMap((source) => targetsOf(mesh, node, source).map((target) => replayPath(context, source, target))),
+  const replayed = [...mesh.nodes.values()].flatMap(({ local }) =>
+    sourcesOf(mesh, local).flatMap((source) => targetsOf(mesh, local, source).map((target) => replayPath(context, source, target))),
   );
   const paths = withSharedPoolFailures(replayed);
   const ok = mesh.failed.size === 0 && mesh.skipped.size === 0 && paths.every((p) => p.status !== "failed");
@@ -79,15 +92,14 @@ function withSharedPoolFailures(paths: readonly PathReport[]): PathReport[] {
 }
 
 export function replayContext(mesh: CompiledMesh): ReplayContext {
-  return { mesh, tunnels: tunnelAddresses(mesh), pods: podsByAddress(mesh) };
+  return { mesh, tunnels: tunnelAddresses(mesh), pods: podsByAddress(mesh.index), resources: resourceLookups() };
 }
 
 /**
  * Each hosted pod and the node itself. A pod is told apart by its netns only when the node plan
  * gives it one of its own; otherwise its traffic, like the node's, carries the node identity.
  */
-export function sourcesOf(mesh: CompiledMesh, node: CompiledNode): PathSource[] {
-  const { local } = node;
+export function sourcesOf(mesh: Pick<MeshView, "index" | "options">, local: LocalNode): PathSource[] {
   const nodeRef = `${local.clusterName}/${local.nodeName}`;
   const identityByNetns = planNode(mesh.index, local, mesh.options).identityByNetns;
   const pods = [...local.pods]
@@ -105,42 +117,77 @@ export function sourcesOf(mesh: CompiledMesh, node: CompiledNode): PathSource[] 
 }
 
 /** The service ports a source calls: its service's dependencies (the node's for the node itself). */
-function targetsOf(mesh: CompiledMesh, node: CompiledNode, source: PathSource): PathTarget[] {
-  const declared = source.pod ? mesh.index.snapshot.dependencies?.get(source.pod.service) : node.local.dependencies;
+function targetsOf(mesh: CompiledMesh, local: LocalNode, source: PathSource): PathTarget[] {
+  const declared = source.pod ? mesh.index.snapshot.dependencies?.get(source.pod.service) : local.dependencies;
   const keys = declared ?? mesh.index.serviceKeys;
   return keys.flatMap((key) => (mesh.index.services.get(key)?.ports ?? []).map((port) => ({ service: key, port })));
 }
 
 /**
  * One path, from `"<cluster>/<ns>/<pod>"` to `"<ns>/<svc>:<port>"`, replayed over the compiled
- * mesh: the report plus a readable trace.
+ * mesh: the report plus a readable trace. Both arguments are checked before anything is compiled,
+ * and only the nodes the replay visits are: the source's in full, and the receiving side of the
+ * waypoints' and destination pods' nodes it reaches (`compileNodeSide`). The same report as the
+ * mesh check's for that path — unless a visited node's outbound clusters break a compile
+ * invariant, which only the mesh check (compiling every node in full) reports.
  */
 export function explainPath(
   snapshot: Snapshot | SnapshotIndex,
   from: string,
   to: string,
   options: Options | OptionsInput = {},
+  onProgress?: CompileProgress,
 ): { report: PathReport; trace: string } {
-  const mesh = compileMesh(snapshot, options);
+  const mesh = lazyMesh(snapshot, options, onProgress);
   const source = findSource(mesh, from);
-  const report = replayPath(replayContext(mesh), source, parseTarget(to));
-  return { report, trace: formatPathReport(report) };
+  const target = parseTarget(mesh.index, to);
+  if (!mesh.node(source.node)) throw noSource(from);
+  const report = replayPath({ mesh, tunnels: lazyTunnels(mesh), pods: lazyPods(mesh.index), resources: resourceLookups() }, source, target);
+  return { report, trace: [formatPathReport(report), ...pathSettingsLines(mesh, report)].join("\n") };
 }
 
-function findSource(mesh: CompiledMesh, from: string): PathSource {
+/** The source pod, from the nodes whose registry records name it (first by node key), without compiling. */
+function findSource(mesh: MeshView, from: string): PathSource {
   const [cluster, namespace, pod] = from.split("/");
-  for (const node of mesh.nodes.values()) {
-    const found = sourcesOf(mesh, node).find((s) => s.cluster === cluster && s.pod?.namespace === namespace && s.pod?.name === pod);
+  const hosts: string[] = [];
+  for (const [key, hosted] of mesh.index.hostedBy) {
+    if (!key.startsWith(`${cluster}/`)) continue;
+    if (hosted.some(({ service, endpoint }) => hostedPodName(endpoint) === pod && parseServiceKey(service)?.namespace === namespace)) hosts.push(key);
+  }
+  hosts.sort(compareText);
+  for (const key of hosts) {
+    const local = localOf(mesh.index, key);
+    const found = local && sourcesOf(mesh, local).find((s) => s.cluster === cluster && s.pod?.namespace === namespace && s.pod?.name === pod);
     if (found) return found;
   }
-  throw new InputError("options", [{ path: "from", message: `no hosted pod ${from} on a compiled node (expected <cluster>/<namespace>/<pod>)` }]);
+  throw noSource(from);
 }
 
-function parseTarget(to: string): PathTarget {
+function localOf(index: SnapshotIndex, key: string): LocalNode | undefined {
+  const { endpoint } = index.hostedBy.get(key)![0]!;
+  try {
+    return localNodeFrom(index.snapshot, endpoint.clusterName, endpoint.kubernetesMetadata.nodeName);
+  } catch {
+    // A node that cannot be compiled (e.g. no known IP) hosts no source.
+    return undefined;
+  }
+}
+
+function noSource(from: string): InputError {
+  return new InputError("options", [{ path: "from", message: `no hosted pod ${from} on a compiled node (expected <cluster>/<namespace>/<pod>)` }]);
+}
+
+/** `"<ns>/<svc>:<port>"`, a port of a service the snapshot has. */
+function parseTarget(index: SnapshotIndex, to: string): PathTarget {
   const match = /^([^:]+):(\d{1,5})$/.exec(to);
   const ref = match ? parseServiceKey(match[1]!) : undefined;
   if (!match || !ref) throw new InputError("options", [{ path: "to", message: `${to} is not <namespace>/<service>:<port>` }]);
-  return { service: match[1] as ServiceKey, port: Number(match[2]) };
+  const target = { service: match[1] as ServiceKey, port: Number(match[2]) };
+  const ports = index.services.get(target.service)?.ports;
+  if (!ports) throw new InputError("options", [{ path: "to", message: `no service ${target.service} in the snapshot` }]);
+  if (!ports.includes(target.port))
+    throw new InputError("options", [{ path: "to", message: `service ${target.service} has no port ${target.port} (ports: ${ports.join(", ")})` }]);
+  return target;
 }
 
 export function sourceName(source: PathSource): string {

@@ -16,17 +16,9 @@ import type { SPIFFECertValidatorConfig } from "../../gen/envoy/extensions/trans
 import { hostPort } from "../envoy/core.js";
 import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION, FILTER_STATE } from "../envoy/types.js";
-import {
-  bundleSecretName,
-  outboundClusterName,
-  parseInboundChainName,
-  parseServiceKey,
-  type ServiceKey,
-  TUNNEL_LISTENER_NAME,
-  trustDomainOf,
-} from "../naming.js";
-import type { CompiledMesh, CompiledNode, RegistryPod } from "./compiled-mesh.js";
-import { inboundListenerIn, podAddressKey } from "./compiled-mesh.js";
+import { bundleSecretName, outboundClusterName, parseInboundChainName, parseServiceKey, type ServiceKey, trustDomainOf } from "../naming.js";
+import { getOrInsert } from "../util/maps.js";
+import type { CompiledNode, MeshView, NodeResources, PodLookup, RegistryPod, TunnelLookup } from "./compiled-mesh.js";
 import { enterAtSource, type StampedValue } from "./entry.js";
 import { chosenPriority, evaluateSocketMatcher, selectFilterChain } from "./envoy-match.js";
 
@@ -139,9 +131,12 @@ export interface PoolUse {
 }
 
 export interface ReplayContext {
-  readonly mesh: CompiledMesh;
-  readonly tunnels: ReadonlyMap<string, string>;
-  readonly pods: ReadonlyMap<string, readonly RegistryPod[]>;
+  readonly mesh: MeshView;
+  readonly tunnels: TunnelLookup;
+  /** Registry pods at an IP, by cluster. */
+  readonly pods: PodLookup;
+  /** A compiled node's resources by name and address (see `resourceLookups`). */
+  readonly resources: (node: CompiledNode) => NodeResources;
 }
 
 class PathError extends Error {
@@ -161,7 +156,7 @@ interface Trip {
 }
 
 export function replayPath(context: ReplayContext, source: PathSource, target: PathTarget): PathReport {
-  const node = context.mesh.nodes.get(source.node)!;
+  const node = context.mesh.node(source.node)!;
   const entry = enterAtSource(context, node, source, target);
   const expected = outboundClusterName(context.mesh.index.snapshot.mesh.meshDomain, { ...parseServiceKey(target.service)!, port: target.port });
   const none = { landings: [], failures: [], unverified: [] };
@@ -171,12 +166,14 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
     return { source, target, cluster: expected, status: "failed", ...none, failures: [failure] };
   }
   const base = { source, target, cluster: entry.cluster };
-  const clusters = edsClustersOf(node, entry.cluster);
+  const resources = context.resources(node);
+  const { clusters, chosen } = getOrInsert(resources.memo as Map<string, ReturnType<typeof levelOf>>, `level\u0000${entry.cluster}`, () =>
+    levelOf(resources, entry.cluster),
+  );
   if (clusters.length === 0) {
     const failure = { code: "NO_CLUSTER" as const, reason: `${PATH_FAILURES.NO_CLUSTER}: ${entry.cluster}`, hops: [...entry.hops] };
     return { ...base, status: "failed", ...none, failures: [failure] };
   }
-  const chosen = chooseLevel(node, clusters);
   if (!chosen) return { ...base, status: "unreachable", ...none };
   const landings: Landing[] = [];
   const failures: PathFailure[] = [];
@@ -222,7 +219,7 @@ function unroutableFailover(
         const { ip, port } = splitAddress(address);
         // Direct endpoints only (pod_ip:inboundPort): a waypoint's address routes, compiled or not.
         if (port !== context.mesh.options.inboundPort || dialed.has(endpoint) || context.tunnels.has(address)) continue;
-        if (context.pods.has(podAddressKey(source.cluster, ip))) continue;
+        if (context.pods(ip).has(source.cluster)) continue;
         const reason = `${PATH_FAILURES.POD_IP_NOT_ROUTABLE}: ${address} (priority ${group.priority ?? 0}) from cluster ${source.cluster}, and mesh.podNetwork is isolated`;
         failures.push({ code: "POD_IP_NOT_ROUTABLE", reason, hops: [...hops, `${cluster.name} priority ${group.priority ?? 0}: dial ${address}`] });
       }
@@ -251,21 +248,27 @@ function poolUse(source: PathSource, cluster: Cluster, filterState: ReadonlyMap<
   return { node: source.node, cluster: cluster.name ?? "", key, certificate: source.identity };
 }
 
+/** A cluster's EDS clusters and the level Envoy picks among them: the same for every source of the node. */
+function levelOf(resources: NodeResources, name: string) {
+  const clusters = edsClustersOf(resources, name);
+  return { clusters, chosen: clusters.length === 0 ? undefined : chooseLevel(resources, clusters) };
+}
+
 /** The EDS cluster(s) Envoy balances over: the cluster itself, or an aggregate's halves in order. */
-function edsClustersOf(node: CompiledNode, name: string): Cluster[] {
-  const cluster = node.result.clusters.find((c) => c.name === name);
+function edsClustersOf(resources: NodeResources, name: string): readonly Cluster[] {
+  const cluster = resources.clusters(name)[0];
   if (!cluster) return [];
   if (cluster.cluster_type?.name !== EXTENSION.aggregateCluster) return [cluster];
   const config = unpackAny(cluster.cluster_type.typed_config!)?.message as ClusterConfig;
-  return (config.clusters ?? []).flatMap((half) => node.result.clusters.filter((c) => c.name === half));
+  return (config.clusters ?? []).flatMap((half) => resources.clusters(half));
 }
 
 /** The first priority with a healthy endpoint; an aggregate's halves' levels are flattened in order. */
-function chooseLevel(node: CompiledNode, clusters: readonly Cluster[]) {
+function chooseLevel(resources: NodeResources, clusters: readonly Cluster[]) {
   let offset = 0;
   for (const cluster of clusters) {
     const serviceName = cluster.eds_cluster_config?.service_name || cluster.name;
-    const assignment = node.result.endpoints.find((a) => a.cluster_name === serviceName);
+    const assignment = resources.assignment(serviceName ?? "");
     const level = assignment && chosenPriority(assignment);
     if (level) return { cluster, priority: offset + level.priority, endpoints: level.endpoints };
     offset += new Set((assignment?.endpoints ?? []).map((g) => g.priority ?? 0)).size;
@@ -357,9 +360,10 @@ function dialPod(context: ReplayContext, trip: Trip, address: string): RegistryP
   const { ip, port } = splitAddress(address);
   const inboundPort = context.mesh.options.inboundPort;
   if (port !== inboundPort) throw new PathError("UNKNOWN_ADDRESS", address);
-  const local = context.pods.get(podAddressKey(trip.source.cluster, ip));
+  const byCluster = context.pods(ip);
+  const local = byCluster.get(trip.source.cluster);
   if (local) return preferService(local, trip.target.service);
-  const elsewhere = [...context.pods.values()].filter((pods) => pods[0]?.endpoint.ip === ip);
+  const elsewhere = [...byCluster.values()];
   const routable = context.mesh.options.eastWestWaypoint === "off" && context.mesh.index.snapshot.mesh.podNetwork === "routable";
   if (!routable || elsewhere.length !== 1) {
     throw new PathError("POD_IP_NOT_ROUTABLE", `${ip} from cluster ${trip.source.cluster}`);
@@ -379,29 +383,30 @@ function splitAddress(address: string): { ip: string; port: number } {
 /** The waypoint reads the SNI and forwards raw bytes to a local pod (or one in its cluster). */
 function throughWaypoint(context: ReplayContext, trip: Trip, nodeKey: string, sni: string): { pod: RegistryPod; hop: string }[] {
   const mode = context.mesh.options.eastWestWaypoint;
-  const waypoint = context.mesh.nodes.get(nodeKey)!;
+  const waypoint = context.mesh.receiving(nodeKey)!;
   if (mode === "off") throw new PathError("WAYPOINT_IN_OFF_MODE", nodeKey);
   if (mode === "cross-cluster" && waypoint.local.clusterName === trip.source.cluster) throw new PathError("SAME_CLUSTER_VIA_WAYPOINT", nodeKey);
-  const tunnel = waypoint.result.listeners.find((l) => l.name === TUNNEL_LISTENER_NAME)!;
+  const resources = context.resources(waypoint);
+  const tunnel = resources.tunnel!;
   const chain = selectFilterChain(tunnel.filter_chains ?? [], sni);
   if (!chain) throw new PathError("TUNNEL_NO_CHAIN", `SNI "${sni}" at ${nodeKey}`);
   if (chain.transport_socket) throw new PathError("TLS_TERMINATED_AT_NODE", `${nodeKey} chain ${chain.name}`);
   const proxy = chain.filters?.find((f) => f.name === EXTENSION.tcpProxy);
   const ingressName = proxy?.typed_config ? (unpackAny(proxy.typed_config)?.message as TcpProxy | undefined)?.cluster : undefined;
   trip.hops.push(`waypoint ${nodeKey}: ew_tunnel chain ${chain.name} → tcp_proxy ${ingressName ?? "(none)"}`);
-  const ingress = waypoint.result.clusters.find((c) => c.name === ingressName);
+  const ingress = ingressName === undefined ? undefined : resources.clusters(ingressName)[0];
   if (!ingress) throw new PathError("INGRESS_CLUSTER_MISSING", `${ingressName} at ${nodeKey}`);
   if (ingress.transport_socket || ingress.transport_socket_matches?.length || ingress.transport_socket_matcher) {
     throw new PathError("TLS_ORIGINATED_AT_NODE", `${ingress.name} at ${nodeKey}`);
   }
-  const assignment = waypoint.result.endpoints.find((a) => a.cluster_name === (ingress.eds_cluster_config?.service_name || ingress.name));
+  const assignment = resources.assignment(ingress.eds_cluster_config?.service_name || ingress.name || "");
   const level = assignment && chosenPriority(assignment);
   if (!level) throw new PathError("INGRESS_EMPTY", `${ingress.name} at ${nodeKey}`);
   return level.endpoints.map((endpoint) => {
     const address = addressOf(endpoint);
     if (context.tunnels.has(address)) throw new PathError("WAYPOINT_TO_WAYPOINT", `${ingress.name} at ${nodeKey} lists ${address}`);
     const { ip, port } = splitAddress(address);
-    const pods = context.pods.get(podAddressKey(waypoint.local.clusterName, ip));
+    const pods = context.pods(ip).get(waypoint.local.clusterName);
     if (!pods || port !== context.mesh.options.inboundPort) throw new PathError("UNKNOWN_ADDRESS", `${address} from ${nodeKey}`);
     return { pod: preferService(pods, trip.target.service), hop: `${ingress.name} priority ${level.priority}: ${address}` };
   });
@@ -417,9 +422,9 @@ function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, sni: st
     ip: endpoint.ip,
   };
   const where = `${pod.cluster}/${pod.namespace}/${pod.name}`;
-  const node = context.mesh.nodes.get(`${endpoint.clusterName}/${endpoint.kubernetesMetadata.nodeName}`);
+  const node = context.mesh.receiving(`${endpoint.clusterName}/${endpoint.kubernetesMetadata.nodeName}`);
   if (!node) throw new PathError("POD_NODE_NOT_COMPILED", where);
-  const listener = inboundListenerIn(node, endpoint.containerMetadata.networkNamespace, context.mesh.options.inboundPort);
+  const listener = context.resources(node).listenerIn(endpoint.containerMetadata.networkNamespace, context.mesh.options.inboundPort);
   if (!listener || !endpoint.containerMetadata.networkNamespace) throw new PathError("NO_INBOUND_LISTENER", where);
   const chain = selectFilterChain(listener.filter_chains ?? [], sni);
   if (!chain) throw new PathError("NO_INBOUND_CHAIN", `SNI "${sni}" at ${listener.name}`);

@@ -2,6 +2,7 @@ import { describe, expect, test } from "vitest";
 import { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { compileNode } from "../../src/compile/compile-node.js";
 import { renderResource } from "../../src/emit/text.js";
+import { socketName } from "../../src/naming.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
 import { endpoint, localNode, mesh, node } from "../support/mesh-builder.js";
 
@@ -49,18 +50,18 @@ const netnsInput = {
     key: "aether.source_netns",
   },
 };
-const perSource = (variant: string) => ({
+const perSource = (variant: "local" | "waypoint") => ({
   matcher_tree: {
     input: netnsInput,
     exact_match_map: {
       map: {
-        "/run/netns/job-1": action(`${variant}|${JOB}`),
-        "/run/netns/web-1": action(`${variant}|${WEB}`),
-        "/run/netns/web-2": action(`${variant}|${WEB}`),
+        "/run/netns/job-1": action(socketName(variant, JOB)),
+        "/run/netns/web-1": action(socketName(variant, WEB)),
+        "/run/netns/web-2": action(socketName(variant, WEB)),
       },
     },
   },
-  on_no_match: action(`${variant}|${NODE}`),
+  on_no_match: action(socketName(variant, NODE)),
 });
 const waypointLabel = {
   name: "envoy.matching.inputs.endpoint_metadata",
@@ -85,8 +86,8 @@ describe("sockets mode: the transport-socket matcher", () => {
 
   test("no hosted pods: only the waypoint label, straight to the node's sockets", () => {
     expect(cluster({ eastWestWaypoint: "always" }, []).transport_socket_matcher).toEqual({
-      matcher_tree: { input: waypointLabel, exact_match_map: { map: { true: action(`waypoint|${NODE}`) } } },
-      on_no_match: action(`local|${NODE}`),
+      matcher_tree: { input: waypointLabel, exact_match_map: { map: { true: action(socketName("waypoint", NODE)) } } },
+      on_no_match: action(socketName("local", NODE)),
     });
   });
 
@@ -128,15 +129,17 @@ describe("sockets mode: the socket table", () => {
   test("one socket per distinct source identity and variant, sorted; every action names one of them", () => {
     const rendered = cluster({ eastWestWaypoint: "cross-cluster" });
     const names: string[] = rendered.transport_socket_matches.map((m: any) => m.name);
-    expect(names).toEqual([`local|${NODE}`, `local|${JOB}`, `local|${WEB}`, `waypoint|${NODE}`, `waypoint|${JOB}`, `waypoint|${WEB}`]);
-    const actions = JSON.stringify(rendered.transport_socket_matcher).match(/"name":"(local|waypoint)\|[^"]+"/g)!;
+    const expected = (variant: "local" | "waypoint") => [NODE, JOB, WEB].map((id) => socketName(variant, id)).sort();
+    expect(names).toEqual([...expected("local"), ...expected("waypoint")]);
+    expect(names.every((name) => /^(local|waypoint)_[0-9a-f]{16}$/.test(name))).toBe(true);
+    const actions = JSON.stringify(rendered.transport_socket_matcher).match(/"name":"(local|waypoint)_[^"]+"/g)!;
     expect(actions.map((a) => a.slice(8, -1)).every((socket) => names.includes(socket))).toBe(true);
   });
 
   test("local and waypoint sockets differ only in SNI: same client cert, SAN pins and ALPN", () => {
     const matches = cluster({ eastWestWaypoint: "cross-cluster" }).transport_socket_matches;
     const tls = (name: string) => matches.find((m: any) => m.name === name).transport_socket.typed_config;
-    const [local, waypoint] = [tls(`local|${WEB}`), tls(`waypoint|${WEB}`)];
+    const [local, waypoint] = [tls(socketName("local", WEB)), tls(socketName("waypoint", WEB))];
     expect(local.sni).toBe("8080");
     expect(waypoint.sni).toBe("8080.svc.ns.mesh.test");
     expect({ ...local, sni: undefined }).toEqual({ ...waypoint, sni: undefined });
@@ -155,7 +158,7 @@ describe("sockets mode: the socket table", () => {
     expect(cluster({ eastWestWaypoint: "cross-cluster" }).typed_extension_protocol_options).toEqual({
       "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
         "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
-        explicit_http_config: { http2_protocol_options: {} },
+        explicit_http_config: { http2_protocol_options: { connection_keepalive: { interval: "10s", timeout: "5s", interval_jitter: { value: 15 } } } },
       },
     });
   });
@@ -180,6 +183,7 @@ describe("sockets mode: aggregate socket selection", () => {
     expect(byName.get("svc.ns.mesh.test:8080")).toEqual({
       "@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster",
       name: "svc.ns.mesh.test:8080",
+      alt_stat_name: "outbound_svc_ns_8080",
       lb_policy: "CLUSTER_PROVIDED",
       cluster_type: {
         name: "envoy.clusters.aggregate",

@@ -25,7 +25,7 @@ describe("turning the waypoint on changes nothing inside one cluster", () => {
     expect(bytes(on.endpoints)).toEqual(bytes(off.endpoints));
   });
 
-  const outbound = (list: typeof on.clusters) => notIngress(list).filter((c) => !c.name!.startsWith("app_"));
+  const outbound = (list: typeof on.clusters) => notIngress(list).filter((c) => !c.name!.startsWith("app_") && !c.name!.startsWith("inboundready_"));
 
   test("selector mode: outbound clusters differ only by the waypoint socket and the matcher that picks it", () => {
     expect(outbound(on.clusters).map((c) => c.name)).toEqual(outbound(off.clusters).map((c) => c.name));
@@ -45,7 +45,7 @@ describe("turning the waypoint on changes nothing inside one cluster", () => {
     const offOutbound = outbound(off.clusters);
     outbound(on.clusters).forEach((cluster, i) => {
       const [withWaypoint, without] = [renderResource("clusters", cluster) as any, renderResource("clusters", offOutbound[i]) as any];
-      const localSockets = withWaypoint.transport_socket_matches.filter((m: any) => m.name.startsWith("local|"));
+      const localSockets = withWaypoint.transport_socket_matches.filter((m: any) => m.name.startsWith("local_"));
       expect(localSockets).toEqual(without.transport_socket_matches);
       expect(withWaypoint.transport_socket_matcher.on_no_match.matcher).toEqual(without.transport_socket_matcher);
       const rest = (c: any) => ({ ...c, transport_socket_matches: undefined, transport_socket_matcher: undefined });

@@ -64,7 +64,12 @@ describe.each(runs)("Envoy %s runs west/node-2 as compiled (%s)", (version, envo
       envoyNodes: ["west/node-2"],
       sourceNodes: ["west/node-1", "east/node-1"],
       // The default selector mode where the Envoy has it (≥ 1.38), sockets mode on 1.37.
-      options: { eastWestWaypoint: "cross-cluster", sourceIdentity: compareVersions(version, SOURCE_IDENTITY_FLOORS.selector) >= 0 ? "selector" : "sockets" },
+      options: {
+        eastWestWaypoint: "cross-cluster",
+        sourceIdentity: compareVersions(version, SOURCE_IDENTITY_FLOORS.selector) >= 0 ? "selector" : "sockets",
+        // The compiled access logs too (stdout), next to the harness's own JSON logs.
+        settings: { accessLog: "stdout" },
+      },
       tag: `dp${version.replaceAll(".", "")}${mode === "netns" ? "n" : "l"}`,
       dir: join(dir, `${version}-${mode}`),
       mode,
@@ -84,6 +89,18 @@ describe.each(runs)("Envoy %s runs west/node-2 as compiled (%s)", (version, envo
     ...extra,
   });
   const envoyOf = () => lab.envoys.get("west/node-2")!;
+  /** The Envoy's stdout lines matching `pattern`, waiting for them (the stdout logger flushes about once a second). */
+  const lines = async (pattern: RegExp) => {
+    for (let waited = 0; waited < 10_000; waited += 200) {
+      const found = envoyOf()
+        .stdout()
+        .split("\n")
+        .filter((line) => pattern.test(line));
+      if (found.length > 0) return found;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    return [];
+  };
 
   test("direct dial (same cluster): SNI <port> at pod_ip:15008, mTLS terminated with checkout's SVID, XFCC carries the caller", async () => {
     const [y1, y2] = CHECKOUT_PODS.map((pod) => lab.topology.podIp(pod)) as [string, string];
@@ -166,6 +183,46 @@ describe.each(runs)("Envoy %s runs west/node-2 as compiled (%s)", (version, envo
     expect([...stats.keys()].filter((name) => name.startsWith(`listener.${tunnel().replace(":", "_")}.ssl.`) && (stats.get(name) ?? 0) > 0)).toEqual([]);
   });
 
+  test("access logs: the destination line carries the request id and the caller's URI SAN; the waypoint line the SNI it routed on", async () => {
+    const y1 = lab.topology.podIp(CHECKOUT_PODS[0]!);
+    const [direct] = await lab.probe(WEST_FRONTEND, [probe(y1, 15008, "8080", { headers: { "x-request-id": "aether-dp-access-log" } })]);
+    expect(direct).toMatchObject({ ok: true, status: 200 });
+    const [tunneled] = await lab.probe(EAST_NODE, [probe(lab.topology.nodeIp("west/node-2"), 15009, "8080.checkout.team-a.mesh.aether")]);
+    expect(tunneled).toMatchObject({ ok: true, status: 200 });
+    const destination = await lines(/reporter=destination .*request_id=aether-dp-access-log /);
+    expect(destination[0]).toContain(`listener=inbound_checkout-9a1e-y1_team-a request_id=aether-dp-access-log downstream_peer=${FRONTEND} server_name=8080 `);
+    const waypoint = await lines(/reporter=waypoint .*server_name=8080\.checkout\.team-a\.mesh\.aether /);
+    expect(waypoint[0]).toMatch(
+      /listener=ew_tunnel server_name=8080\.checkout\.team-a\.mesh\.aether downstream=\S+ upstream_cluster=ew_ingress_checkout_team-a /,
+    );
+  });
+
+  // The pod's egress listener binds 127.0.0.1 inside the pod's netns: only reachable there.
+  test.runIf(mode === "netns")("access logs: a pod's egress request writes a source line with the identity its listener stamped", async () => {
+    const pod = CHECKOUT_PODS[0]!;
+    const egress = { kind: "http", host: "127.0.0.1", port: 15001, servername: "payments.team-b.mesh.aether", plain: "h2c" } as const;
+    const [result] = await lab.probe({ pod }, [{ ...egress, headers: { "x-request-id": "aether-dp-source-line" } }]);
+    expect(result, JSON.stringify(result)).toMatchObject({ ok: true }); // any status: the payments pods run no Envoy here
+    const [source] = await lines(/reporter=source .*request_id=aether-dp-source-line /);
+    const listener = `listener=outbound_${pod.split("/")[2]}_team-a request_id=aether-dp-source-line`;
+    // selector: the identity read back from the filter state the certificate mapper reads; sockets:
+    // the listener's pod, and the netns stamp the socket matcher read.
+    const identity =
+      compareVersions(version, SOURCE_IDENTITY_FLOORS.selector) >= 0 ? `source_identity=${CHECKOUT} ` : `source_identity=${CHECKOUT} source_netns=/`;
+    expect(source).toContain(`${listener} ${identity}`);
+  });
+
+  test("readiness probes: each pod's inboundready cluster turns healthy once its inbound listener answers the node's mTLS handshake", async () => {
+    for (const pod of CHECKOUT_PODS) {
+      const [, namespace, name] = pod.split("/") as [string, string, string];
+      const cluster = `inboundready_${name}_${namespace}`;
+      // A connect-only check with the node's identity, pinning the pod's SAN: healthy means the
+      // listener is bound in the pod's netns and presents the pod's certificate.
+      expect(await envoyOf().waitForStat(`cluster.${cluster}.membership_healthy`, (value) => value === 1, 20_000)).toBe(1);
+      expect((await envoyOf().stats()).get(`cluster.${cluster}.health_check.success`) ?? 0).toBeGreaterThan(0);
+    }
+  });
+
   test("an unknown SNI at the tunnel is closed (no chain, no upstream)", async () => {
     const [host, port] = tunnel().split(":") as [string, string];
     const [payments, garbage] = await lab.probe(EAST_NODE, [
@@ -179,5 +236,43 @@ describe.each(runs)("Envoy %s runs west/node-2 as compiled (%s)", (version, envo
     );
     expect(refused).toMatchObject({ upstream_host: null, chain: null });
     expect(refused.response_flags).toContain("NR");
+  });
+});
+
+/** Negative control for the readiness probe: a probe pinning another identity's SAN never turns healthy. */
+describe.each(found.slice(-1).map((envoy) => [envoy.version, envoy] as const))("Envoy %s: a readiness probe pinning the wrong SAN", (version, envoy) => {
+  let lab: MeshLab;
+  const probeOf = (pod: string) => {
+    const [, namespace, name] = pod.split("/") as [string, string, string];
+    return `inboundready_${name}_${namespace}`;
+  };
+  const [wrong, right] = CHECKOUT_PODS.map(probeOf) as [string, string];
+
+  beforeAll(async () => {
+    lab = await startMeshLab({
+      envoy,
+      document: meshDocument(),
+      envoyNodes: ["west/node-2"],
+      options: { eastWestWaypoint: "cross-cluster" },
+      tag: `rp${version.replaceAll(".", "")}`,
+      dir: join(dir, `${version}-readiness`),
+      mode: netnsAvailable() ? "netns" : "loopback",
+      // y1's probe now expects frontend's certificate where checkout's is presented.
+      transform: (bootstrap) => {
+        const resources = (bootstrap as { static_resources: { clusters: { name: string }[] } }).static_resources;
+        resources.clusters = resources.clusters.map((cluster) =>
+          cluster.name === wrong ? JSON.parse(JSON.stringify(cluster).replaceAll(`"exact":"${CHECKOUT}"`, `"exact":"${FRONTEND}"`)) : cluster,
+        );
+        return bootstrap;
+      },
+    });
+  }, 120_000);
+  afterAll(() => lab?.stop());
+
+  test("stays unhealthy while the correctly pinned probe turns healthy", async () => {
+    const envoyProcess = lab.envoys.get("west/node-2")!;
+    await envoyProcess.waitForStat(`cluster.${right}.membership_healthy`, (value) => value === 1, 20_000);
+    await envoyProcess.waitForStat(`cluster.${wrong}.health_check.failure`, (value) => value > 0, 20_000);
+    expect((await envoyProcess.stats()).get(`cluster.${wrong}.membership_healthy`) ?? 0).toBe(0);
   });
 });

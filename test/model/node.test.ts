@@ -2,6 +2,7 @@ import { describe, expect, test } from "vitest";
 import { isInputError } from "../../src/errors.js";
 import { localNodeFrom, parseNode } from "../../src/model/node.js";
 import { parseOptions } from "../../src/model/options.js";
+import { PRODUCTION_SETTINGS } from "../../src/model/settings.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { exampleSnapshot, meshDocument } from "../support/fixtures.js";
 
@@ -139,6 +140,7 @@ describe("parseOptions", () => {
       sds: "ads",
       selectorSds: "sds_grpc",
       eds: "ads",
+      settings: PRODUCTION_SETTINGS,
     });
   });
 

@@ -118,7 +118,7 @@ describe("bad snapshots give path-qualified errors", () => {
     [
       "an unknown port protocol",
       (doc) => (doc.protocols["team-a/checkout"]["9090"] = "udp"),
-      'protocols["team-a/checkout"]["9090"]: port protocol must be "http2" or "tcp"',
+      'protocols["team-a/checkout"]["9090"]: port protocol must be "http2", "http" or "tcp"',
     ],
     ["a weight over uint32", (doc) => (doc.services["team-a/frontend"][0].weight = 2 ** 32), 'services["team-a/frontend"][0].weight: must fit in uint32'],
     [

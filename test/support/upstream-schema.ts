@@ -34,6 +34,8 @@ const UPSTREAM_ENTRY_FILES = [
   "envoy/config/cluster/v3/cluster.proto",
   "envoy/config/endpoint/v3/endpoint.proto",
   "envoy/config/listener/v3/listener.proto",
+  "envoy/extensions/access_loggers/grpc/v3/als.proto",
+  "envoy/extensions/access_loggers/stream/v3/stream.proto",
   "envoy/extensions/clusters/aggregate/v3/cluster.proto",
   "envoy/extensions/filters/http/router/v3/router.proto",
   "envoy/extensions/filters/listener/original_dst/v3/original_dst.proto",
@@ -67,6 +69,8 @@ export const NEWER_THAN_COPY = {
     },
     // SPIFFECertValidatorConfig.trust_bundles: a watched SPIFFE bundle map.
     { message: "envoy.extensions.transport_sockets.tls.v3.SPIFFECertValidatorConfig", name: "trust_bundles", id: 2, type: "envoy.config.core.v3.DataSource" },
+    // CustomTag.value: a tag whose value is a substitution format (command operators), for the gRPC access log (1.37).
+    { message: "envoy.type.tracing.v3.CustomTag", name: "value", id: 6, type: "string", oneof: "type" },
   ],
   /** Packages the copy does not have: one source each. */
   sources: [
@@ -131,7 +135,11 @@ export function upstreamRoot(): protobuf.Root {
   root.loadSync(UPSTREAM_ENTRY_FILES, { keepCase: true });
   for (const source of NEWER_THAN_COPY.sources) protobuf.parse(source, root, { keepCase: true });
   for (const field of NEWER_THAN_COPY.fields) {
-    root.lookupType(field.message).add(new protobuf.Field(field.name, field.id, field.type));
+    const type = root.lookupType(field.message);
+    const added = new protobuf.Field(field.name, field.id, field.type);
+    type.add(added);
+    const oneof = "oneof" in field ? field.oneof : undefined;
+    if (oneof) type.oneofs[oneof]!.add(added);
   }
   root.resolveAll();
   rootCache = root;

@@ -1,5 +1,6 @@
 import { expect, test } from "vitest";
 import { localNodeFrom } from "../../src/model/node.js";
+import { socketName } from "../../src/naming.js";
 import { explainService, formatServiceExplanation } from "../../src/verify/explain-service.js";
 import { exampleSnapshot } from "../support/fixtures.js";
 
@@ -12,7 +13,7 @@ const ENDPOINTS = [
 ];
 const [FRONTEND, PAYMENTS, NODE] = ["ns/team-a/sa/frontend", "ns/team-b/sa/payments", "ns/aether-system/sa/aether-node"].map(
   (path) => `spiffe://aether.internal/${path}`,
-);
+) as [string, string, string];
 
 function explained(sourceIdentity: "selector" | "sockets"): string {
   const snapshot = exampleSnapshot();
@@ -35,9 +36,9 @@ test("explains where traffic for a service goes from a node, and why: every sour
 
 test("in sockets mode each source has sockets of its own", () => {
   expect(explained("sockets").split("\n").slice(2, 5)).toEqual([
-    `    from /var/run/netns/cni-3f1a9c: certificate ${FRONTEND}, direct socket local|${FRONTEND}, waypoint socket waypoint|${FRONTEND}`,
-    `    from /var/run/netns/cni-9e0c41: certificate ${PAYMENTS}, direct socket local|${PAYMENTS}, waypoint socket waypoint|${PAYMENTS}`,
-    `    from (any other): certificate ${NODE}, direct socket local|${NODE}, waypoint socket waypoint|${NODE}`,
+    `    from /var/run/netns/cni-3f1a9c: certificate ${FRONTEND}, direct socket ${socketName("local", FRONTEND)}, waypoint socket ${socketName("waypoint", FRONTEND)}`,
+    `    from /var/run/netns/cni-9e0c41: certificate ${PAYMENTS}, direct socket ${socketName("local", PAYMENTS)}, waypoint socket ${socketName("waypoint", PAYMENTS)}`,
+    `    from (any other): certificate ${NODE}, direct socket ${socketName("local", NODE)}, waypoint socket ${socketName("waypoint", NODE)}`,
   ]);
 });
 

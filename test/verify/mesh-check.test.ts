@@ -8,6 +8,7 @@ import type { Config as SetFilterStateConfig } from "../../gen/envoy/extensions/
 import type { TransportSocketNameAction } from "../../gen/envoy/extensions/matching/common_inputs/transport_socket/v3/transport_socket_inputs.js";
 import type { Config as OnDemandSecretConfig } from "../../gen/envoy/extensions/transport_sockets/tls/cert_selectors/on_demand_secret/v3/config.js";
 import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
+import { compileNodeSide } from "../../src/compile/compile-node.js";
 import { pack } from "../../src/envoy/any.js";
 import { stampFilterState } from "../../src/envoy/listener.js";
 import { unpackAny } from "../../src/envoy/schema.js";
@@ -28,14 +29,16 @@ import { meshDocument } from "../support/fixtures.js";
 
 /**
  * The example mesh; with `eastCheckoutDown`, east's checkout pods are unhealthy so east goes to
- * west. With `routable`, its pod network is declared routable (the off mode's flat network).
+ * west; `protocols` replaces its declared protocols. With `routable`, its pod network is declared
+ * routable (the off mode's flat network).
  */
-function snapshot(eastCheckoutDown = false, routable = false) {
+function snapshot(eastCheckoutDown = false, protocols?: Record<string, Record<string, string>>, routable = false) {
   const doc = meshDocument();
   if (routable) doc.mesh.podNetwork = "routable";
   if (eastCheckoutDown) {
     for (const record of doc.services["team-a/checkout"].filter((r: any) => r.clusterName === "east")) record.health = "UNHEALTHY";
   }
+  if (protocols) doc.protocols = protocols;
   return parseSnapshot(doc);
 }
 
@@ -49,7 +52,7 @@ const EVERY_MODE = SOURCE_IDENTITIES.flatMap((sourceIdentity) =>
 describe("verifyMesh on the example mesh", () => {
   test.each(EVERY_MODE)("%s / %s / %s: every source reaches every dependency", (sourceIdentity, mode, socketSelection) => {
     // The off mode dials remote pod IPs directly: it works only where they route (isolated: item 10's test).
-    const report = verifyMesh(snapshot(false, mode === "off"), { eastWestWaypoint: mode, socketSelection, sourceIdentity });
+    const report = verifyMesh(snapshot(false, undefined, mode === "off"), { eastWestWaypoint: mode, socketSelection, sourceIdentity });
     expect(report.paths.filter((p) => p.status === "failed")).toEqual([]);
     expect(report.ok).toBe(true);
     expect(report.paths.length).toBe(19);
@@ -312,12 +315,80 @@ describe("explainPath", () => {
         "    ew_ingress_checkout_team-a priority 0: 10.244.1.8:15008",
         "    pod west/team-a/checkout-9a1e-y2: inbound_checkout-9a1e-y2_team-a chain port_8080",
         "    mTLS spiffe://aether.internal/ns/team-a/sa/frontend ↔ spiffe://aether.internal/ns/team-a/sa/checkout",
+        "settings on this path:",
+        "  checkout.team-a.mesh.aether:8080: connect timeout 2s; circuit breaker connections 65536, pending 65536, requests 65536, retries 65536; panic threshold 0%; outlier detection (5 local-origin failures, 5 5xx); HTTP/2 keepalive every 10s (timeout 5s)",
+        "  capture_frontend-7d9f-abcde_team-a: VIP capture: idle timeout 3600s; no access log",
+        "  outbound_frontend-7d9f-abcde_team-a: egress route: retries 2 on connect-failure,refused-stream,reset-before-request; no access log",
+        ...["y1", "y2"].map(
+          (pod) =>
+            `  to the app on west/team-a/checkout-9a1e-${pod}: HTTP in the downstream's version (undeclared port); connect timeout 2s; circuit breaker connections 65536, pending 65536, requests 65536, retries 65536`,
+        ),
       ].join("\n"),
     );
   });
 
-  test("an unknown pod or a malformed target is an input error", () => {
-    expect(() => explainPath(snapshot(), "east/team-a/nope", "team-a/checkout:8080")).toThrow(/no hosted pod east\/team-a\/nope/);
-    expect(() => explainPath(snapshot(), "east/team-a/frontend-7d9f-abcde", "checkout:8080")).toThrow(/is not <namespace>\/<service>:<port>/);
+  test("an unknown pod, a malformed target or an unknown service port is an input error, found before any node is compiled", () => {
+    const compiled: number[] = [];
+    const explain = (from: string, to: string) => () => explainPath(snapshot(), from, to, {}, (done) => compiled.push(done));
+    expect(explain("east/team-a/nope", "team-a/checkout:8080")).toThrow(/no hosted pod east\/team-a\/nope/);
+    expect(explain("east/team-a/frontend-7d9f-abcde", "checkout:8080")).toThrow(/is not <namespace>\/<service>:<port>/);
+    expect(explain("east/team-a/frontend-7d9f-abcde", "team-a/nope:8080")).toThrow(/no service team-a\/nope in the snapshot/);
+    expect(explain("east/team-a/frontend-7d9f-abcde", "team-a/checkout:8081")).toThrow(/service team-a\/checkout has no port 8081 \(ports: 8080, 9090\)/);
+    expect(compiled).toEqual([]);
+  });
+
+  test("compiles only the nodes the path visits: the source's, the waypoint's, the destination pods'", () => {
+    const progress: [number, number][] = [];
+    explainPath(snapshot(true), "east/team-a/frontend-7d9f-abcde", "team-a/checkout:8080", crossCluster, (done, total) => progress.push([done, total]));
+    // east/node-1 (the source), west/node-2 (the waypoint, also hosting both destination pods), of 7 nodes.
+    expect(progress).toEqual([
+      [1, 7],
+      [2, 7],
+    ]);
+  });
+
+  test.each(EVERY_MODE)(
+    "%s / %s / %s: a node's receiving side is its full compile's listeners, and its clusters and assignments of those names",
+    (sourceIdentity, mode, socketSelection) => {
+      const options = { eastWestWaypoint: mode, socketSelection, sourceIdentity };
+      const mesh = compileMesh(snapshot(), options);
+      for (const { local, result } of mesh.nodes.values()) {
+        const side = compileNodeSide(mesh.index, local, options);
+        expect(side.listeners).toEqual(result.listeners);
+        expect(side.clusters).toEqual(result.clusters.filter((c) => side.clusters.some((s) => s.name === c.name)));
+        expect(side.endpoints).toEqual(result.endpoints.filter((a) => side.endpoints.some((s) => s.cluster_name === a.cluster_name)));
+        // Ingress clusters (and inbound application clusters) but no outbound ones.
+        expect(side.clusters.some((c) => c.transport_socket_matches?.length || c.transport_socket_matcher)).toBe(false);
+      }
+    },
+  );
+
+  test.each(EVERY_MODE)("%s / %s / %s: every path explained alone is the mesh check's report of it", (sourceIdentity, mode, socketSelection) => {
+    const options = { eastWestWaypoint: mode, socketSelection, sourceIdentity };
+    for (const path of verifyMesh(snapshot(true), options).paths.filter((p) => p.source.pod)) {
+      const { cluster, pod } = path.source;
+      expect(explainPath(snapshot(true), `${cluster}/${pod!.namespace}/${pod!.name}`, `${path.target.service}:${path.target.port}`, options).report).toEqual(
+        path,
+      );
+    }
+  });
+
+  test("shows Envoy's defaults under envoy-defaults, and the declared protocol to the app", () => {
+    const declared = snapshot(true, { "team-a/checkout": { "8080": "http", "9090": "tcp" } });
+    const { trace } = explainPath(declared, "east/team-a/frontend-7d9f-abcde", "team-a/checkout:8080", {
+      ...crossCluster,
+      settings: { preset: "envoy-defaults", accessLog: "stdout" },
+    });
+    const settings = trace.slice(trace.indexOf("settings on this path:")).split("\n");
+    expect(settings).toEqual([
+      "settings on this path:",
+      "  checkout.team-a.mesh.aether:8080: connect timeout Envoy's default (5s); circuit breaker Envoy's default (1024); panic threshold Envoy's default (50%); no outlier detection",
+      "  capture_frontend-7d9f-abcde_team-a: VIP capture: idle timeout Envoy's default (1h); source access log",
+      "  outbound_frontend-7d9f-abcde_team-a: egress route: no retries; source access log",
+      ...["y1", "y2"].map(
+        (pod) =>
+          `  to the app on west/team-a/checkout-9a1e-${pod}: HTTP/1.1; connect timeout Envoy's default (5s); circuit breaker Envoy's default (1024); destination access log`,
+      ),
+    ]);
   });
 });

@@ -6,13 +6,18 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import { Any, protoMetadata as protoMetadata4 } from "../../../../google/protobuf/any.js";
-import { Duration, protoMetadata as protoMetadata5 } from "../../../../google/protobuf/duration.js";
-import { protoMetadata as protoMetadata6, Struct } from "../../../../google/protobuf/struct.js";
-import { Matcher, protoMetadata as protoMetadata7 } from "../../../../xds/type/matcher/v3/matcher.js";
-import { protoMetadata as protoMetadata1, TransportSocket } from "../../core/v3/base.js";
-import { ConfigSource, protoMetadata as protoMetadata2 } from "../../core/v3/config_source.js";
-import { ClusterLoadAssignment, protoMetadata as protoMetadata3 } from "../../endpoint/v3/endpoint.js";
+import { Any, protoMetadata as protoMetadata7 } from "../../../../google/protobuf/any.js";
+import { Duration, protoMetadata as protoMetadata8 } from "../../../../google/protobuf/duration.js";
+import { protoMetadata as protoMetadata9, Struct } from "../../../../google/protobuf/struct.js";
+import { protoMetadata as protoMetadata10, UInt32Value } from "../../../../google/protobuf/wrappers.js";
+import { Matcher, protoMetadata as protoMetadata12 } from "../../../../xds/type/matcher/v3/matcher.js";
+import { Percent, protoMetadata as protoMetadata11 } from "../../../type/v3/percent.js";
+import { protoMetadata as protoMetadata3, TransportSocket } from "../../core/v3/base.js";
+import { ConfigSource, protoMetadata as protoMetadata4 } from "../../core/v3/config_source.js";
+import { HealthCheck, protoMetadata as protoMetadata5 } from "../../core/v3/health_check.js";
+import { ClusterLoadAssignment, protoMetadata as protoMetadata6 } from "../../endpoint/v3/endpoint.js";
+import { CircuitBreakers, protoMetadata as protoMetadata1 } from "./circuit_breaker.js";
+import { OutlierDetection, protoMetadata as protoMetadata2 } from "./outlier_detection.js";
 
 export const protobufPackage = "envoy.config.cluster.v3";
 
@@ -30,6 +35,7 @@ export interface Cluster {
   /** Matcher-based transport socket selection (newer Envoy only). */
   transport_socket_matcher?: Matcher | undefined;
   name?: string | undefined;
+  alt_stat_name?: string | undefined;
   type?: Cluster_DiscoveryType | undefined;
   cluster_type?: Cluster_CustomClusterType | undefined;
   eds_cluster_config?: Cluster_EdsClusterConfig | undefined;
@@ -38,6 +44,13 @@ export interface Cluster {
   load_assignment?: ClusterLoadAssignment | undefined;
   typed_extension_protocol_options?: { [key: string]: Any } | undefined;
   transport_socket?: TransportSocket | undefined;
+  per_connection_buffer_limit_bytes?: number | undefined;
+  health_checks?: HealthCheck[] | undefined;
+  circuit_breakers?: CircuitBreakers | undefined;
+  outlier_detection?: OutlierDetection | undefined;
+  common_lb_config?: Cluster_CommonLbConfig | undefined;
+  close_connections_on_host_health_failure?: boolean | undefined;
+  ignore_health_on_host_removal?: boolean | undefined;
   connection_pool_per_downstream_connection?: boolean | undefined;
 }
 
@@ -71,6 +84,10 @@ export interface Cluster_CustomClusterType {
   typed_config?: Any | undefined;
 }
 
+export interface Cluster_CommonLbConfig {
+  healthy_panic_threshold?: Percent | undefined;
+}
+
 export interface Cluster_EdsClusterConfig {
   eds_config?: ConfigSource | undefined;
   service_name?: string | undefined;
@@ -86,6 +103,7 @@ function createBaseCluster(): Cluster {
     transport_socket_matches: [],
     transport_socket_matcher: undefined,
     name: "",
+    alt_stat_name: "",
     type: undefined,
     cluster_type: undefined,
     eds_cluster_config: undefined,
@@ -94,6 +112,13 @@ function createBaseCluster(): Cluster {
     load_assignment: undefined,
     typed_extension_protocol_options: {},
     transport_socket: undefined,
+    per_connection_buffer_limit_bytes: undefined,
+    health_checks: [],
+    circuit_breakers: undefined,
+    outlier_detection: undefined,
+    common_lb_config: undefined,
+    close_connections_on_host_health_failure: false,
+    ignore_health_on_host_removal: false,
     connection_pool_per_downstream_connection: false,
   };
 }
@@ -110,6 +135,9 @@ export const Cluster: MessageFns<Cluster> = {
     }
     if (message.name !== undefined && message.name !== "") {
       writer.uint32(10).string(message.name);
+    }
+    if (message.alt_stat_name !== undefined && message.alt_stat_name !== "") {
+      writer.uint32(226).string(message.alt_stat_name);
     }
     if (message.type !== undefined) {
       writer.uint32(16).int32(message.type);
@@ -134,6 +162,32 @@ export const Cluster: MessageFns<Cluster> = {
     });
     if (message.transport_socket !== undefined) {
       TransportSocket.encode(message.transport_socket, writer.uint32(194).fork()).join();
+    }
+    if (message.per_connection_buffer_limit_bytes !== undefined) {
+      UInt32Value.encode({ value: message.per_connection_buffer_limit_bytes! }, writer.uint32(42).fork()).join();
+    }
+    if (message.health_checks !== undefined && message.health_checks.length !== 0) {
+      for (const v of message.health_checks) {
+        HealthCheck.encode(v!, writer.uint32(66).fork()).join();
+      }
+    }
+    if (message.circuit_breakers !== undefined) {
+      CircuitBreakers.encode(message.circuit_breakers, writer.uint32(82).fork()).join();
+    }
+    if (message.outlier_detection !== undefined) {
+      OutlierDetection.encode(message.outlier_detection, writer.uint32(154).fork()).join();
+    }
+    if (message.common_lb_config !== undefined) {
+      Cluster_CommonLbConfig.encode(message.common_lb_config, writer.uint32(218).fork()).join();
+    }
+    if (
+      message.close_connections_on_host_health_failure !== undefined &&
+      message.close_connections_on_host_health_failure !== false
+    ) {
+      writer.uint32(248).bool(message.close_connections_on_host_health_failure);
+    }
+    if (message.ignore_health_on_host_removal !== undefined && message.ignore_health_on_host_removal !== false) {
+      writer.uint32(256).bool(message.ignore_health_on_host_removal);
     }
     if (
       message.connection_pool_per_downstream_connection !== undefined &&
@@ -182,6 +236,14 @@ export const Cluster: MessageFns<Cluster> = {
             }
 
             message.name = reader.string();
+            continue;
+          }
+          case 28: {
+            if (tag !== 226) {
+              break;
+            }
+
+            message.alt_stat_name = reader.string();
             continue;
           }
           case 2: {
@@ -249,6 +311,65 @@ export const Cluster: MessageFns<Cluster> = {
             }
 
             message.transport_socket = TransportSocket.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.per_connection_buffer_limit_bytes = UInt32Value.decode(reader, reader.uint32()).value;
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            const el = HealthCheck.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.health_checks!.push(el);
+            }
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.circuit_breakers = CircuitBreakers.decode(reader, reader.uint32());
+            continue;
+          }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.outlier_detection = OutlierDetection.decode(reader, reader.uint32());
+            continue;
+          }
+          case 27: {
+            if (tag !== 218) {
+              break;
+            }
+
+            message.common_lb_config = Cluster_CommonLbConfig.decode(reader, reader.uint32());
+            continue;
+          }
+          case 31: {
+            if (tag !== 248) {
+              break;
+            }
+
+            message.close_connections_on_host_health_failure = reader.bool();
+            continue;
+          }
+          case 32: {
+            if (tag !== 256) {
+              break;
+            }
+
+            message.ignore_health_on_host_removal = reader.bool();
             continue;
           }
           case 51: {
@@ -382,6 +503,52 @@ export const Cluster_CustomClusterType: MessageFns<Cluster_CustomClusterType> = 
             }
 
             message.typed_config = Any.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseCluster_CommonLbConfig(): Cluster_CommonLbConfig {
+  return { healthy_panic_threshold: undefined };
+}
+
+export const Cluster_CommonLbConfig: MessageFns<Cluster_CommonLbConfig> = {
+  encode(message: Cluster_CommonLbConfig, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.healthy_panic_threshold !== undefined) {
+      Percent.encode(message.healthy_panic_threshold, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Cluster_CommonLbConfig {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCluster_CommonLbConfig();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.healthy_panic_threshold = Percent.decode(reader, reader.uint32());
             continue;
           }
         }
@@ -541,6 +708,7 @@ export const protoMetadata: ProtoMetadata = {
     ".envoy.config.cluster.v3.Cluster.LbPolicy": Cluster_LbPolicy,
     ".envoy.config.cluster.v3.Cluster.TransportSocketMatch": Cluster_TransportSocketMatch,
     ".envoy.config.cluster.v3.Cluster.CustomClusterType": Cluster_CustomClusterType,
+    ".envoy.config.cluster.v3.Cluster.CommonLbConfig": Cluster_CommonLbConfig,
     ".envoy.config.cluster.v3.Cluster.EdsClusterConfig": Cluster_EdsClusterConfig,
     ".envoy.config.cluster.v3.Cluster.TypedExtensionProtocolOptionsEntry": Cluster_TypedExtensionProtocolOptionsEntry,
   },
@@ -552,6 +720,11 @@ export const protoMetadata: ProtoMetadata = {
     protoMetadata5,
     protoMetadata6,
     protoMetadata7,
+    protoMetadata8,
+    protoMetadata9,
+    protoMetadata10,
+    protoMetadata11,
+    protoMetadata12,
   ],
 };
 

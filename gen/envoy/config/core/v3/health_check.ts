@@ -5,6 +5,9 @@
 // source: envoy/config/core/v3/health_check.proto
 
 /* eslint-disable */
+import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { Duration, protoMetadata as protoMetadata1 } from "../../../../google/protobuf/duration.js";
+import { protoMetadata as protoMetadata2, UInt32Value } from "../../../../google/protobuf/wrappers.js";
 
 export const protobufPackage = "envoy.config.core.v3";
 
@@ -18,6 +21,162 @@ export enum HealthStatus {
   TIMEOUT = 4,
   DEGRADED = 5,
 }
+
+export interface HealthCheck {
+  timeout?: Duration | undefined;
+  interval?: Duration | undefined;
+  unhealthy_threshold?: number | undefined;
+  healthy_threshold?: number | undefined;
+  tcp_health_check?: HealthCheck_TcpHealthCheck | undefined;
+  no_traffic_interval?: Duration | undefined;
+}
+
+/** Empty send and receive: the check passes once the connection (and its TLS handshake) is up. */
+export interface HealthCheck_TcpHealthCheck {
+}
+
+function createBaseHealthCheck(): HealthCheck {
+  return {
+    timeout: undefined,
+    interval: undefined,
+    unhealthy_threshold: undefined,
+    healthy_threshold: undefined,
+    tcp_health_check: undefined,
+    no_traffic_interval: undefined,
+  };
+}
+
+export const HealthCheck: MessageFns<HealthCheck> = {
+  encode(message: HealthCheck, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.timeout !== undefined) {
+      Duration.encode(message.timeout, writer.uint32(10).fork()).join();
+    }
+    if (message.interval !== undefined) {
+      Duration.encode(message.interval, writer.uint32(18).fork()).join();
+    }
+    if (message.unhealthy_threshold !== undefined) {
+      UInt32Value.encode({ value: message.unhealthy_threshold! }, writer.uint32(34).fork()).join();
+    }
+    if (message.healthy_threshold !== undefined) {
+      UInt32Value.encode({ value: message.healthy_threshold! }, writer.uint32(42).fork()).join();
+    }
+    if (message.tcp_health_check !== undefined) {
+      HealthCheck_TcpHealthCheck.encode(message.tcp_health_check, writer.uint32(74).fork()).join();
+    }
+    if (message.no_traffic_interval !== undefined) {
+      Duration.encode(message.no_traffic_interval, writer.uint32(98).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HealthCheck {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHealthCheck();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.timeout = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.interval = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.unhealthy_threshold = UInt32Value.decode(reader, reader.uint32()).value;
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.healthy_threshold = UInt32Value.decode(reader, reader.uint32()).value;
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.tcp_health_check = HealthCheck_TcpHealthCheck.decode(reader, reader.uint32());
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.no_traffic_interval = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseHealthCheck_TcpHealthCheck(): HealthCheck_TcpHealthCheck {
+  return {};
+}
+
+export const HealthCheck_TcpHealthCheck: MessageFns<HealthCheck_TcpHealthCheck> = {
+  encode(_: HealthCheck_TcpHealthCheck, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HealthCheck_TcpHealthCheck {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHealthCheck_TcpHealthCheck();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
 
 type ProtoMetaEnumOptions = { options?: { [key: string]: any }; values?: { [key: string]: { [key: string]: any } } };
 
@@ -43,6 +202,15 @@ export interface ProtoMetadata {
 }
 
 export const protoMetadata: ProtoMetadata = {
-  references: { ".envoy.config.core.v3.HealthStatus": HealthStatus },
-  dependencies: [],
+  references: {
+    ".envoy.config.core.v3.HealthStatus": HealthStatus,
+    ".envoy.config.core.v3.HealthCheck": HealthCheck,
+    ".envoy.config.core.v3.HealthCheck.TcpHealthCheck": HealthCheck_TcpHealthCheck,
+  },
+  dependencies: [protoMetadata1, protoMetadata2],
 };
+
+export interface MessageFns<T> {
+  encode(message: T, writer?: BinaryWriter): BinaryWriter;
+  decode(input: BinaryReader | Uint8Array, length?: number): T;
+}

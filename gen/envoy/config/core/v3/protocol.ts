@@ -6,21 +6,139 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { Duration, protoMetadata as protoMetadata2 } from "../../../../google/protobuf/duration.js";
+import { Percent, protoMetadata as protoMetadata1 } from "../../../type/v3/percent.js";
 
 export const protobufPackage = "envoy.config.core.v3";
 
 export const protobufFileName = "envoy/config/core/v3/protocol.proto";
 
-/** Emitted empty: its presence alone selects HTTP/2 with Envoy's defaults. */
-export interface Http2ProtocolOptions {
+/** Emitted empty: selects HTTP/1.1 with Envoy's defaults. */
+export interface Http1ProtocolOptions {
 }
 
-function createBaseHttp2ProtocolOptions(): Http2ProtocolOptions {
+export interface KeepaliveSettings {
+  interval?: Duration | undefined;
+  timeout?: Duration | undefined;
+  interval_jitter?: Percent | undefined;
+}
+
+export interface Http2ProtocolOptions {
+  connection_keepalive?: KeepaliveSettings | undefined;
+}
+
+function createBaseHttp1ProtocolOptions(): Http1ProtocolOptions {
   return {};
 }
 
+export const Http1ProtocolOptions: MessageFns<Http1ProtocolOptions> = {
+  encode(_: Http1ProtocolOptions, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Http1ProtocolOptions {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHttp1ProtocolOptions();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseKeepaliveSettings(): KeepaliveSettings {
+  return { interval: undefined, timeout: undefined, interval_jitter: undefined };
+}
+
+export const KeepaliveSettings: MessageFns<KeepaliveSettings> = {
+  encode(message: KeepaliveSettings, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.interval !== undefined) {
+      Duration.encode(message.interval, writer.uint32(10).fork()).join();
+    }
+    if (message.timeout !== undefined) {
+      Duration.encode(message.timeout, writer.uint32(18).fork()).join();
+    }
+    if (message.interval_jitter !== undefined) {
+      Percent.encode(message.interval_jitter, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KeepaliveSettings {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKeepaliveSettings();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.interval = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.timeout = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.interval_jitter = Percent.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseHttp2ProtocolOptions(): Http2ProtocolOptions {
+  return { connection_keepalive: undefined };
+}
+
 export const Http2ProtocolOptions: MessageFns<Http2ProtocolOptions> = {
-  encode(_: Http2ProtocolOptions, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: Http2ProtocolOptions, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.connection_keepalive !== undefined) {
+      KeepaliveSettings.encode(message.connection_keepalive, writer.uint32(122).fork()).join();
+    }
     return writer;
   },
 
@@ -37,6 +155,14 @@ export const Http2ProtocolOptions: MessageFns<Http2ProtocolOptions> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.connection_keepalive = KeepaliveSettings.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -74,8 +200,12 @@ export interface ProtoMetadata {
 }
 
 export const protoMetadata: ProtoMetadata = {
-  references: { ".envoy.config.core.v3.Http2ProtocolOptions": Http2ProtocolOptions },
-  dependencies: [],
+  references: {
+    ".envoy.config.core.v3.Http1ProtocolOptions": Http1ProtocolOptions,
+    ".envoy.config.core.v3.KeepaliveSettings": KeepaliveSettings,
+    ".envoy.config.core.v3.Http2ProtocolOptions": Http2ProtocolOptions,
+  },
+  dependencies: [protoMetadata1, protoMetadata2],
 };
 
 export interface MessageFns<T> {

@@ -7,7 +7,7 @@
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import { Duration, protoMetadata as protoMetadata4 } from "../../../../google/protobuf/duration.js";
-import { BoolValue, protoMetadata as protoMetadata5 } from "../../../../google/protobuf/wrappers.js";
+import { BoolValue, protoMetadata as protoMetadata5, UInt32Value } from "../../../../google/protobuf/wrappers.js";
 import { Address, protoMetadata as protoMetadata1 } from "../../core/v3/address.js";
 import { protoMetadata as protoMetadata2, TrafficDirection } from "../../core/v3/base.js";
 import { FilterChain, ListenerFilter, protoMetadata as protoMetadata3 } from "./listener_components.js";
@@ -31,6 +31,7 @@ export interface Listener {
   use_original_dst?: boolean | undefined;
   listener_filters_timeout?: Duration | undefined;
   continue_on_listener_filters_timeout?: boolean | undefined;
+  per_connection_buffer_limit_bytes?: number | undefined;
 }
 
 function createBaseAdditionalAddress(): AdditionalAddress {
@@ -91,6 +92,7 @@ function createBaseListener(): Listener {
     use_original_dst: undefined,
     listener_filters_timeout: undefined,
     continue_on_listener_filters_timeout: false,
+    per_connection_buffer_limit_bytes: undefined,
   };
 }
 
@@ -134,6 +136,9 @@ export const Listener: MessageFns<Listener> = {
       message.continue_on_listener_filters_timeout !== false
     ) {
       writer.uint32(136).bool(message.continue_on_listener_filters_timeout);
+    }
+    if (message.per_connection_buffer_limit_bytes !== undefined) {
+      UInt32Value.encode({ value: message.per_connection_buffer_limit_bytes! }, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -238,6 +243,14 @@ export const Listener: MessageFns<Listener> = {
             }
 
             message.continue_on_listener_filters_timeout = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.per_connection_buffer_limit_bytes = UInt32Value.decode(reader, reader.uint32()).value;
             continue;
           }
         }

@@ -7,6 +7,7 @@
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import { Duration, protoMetadata as protoMetadata1 } from "../../../../google/protobuf/duration.js";
+import { protoMetadata as protoMetadata2, UInt32Value } from "../../../../google/protobuf/wrappers.js";
 
 export const protobufPackage = "envoy.config.route.v3";
 
@@ -31,6 +32,12 @@ export interface RouteMatch {
 export interface RouteAction {
   cluster?: string | undefined;
   timeout?: Duration | undefined;
+  retry_policy?: RetryPolicy | undefined;
+}
+
+export interface RetryPolicy {
+  retry_on?: string | undefined;
+  num_retries?: number | undefined;
 }
 
 export interface DirectResponseAction {
@@ -230,7 +237,7 @@ export const RouteMatch: MessageFns<RouteMatch> = {
 };
 
 function createBaseRouteAction(): RouteAction {
-  return { cluster: undefined, timeout: undefined };
+  return { cluster: undefined, timeout: undefined, retry_policy: undefined };
 }
 
 export const RouteAction: MessageFns<RouteAction> = {
@@ -240,6 +247,9 @@ export const RouteAction: MessageFns<RouteAction> = {
     }
     if (message.timeout !== undefined) {
       Duration.encode(message.timeout, writer.uint32(66).fork()).join();
+    }
+    if (message.retry_policy !== undefined) {
+      RetryPolicy.encode(message.retry_policy, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -271,6 +281,71 @@ export const RouteAction: MessageFns<RouteAction> = {
             }
 
             message.timeout = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.retry_policy = RetryPolicy.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseRetryPolicy(): RetryPolicy {
+  return { retry_on: "", num_retries: undefined };
+}
+
+export const RetryPolicy: MessageFns<RetryPolicy> = {
+  encode(message: RetryPolicy, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.retry_on !== undefined && message.retry_on !== "") {
+      writer.uint32(10).string(message.retry_on);
+    }
+    if (message.num_retries !== undefined) {
+      UInt32Value.encode({ value: message.num_retries! }, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RetryPolicy {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRetryPolicy();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.retry_on = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.num_retries = UInt32Value.decode(reader, reader.uint32()).value;
             continue;
           }
         }
@@ -361,9 +436,10 @@ export const protoMetadata: ProtoMetadata = {
     ".envoy.config.route.v3.Route": Route,
     ".envoy.config.route.v3.RouteMatch": RouteMatch,
     ".envoy.config.route.v3.RouteAction": RouteAction,
+    ".envoy.config.route.v3.RetryPolicy": RetryPolicy,
     ".envoy.config.route.v3.DirectResponseAction": DirectResponseAction,
   },
-  dependencies: [protoMetadata1],
+  dependencies: [protoMetadata1, protoMetadata2],
 };
 
 export interface MessageFns<T> {

@@ -6,7 +6,11 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import { Http2ProtocolOptions, protoMetadata as protoMetadata1 } from "../../../../config/core/v3/protocol.js";
+import {
+  Http1ProtocolOptions,
+  Http2ProtocolOptions,
+  protoMetadata as protoMetadata1,
+} from "../../../../config/core/v3/protocol.js";
 
 export const protobufPackage = "envoy.extensions.upstreams.http.v3";
 
@@ -14,20 +18,33 @@ export const protobufFileName = "envoy/extensions/upstreams/http/v3/http_protoco
 
 export interface HttpProtocolOptions {
   explicit_http_config?: HttpProtocolOptions_ExplicitHttpConfig | undefined;
+  use_downstream_protocol_config?: HttpProtocolOptions_UseDownstreamHttpConfig | undefined;
 }
 
 export interface HttpProtocolOptions_ExplicitHttpConfig {
+  http_protocol_options?: Http1ProtocolOptions | undefined;
+  http2_protocol_options?: Http2ProtocolOptions | undefined;
+}
+
+export interface HttpProtocolOptions_UseDownstreamHttpConfig {
+  http_protocol_options?: Http1ProtocolOptions | undefined;
   http2_protocol_options?: Http2ProtocolOptions | undefined;
 }
 
 function createBaseHttpProtocolOptions(): HttpProtocolOptions {
-  return { explicit_http_config: undefined };
+  return { explicit_http_config: undefined, use_downstream_protocol_config: undefined };
 }
 
 export const HttpProtocolOptions: MessageFns<HttpProtocolOptions> = {
   encode(message: HttpProtocolOptions, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.explicit_http_config !== undefined) {
       HttpProtocolOptions_ExplicitHttpConfig.encode(message.explicit_http_config, writer.uint32(26).fork()).join();
+    }
+    if (message.use_downstream_protocol_config !== undefined) {
+      HttpProtocolOptions_UseDownstreamHttpConfig.encode(
+        message.use_downstream_protocol_config,
+        writer.uint32(34).fork(),
+      ).join();
     }
     return writer;
   },
@@ -53,6 +70,17 @@ export const HttpProtocolOptions: MessageFns<HttpProtocolOptions> = {
             message.explicit_http_config = HttpProtocolOptions_ExplicitHttpConfig.decode(reader, reader.uint32());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.use_downstream_protocol_config = HttpProtocolOptions_UseDownstreamHttpConfig.decode(
+              reader,
+              reader.uint32(),
+            );
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -67,11 +95,14 @@ export const HttpProtocolOptions: MessageFns<HttpProtocolOptions> = {
 };
 
 function createBaseHttpProtocolOptions_ExplicitHttpConfig(): HttpProtocolOptions_ExplicitHttpConfig {
-  return { http2_protocol_options: undefined };
+  return { http_protocol_options: undefined, http2_protocol_options: undefined };
 }
 
 export const HttpProtocolOptions_ExplicitHttpConfig: MessageFns<HttpProtocolOptions_ExplicitHttpConfig> = {
   encode(message: HttpProtocolOptions_ExplicitHttpConfig, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.http_protocol_options !== undefined) {
+      Http1ProtocolOptions.encode(message.http_protocol_options, writer.uint32(10).fork()).join();
+    }
     if (message.http2_protocol_options !== undefined) {
       Http2ProtocolOptions.encode(message.http2_protocol_options, writer.uint32(18).fork()).join();
     }
@@ -91,6 +122,74 @@ export const HttpProtocolOptions_ExplicitHttpConfig: MessageFns<HttpProtocolOpti
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.http_protocol_options = Http1ProtocolOptions.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.http2_protocol_options = Http2ProtocolOptions.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseHttpProtocolOptions_UseDownstreamHttpConfig(): HttpProtocolOptions_UseDownstreamHttpConfig {
+  return { http_protocol_options: undefined, http2_protocol_options: undefined };
+}
+
+export const HttpProtocolOptions_UseDownstreamHttpConfig: MessageFns<HttpProtocolOptions_UseDownstreamHttpConfig> = {
+  encode(
+    message: HttpProtocolOptions_UseDownstreamHttpConfig,
+    writer: BinaryWriter = new BinaryWriter(),
+  ): BinaryWriter {
+    if (message.http_protocol_options !== undefined) {
+      Http1ProtocolOptions.encode(message.http_protocol_options, writer.uint32(10).fork()).join();
+    }
+    if (message.http2_protocol_options !== undefined) {
+      Http2ProtocolOptions.encode(message.http2_protocol_options, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HttpProtocolOptions_UseDownstreamHttpConfig {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHttpProtocolOptions_UseDownstreamHttpConfig();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.http_protocol_options = Http1ProtocolOptions.decode(reader, reader.uint32());
+            continue;
+          }
           case 2: {
             if (tag !== 18) {
               break;
@@ -140,6 +239,8 @@ export const protoMetadata: ProtoMetadata = {
     ".envoy.extensions.upstreams.http.v3.HttpProtocolOptions": HttpProtocolOptions,
     ".envoy.extensions.upstreams.http.v3.HttpProtocolOptions.ExplicitHttpConfig":
       HttpProtocolOptions_ExplicitHttpConfig,
+    ".envoy.extensions.upstreams.http.v3.HttpProtocolOptions.UseDownstreamHttpConfig":
+      HttpProtocolOptions_UseDownstreamHttpConfig,
   },
   dependencies: [protoMetadata1],
 };

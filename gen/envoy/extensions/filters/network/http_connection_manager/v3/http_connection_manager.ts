@@ -6,9 +6,10 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import { Any, protoMetadata as protoMetadata2 } from "../../../../../../google/protobuf/any.js";
-import { BoolValue, protoMetadata as protoMetadata3 } from "../../../../../../google/protobuf/wrappers.js";
-import { protoMetadata as protoMetadata1, RouteConfiguration } from "../../../../../config/route/v3/route.js";
+import { Any, protoMetadata as protoMetadata3 } from "../../../../../../google/protobuf/any.js";
+import { BoolValue, protoMetadata as protoMetadata4 } from "../../../../../../google/protobuf/wrappers.js";
+import { AccessLog, protoMetadata as protoMetadata1 } from "../../../../../config/accesslog/v3/accesslog.js";
+import { protoMetadata as protoMetadata2, RouteConfiguration } from "../../../../../config/route/v3/route.js";
 
 export const protobufPackage = "envoy.extensions.filters.network.http_connection_manager.v3";
 
@@ -20,8 +21,10 @@ export interface HttpConnectionManager {
   stat_prefix?: string | undefined;
   route_config?: RouteConfiguration | undefined;
   http_filters?: HttpFilter[] | undefined;
+  access_log?: AccessLog[] | undefined;
   forward_client_cert_details?: HttpConnectionManager_ForwardClientCertDetails | undefined;
   set_current_client_cert_details?: HttpConnectionManager_SetCurrentClientCertDetails | undefined;
+  preserve_external_request_id?: boolean | undefined;
 }
 
 export enum HttpConnectionManager_CodecType {
@@ -59,8 +62,10 @@ function createBaseHttpConnectionManager(): HttpConnectionManager {
     stat_prefix: "",
     route_config: undefined,
     http_filters: [],
+    access_log: [],
     forward_client_cert_details: 0,
     set_current_client_cert_details: undefined,
+    preserve_external_request_id: false,
   };
 }
 
@@ -80,6 +85,11 @@ export const HttpConnectionManager: MessageFns<HttpConnectionManager> = {
         HttpFilter.encode(v!, writer.uint32(42).fork()).join();
       }
     }
+    if (message.access_log !== undefined && message.access_log.length !== 0) {
+      for (const v of message.access_log) {
+        AccessLog.encode(v!, writer.uint32(106).fork()).join();
+      }
+    }
     if (message.forward_client_cert_details !== undefined && message.forward_client_cert_details !== 0) {
       writer.uint32(128).int32(message.forward_client_cert_details);
     }
@@ -88,6 +98,9 @@ export const HttpConnectionManager: MessageFns<HttpConnectionManager> = {
         message.set_current_client_cert_details,
         writer.uint32(138).fork(),
       ).join();
+    }
+    if (message.preserve_external_request_id !== undefined && message.preserve_external_request_id !== false) {
+      writer.uint32(256).bool(message.preserve_external_request_id);
     }
     return writer;
   },
@@ -140,6 +153,17 @@ export const HttpConnectionManager: MessageFns<HttpConnectionManager> = {
             }
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            const el = AccessLog.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.access_log!.push(el);
+            }
+            continue;
+          }
           case 16: {
             if (tag !== 128) {
               break;
@@ -157,6 +181,14 @@ export const HttpConnectionManager: MessageFns<HttpConnectionManager> = {
               reader,
               reader.uint32(),
             );
+            continue;
+          }
+          case 32: {
+            if (tag !== 256) {
+              break;
+            }
+
+            message.preserve_external_request_id = reader.bool();
             continue;
           }
         }
@@ -358,7 +390,7 @@ export const protoMetadata: ProtoMetadata = {
       HttpConnectionManager_SetCurrentClientCertDetails,
     ".envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter": HttpFilter,
   },
-  dependencies: [protoMetadata1, protoMetadata2, protoMetadata3],
+  dependencies: [protoMetadata1, protoMetadata2, protoMetadata3, protoMetadata4],
 };
 
 export interface MessageFns<T> {

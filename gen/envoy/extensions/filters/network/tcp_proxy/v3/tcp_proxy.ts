@@ -6,7 +6,8 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import { Duration, protoMetadata as protoMetadata1 } from "../../../../../../google/protobuf/duration.js";
+import { Duration, protoMetadata as protoMetadata2 } from "../../../../../../google/protobuf/duration.js";
+import { AccessLog, protoMetadata as protoMetadata1 } from "../../../../../config/accesslog/v3/accesslog.js";
 
 export const protobufPackage = "envoy.extensions.filters.network.tcp_proxy.v3";
 
@@ -16,10 +17,11 @@ export interface TcpProxy {
   stat_prefix?: string | undefined;
   cluster?: string | undefined;
   idle_timeout?: Duration | undefined;
+  access_log?: AccessLog[] | undefined;
 }
 
 function createBaseTcpProxy(): TcpProxy {
-  return { stat_prefix: "", cluster: undefined, idle_timeout: undefined };
+  return { stat_prefix: "", cluster: undefined, idle_timeout: undefined, access_log: [] };
 }
 
 export const TcpProxy: MessageFns<TcpProxy> = {
@@ -32,6 +34,11 @@ export const TcpProxy: MessageFns<TcpProxy> = {
     }
     if (message.idle_timeout !== undefined) {
       Duration.encode(message.idle_timeout, writer.uint32(66).fork()).join();
+    }
+    if (message.access_log !== undefined && message.access_log.length !== 0) {
+      for (const v of message.access_log) {
+        AccessLog.encode(v!, writer.uint32(42).fork()).join();
+      }
     }
     return writer;
   },
@@ -73,6 +80,17 @@ export const TcpProxy: MessageFns<TcpProxy> = {
             message.idle_timeout = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            const el = AccessLog.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.access_log!.push(el);
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -111,7 +129,7 @@ export interface ProtoMetadata {
 
 export const protoMetadata: ProtoMetadata = {
   references: { ".envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy": TcpProxy },
-  dependencies: [protoMetadata1],
+  dependencies: [protoMetadata1, protoMetadata2],
 };
 
 export interface MessageFns<T> {
