@@ -5,7 +5,7 @@
  *
  * --smoke   tiny workloads, one or two rounds: checks that every measurement runs and yields
  *           numbers (for CI); targets are shown but not enforced.
- * --only    a comma-separated list of figures (1–8); figures they build on are measured too.
+ * --only    a comma-separated list of figures (1–12); figures they build on are measured too.
  * --write   writes the table to bench/RESULTS.md.
  * --windows FILE  writes every labelled round's time window (JSON), so profile-summary.ts can
  *           cut a --cpu-prof profile down to the measured code.
@@ -49,7 +49,7 @@ function configFor(args: Args, log: (line: string) => void): BenchConfig {
 }
 
 /** Figure 7 frees each workload after measuring it, so it runs last; 6 and 10 fork their own processes. */
-const EXECUTION_ORDER: readonly Figure[] = ["1", "2", "3", "4", "5", "8", "11", "9", "6", "10", "7"];
+const EXECUTION_ORDER: readonly Figure[] = ["1", "2", "3", "4", "5", "8", "11", "9", "12", "6", "10", "7"];
 
 function errorRow(figure: string, error: unknown): Row {
   const message = error instanceof Error ? error.message.split("\n")[0]! : String(error);

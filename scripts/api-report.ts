@@ -151,12 +151,16 @@ function enumMembers(checker: ts.TypeChecker, symbol: ts.Symbol): string {
   return values.join(", ");
 }
 
-/** Properties and methods, one per line, without those a class inherits from the standard library. */
+/**
+ * Properties and methods, one per line, without those a class inherits from the standard library
+ * and without a class's private (`#name`) members, which are no part of its surface.
+ */
 function members(program: ts.Program, type: ts.Type): string {
   const checker = program.getTypeChecker();
   const own = checker
     .getPropertiesOfType(type)
-    .filter((property) => !(property.declarations ?? []).every((d) => program.isSourceFileDefaultLibrary(d.getSourceFile())));
+    .filter((property) => !(property.declarations ?? []).every((d) => program.isSourceFileDefaultLibrary(d.getSourceFile())))
+    .filter((property) => !(property.declarations ?? []).some((d) => ts.isPrivateIdentifier((d as ts.NamedDeclaration).name ?? d)));
   if (own.length === 0) return " {}";
   const lines = own.map((property) => {
     const declaration = property.valueDeclaration ?? property.declarations?.[0];

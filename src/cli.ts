@@ -2,11 +2,19 @@
 /** The `aether-xds` command line. */
 import { run } from "./cli/run.js";
 
-const { code, out, warnings } = run(process.argv.slice(2));
-process.exitCode = code;
-if (warnings) writeTo(process.stderr, `${warnings}\n`);
-// Exit code 2 is a usage or input error, reported on stderr; 0 and 1 are results (1: a check failed).
-writeTo(code === 2 ? process.stderr : process.stdout, `${out}\n`);
+const argv = process.argv.slice(2);
+const finish = ({ code, out, warnings }: { code: number; out: string; warnings?: string | undefined }) => {
+  process.exitCode = code;
+  if (warnings) writeTo(process.stderr, `${warnings}\n`);
+  // Exit code 2 is a usage or input error, reported on stderr; 0 and 1 are results (1: a check failed).
+  if (out) writeTo(code === 2 ? process.stderr : process.stdout, `${out}\n`);
+};
+// `serve` runs until a signal and loads gRPC; every other command is a function of its arguments.
+if (argv[0] === "serve") {
+  void import("./cli/serve.js").then(({ serve }) => serve(argv.slice(1), { out: (line) => process.stdout.write(`${line}\n`) })).then(finish);
+} else {
+  finish(run(argv));
+}
 
 /**
  * A reader that stops early (`compile … | head`) closes the pipe: that is not an error, so the

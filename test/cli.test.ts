@@ -145,6 +145,24 @@ describe("aether-xds bootstrap", () => {
     expect(stub.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address).toEqual({ address: "10.0.0.5", port_value: 18001 });
     expect(bootstrap.dynamic_resources.ads_config.grpc_services[0].envoy_grpc.cluster_name).toBe("xds_cluster");
   });
+
+  test("--ads prints the bootstrap to run an Envoy with: CDS and LDS from the ADS server, SDS from the agent", () => {
+    const args = ["bootstrap", "--snapshot", MESH, "--node", "east/node-1", "--ads", "--xds-address", "10.0.0.5:18000", "--sds-address", "127.0.0.1:8081"];
+    const { code, stdout } = runCli(args);
+    expect(code).toBe(0);
+    const bootstrap = parseYaml(stdout);
+    expect(bootstrap.static_resources.listeners).toBeUndefined();
+    expect(
+      bootstrap.static_resources.clusters.map((c: any) => [c.name, c.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address]),
+    ).toEqual([
+      ["sds_grpc", { address: "127.0.0.1", port_value: 8081 }],
+      ["xds_cluster", { address: "10.0.0.5", port_value: 18000 }],
+    ]);
+    expect(bootstrap.dynamic_resources).toMatchObject({
+      cds_config: { ads: {}, resource_api_version: "V3" },
+      lds_config: { ads: {}, resource_api_version: "V3" },
+    });
+  });
 });
 
 describe("aether-xds demo (npm start)", () => {
@@ -172,7 +190,7 @@ describe("aether-xds inspect", () => {
 });
 
 describe("help and errors", () => {
-  test.each(["compile", "check", "explain", "bootstrap", "inspect", "demo"])("%s --help describes the command", (command) => {
+  test.each(["compile", "check", "explain", "bootstrap", "inspect", "demo", "serve"])("%s --help describes the command", (command) => {
     const { code, stdout } = runCli([command, "--help"]);
     expect(code).toBe(0);
     expect(stdout).toMatch(new RegExp(`^usage: aether-xds ${command}`));
@@ -181,7 +199,7 @@ describe("help and errors", () => {
   test("--help lists every command", () => {
     const { code, stdout } = runCli(["--help"]);
     expect(code).toBe(0);
-    for (const command of ["compile", "check", "explain", "bootstrap", "inspect", "demo"]) expect(stdout).toMatch(new RegExp(`\\n  ${command} +\\S`));
+    for (const command of ["compile", "check", "explain", "bootstrap", "inspect", "demo", "serve"]) expect(stdout).toMatch(new RegExp(`\\n  ${command} +\\S`));
   });
 
   test("an invalid mesh file exits 2 with path-qualified problems and no stack trace", () => {

@@ -108,7 +108,8 @@ describe("validation table", () => {
     const { rows } = validationTable();
     expect(rows.filter((r) => r.id.startsWith("golden "))).toHaveLength(caseNames().length * 2); // each in both source-identity modes
     expect(rows.filter((r) => r.id.startsWith("mesh flannel "))).toHaveLength(72); // 6 nodes × 3 modes × 2 selections × 2 identities
-    expect(rows.filter((r) => r.id.startsWith("cli "))).toHaveLength(1);
+    // The validate bootstrap, and the one an Envoy runs with against `aether-xds serve` (--ads).
+    expect(rows.filter((r) => r.id.startsWith("cli ")).map((r) => r.id.includes(" --ads "))).toEqual([false, true]);
     // selector mode needs the 1.38 certificate selector; sockets mode runs on 1.37.
     for (const row of rows) expect(row.floor).toBe(/ selector| sourceIdentity=selector|^cli /.test(row.id) ? "1.38" : "1.37");
   });

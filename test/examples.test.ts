@@ -1,7 +1,10 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { expect, test } from "vitest";
-import { REPO_ROOT } from "./support/fixtures.js";
+import { compileNode, localNodeFrom } from "../src/entry/index.js";
+import { AdsClient, CDS, type SotwResponse } from "./server/ads-client.js";
+import { exampleSnapshot, REPO_ROOT } from "./support/fixtures.js";
 
 /** The README's embedding example, run as a user would (it imports the built package by name). */
 test("examples/compile-node.ts runs and prints each node's clusters and problems", () => {
@@ -35,10 +38,41 @@ test("examples/xds-server.ts sends everything first, then only the assignment th
   ]);
 });
 
+test("examples/control-plane.ts serves a node over ADS, logs as JSON lines, and stops on SIGINT", async () => {
+  const child = spawn(process.execPath, ["--import", "tsx", "examples/control-plane.ts"], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ADS_ADDRESS: "127.0.0.1:0" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const lines: Record<string, unknown>[] = [];
+  const listening = new Promise<string>((resolve) =>
+    createInterface({ input: child.stdout! }).on("line", (text) => {
+      const line = JSON.parse(text) as Record<string, unknown>;
+      lines.push(line);
+      if (line.event === "listening") resolve(line.address as string);
+    }),
+  );
+  const ads = new AdsClient<SotwResponse>(await listening, "StreamAggregatedResources");
+  try {
+    ads.send({ node: { id: "east/node-1" }, type_url: CDS });
+    const cds = await ads.next();
+    const snapshot = exampleSnapshot();
+    const expected = compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), { eastWestWaypoint: "cross-cluster", sds: { grpcCluster: "sds_grpc" } });
+    expect(cds.resources.length).toBe(expected.clusters.length);
+    expect(lines.map((line) => line.event)).toEqual(expect.arrayContaining(["snapshot", "listening", "connect", "push"]));
+  } finally {
+    ads.close();
+    child.kill("SIGINT");
+  }
+  expect(await exited).toBe(0);
+});
+
 /** The README shows each example's code as it is (without the file's header comment and demo calls). */
 test.each([
   ["examples/compile-node.ts", undefined],
   ["examples/xds-server.ts", 'console.log("# east/node-1 connects: everything");'],
+  ["examples/control-plane.ts", undefined],
 ])("the README shows %s as it is", (file, demoStart) => {
   const lines = readFileSync(`${REPO_ROOT}${file}`, "utf8").split("\n");
   const code = lines

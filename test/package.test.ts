@@ -136,6 +136,7 @@ describe("the packed tarball", () => {
       bootstrap: 4,
       schema: "aether-xds mesh file",
       deep: "ERR_PACKAGE_PATH_NOT_EXPORTED",
+      served: { changedNodes: 0, closedStreams: 0 },
       name: "b.a.mesh.aether:1",
     });
   });

@@ -4,7 +4,7 @@ import { type ParseArgsConfig, parseArgs } from "node:util";
 import { InputError, isInputError } from "../errors.js";
 import { ipAddressProblem } from "../model/fields.js";
 import { MAX_MESH_FILE_LENGTH, meshFileFormat, parseMeshFile } from "../model/mesh-file.js";
-import { type Options, parseOptions } from "../model/options.js";
+import { DEFAULT_SELECTOR_SDS_CLUSTER, type Options, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { isDnsSubdomain } from "../naming.js";
 
@@ -29,6 +29,11 @@ const OPTION_FLAGS = {
   "tunnel-port": { option: "tunnelPort", numeric: true, help: "--tunnel-port N                       node tunnel listener port (default 15009)" },
   "egress-port": { option: "egressPort", numeric: true, help: "--egress-port N                       pods' HTTP egress port on 127.0.0.1 (default 15001)" },
   "capture-port": { option: "capturePort", numeric: true, help: "--capture-port N                      pods' VIP capture port (default 15002)" },
+  sds: {
+    option: "sds",
+    numeric: false,
+    help: "--sds ads|CLUSTER                      where SVIDs and bundles come from: ADS, or a gRPC cluster such as the SPIRE agent's (default ads; sds_grpc for serve and bootstrap --ads)",
+  },
   "selector-sds": {
     option: "selectorSds",
     numeric: false,
@@ -117,12 +122,13 @@ export function readSnapshot(path: string | undefined): Snapshot {
   return parseMeshFile(bytes, path === "-" ? "yaml" : meshFileFormat(path));
 }
 
-/** Compile options from the shared flags, validated like any options; problems name the flags. */
-export function optionsFrom(values: Partial<Record<OptionFlag | SettingFlag, string>>): Options {
-  const input: Record<string, unknown> = {};
+/** Compile options from the shared flags (over `defaults`), validated like any options; problems name the flags. */
+export function optionsFrom(values: Partial<Record<OptionFlag | SettingFlag, string>>, defaults: Record<string, unknown> = {}): Options {
+  const input: Record<string, unknown> = { ...defaults };
   for (const [flag, { option, numeric }] of Object.entries(OPTION_FLAGS)) {
     const value = values[flag as OptionFlag];
-    if (value !== undefined) input[option] = numeric ? portFlag(flag, value) : value;
+    if (value === undefined) continue;
+    input[option] = numeric ? portFlag(flag, value) : option === "sds" && value !== "ads" ? { grpcCluster: value } : value;
   }
   const settings: Record<string, unknown> = {};
   for (const [flag, { path, value }] of Object.entries(SETTING_FLAGS)) {
@@ -184,6 +190,9 @@ export function hostPortFlag(flag: string, value: string): { address: string; po
 function isHost(host: string): boolean {
   return /^\d+(\.\d+){3}$/.test(host) ? ipAddressProblem(host) === undefined : isDnsSubdomain(host.toLowerCase());
 }
+
+/** What `serve` and `bootstrap --ads` compile with unless told otherwise: SDS from a gRPC cluster, not ADS. */
+export const SERVED_DEFAULTS = { sds: { grpcCluster: DEFAULT_SELECTOR_SDS_CLUSTER } } as const;
 
 /** `"<cluster>/<node>"` → its parts. */
 export function nodeRef(value: string | undefined, flag = "--node"): { cluster: string; node: string } {

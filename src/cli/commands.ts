@@ -20,6 +20,7 @@ import {
   parseFlags,
   progressLine,
   readSnapshot,
+  SERVED_DEFAULTS,
   UsageError,
 } from "./args.js";
 import { summarizeSnapshot } from "./summary.js";
@@ -79,10 +80,13 @@ function warningLines(result: CompileResult): string | undefined {
   return lines.join("\n");
 }
 
-function compileFromFlags(values: { snapshot?: string; node?: string } & Parameters<typeof optionsFrom>[0]): CompileResult {
+function compileFromFlags(
+  values: { snapshot?: string; node?: string } & Parameters<typeof optionsFrom>[0],
+  defaults: Record<string, unknown> = {},
+): CompileResult {
   const { cluster, node } = nodeRef(values.node);
   const snapshot = readSnapshot(values.snapshot);
-  return compileNode(snapshot, localNodeFrom(snapshot, cluster, node), optionsFrom(values));
+  return compileNode(snapshot, localNodeFrom(snapshot, cluster, node), optionsFrom(values, defaults));
 }
 
 /**
@@ -169,24 +173,43 @@ ${PROGRESS_FLAG_HELP}`,
 };
 
 const bootstrap: Command = {
-  summary: "print an Envoy bootstrap with one node's resources, for envoy --mode validate",
+  summary: "print an Envoy bootstrap for one node: its resources inline (for envoy --mode validate), or from ADS",
   usage: `usage: aether-xds bootstrap --snapshot FILE --node CLUSTER/NODE [flags]
 
-Prints an Envoy bootstrap (YAML) whose static_resources are the node's compiled listeners and
-clusters, plus a stub cluster for the ADS/SDS server (point it at your control plane and SPIRE
-agent). Check it with: envoy --mode validate -c bootstrap.yaml
+Prints an Envoy bootstrap (YAML). By default its static_resources are the node's compiled
+listeners and clusters, plus a stub cluster for the ADS/SDS server: check it with
+envoy --mode validate -c bootstrap.yaml. With --ads, nothing is inline: the Envoy gets CDS and LDS
+(and EDS) from "aether-xds serve" at --xds-address, and its SVIDs from the SPIRE agent at
+--sds-address — the bootstrap to run an Envoy with.
 
   --snapshot FILE                       the mesh file (JSON or YAML)
   --node CLUSTER/NODE                   the node
-  --xds-address HOST:PORT               the stub ADS/SDS server (default 127.0.0.1:18000)
+  --ads                                 resources from the ADS server instead of inline
+  --xds-address HOST:PORT               the ADS server (default 127.0.0.1:18000)
+  --sds-address HOST:PORT               the SDS server (the SPIRE agent; default: the ADS address)
 ${OPTION_FLAGS_HELP}`,
   run(argv) {
-    const values = parseFlags(argv, { ...COMPILE_FLAGS, node: { type: "string" }, "xds-address": { type: "string" } });
+    const values = parseFlags(argv, {
+      ...COMPILE_FLAGS,
+      node: { type: "string" },
+      ads: { type: "boolean" },
+      "xds-address": { type: "string" },
+      "sds-address": { type: "string" },
+    });
     if (values.help) return { code: 0, out: this.usage };
-    const xds = values["xds-address"] === undefined ? undefined : hostPortFlag("--xds-address", values["xds-address"]);
-    return { code: 0, out: toYamlText(renderBootstrap(toBootstrap(compileFromFlags(values), { xdsCluster: xds }))).trimEnd() };
+    const xds = optionalHostPort("--xds-address", values["xds-address"]);
+    const sds = optionalHostPort("--sds-address", values["sds-address"]);
+    const options = { ...(xds ? { xdsCluster: xds } : {}), ...(sds ? { sdsCluster: sds } : {}), resources: values.ads ? "ads" : "static" } as const;
+    // With --ads the bootstrap must match what `serve` compiles: the same SDS default.
+    const result = compileFromFlags(values, values.ads ? SERVED_DEFAULTS : {});
+    return { code: 0, out: toYamlText(renderBootstrap(toBootstrap(result, options))).trimEnd() };
   },
 };
+
+/** An optional HOST:PORT flag, validated (`hostPortFlag`). */
+function optionalHostPort(flag: string, value: string | undefined): { address: string; port: number } | undefined {
+  return value === undefined ? undefined : hostPortFlag(flag, value);
+}
 
 const inspect: Command = {
   summary: "validate a mesh file and summarize what it holds",

@@ -7,11 +7,14 @@ import { demo } from "./demo.js";
 
 const ALL = { ...COMMANDS, demo };
 
+/** `serve` runs until a signal, so the bin starts it itself (src/cli/serve.ts, loaded only then). */
+const SERVE_SUMMARY = "serve every node's resources over ADS (gRPC), from a mesh file or etcd";
+
 const USAGE = `usage: aether-xds <command> [flags]
 
 commands:
-${Object.entries(ALL)
-  .map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`)
+${[...Object.entries(ALL).map(([name, command]) => [name, command.summary] as const), ["serve", SERVE_SUMMARY] as const]
+  .map(([name, summary]) => `  ${name.padEnd(10)} ${summary}`)
   .join("\n")}
 
 run "aether-xds help <command>" (or "aether-xds <command> --help") for a command's flags;

@@ -18,8 +18,20 @@ import { type JsonValue, renderMessage } from "./render.js";
 
 /** Where the bootstrap's stub clusters point: the control plane's ADS address (default `127.0.0.1:18000`). */
 export interface BootstrapOptions {
-  /** The ADS server; also the address of every `{grpcCluster}` stub. */
+  /** The ADS server; also the address of every `{grpcCluster}` stub unless `sdsCluster` is given. */
   readonly xdsCluster?: { readonly name?: string; readonly address?: string; readonly port?: number };
+  /**
+   * Where the SDS clusters (the `sds` option's `grpcCluster` and the certificate selector's
+   * `selectorSds`) point: the SPIRE agent, never the ADS server, which serves no secrets. Default:
+   * the `xdsCluster` address.
+   */
+  readonly sdsCluster?: { readonly address: string; readonly port: number };
+  /**
+   * `static` (default): the node's listeners and clusters inline, for `envoy --mode validate`.
+   * `ads`: none inline — CDS and LDS come over ADS (`aether-xds serve`, or `aether-xds/server`),
+   * and only the ADS and SDS clusters are static: the bootstrap an Envoy runs with.
+   */
+  readonly resources?: "static" | "ads";
 }
 
 /** A node's resources, with what the bootstrap needs to know about the node and how it was compiled. */
@@ -45,8 +57,16 @@ export function toBootstrap(result: BootstrapInput, options: BootstrapOptions = 
     address: options.xdsCluster?.address ?? "127.0.0.1",
     port: options.xdsCluster?.port ?? 18000,
   };
+  const sds = options.sdsCluster ?? xds;
+  if (options.resources === "ads") {
+    return {
+      node: bootstrapNode(result.node),
+      static_resources: { clusters: stubClusters(result.options, true, xds, sds).sort((a, b) => compareText(a.name!, b.name!)) },
+      dynamic_resources: { ads_config: adsConfig(xds.name), cds_config: FROM_ADS, lds_config: FROM_ADS },
+    };
+  }
   const ads = usesAds(result.options);
-  const clusters = [...result.clusters, ...stubClusters(result.options, ads, xds)];
+  const clusters = [...result.clusters, ...stubClusters(result.options, ads, xds, sds)];
   const bootstrap: Bootstrap = {
     node: bootstrapNode(result.node),
     static_resources: { listeners: [...result.listeners], clusters: clusters.sort((a, b) => compareText(a.name!, b.name!)) },
@@ -72,20 +92,27 @@ function bootstrapNode(node: BootstrapInput["node"]): Node {
   return result;
 }
 
-/** HTTP/2 (gRPC) static clusters at the xDS address: the ADS server, then each named gRPC source, sorted later. */
-function stubClusters(options: BootstrapInput["options"], ads: boolean, xds: StubTarget): Cluster[] {
-  const names = new Set<string>();
-  if (ads) names.add(xds.name);
-  for (const source of [options.sds, options.eds]) {
-    const name = grpcClusterOf(source);
-    if (name) names.add(name);
-  }
-  // The certificate selector's own SDS stream (never the ADS one).
-  if (options.sourceIdentity === "selector") names.add(options.selectorSds);
-  // The access-log service, when the logs go to one.
+const FROM_ADS = { ads: {}, resource_api_version: ApiVersion.V3 };
+
+/**
+ * HTTP/2 (gRPC) static clusters: the ADS server, a gRPC EDS source and the access-log service at
+ * the xDS address, the SDS sources (the certificate selector's own stream among them, never the
+ * ADS one) at `sds`. Sorted later.
+ */
+function stubClusters(options: BootstrapInput["options"], ads: boolean, xds: StubTarget, sds: Omit<StubTarget, "name">): Cluster[] {
+  const targets = new Map<string, Omit<StubTarget, "name">>();
+  if (ads) targets.set(xds.name, xds);
+  const eds = grpcClusterOf(options.eds);
+  if (eds) targets.set(eds, xds);
   const accessLog = options.settings?.accessLog;
-  if (typeof accessLog === "object") names.add(accessLog.grpcCluster);
-  return [...names].map((name) => ({ ...staticCluster(name, xds.address, xds.port), typed_extension_protocol_options: httpProtocolOptions("http2") }));
+  if (typeof accessLog === "object") targets.set(accessLog.grpcCluster, xds);
+  const sdsCluster = grpcClusterOf(options.sds);
+  if (sdsCluster) targets.set(sdsCluster, sds);
+  if (options.sourceIdentity === "selector") targets.set(options.selectorSds, sds);
+  return [...targets].map(([name, target]) => ({
+    ...staticCluster(name, target.address, target.port),
+    typed_extension_protocol_options: httpProtocolOptions("http2"),
+  }));
 }
 
 function grpcClusterOf(source: ConfigSourceOption): string | undefined {

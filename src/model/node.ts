@@ -113,7 +113,15 @@ export function trustDomainOfCluster(trust: TrustConfig, cluster: string): strin
  * records that name it, and its dependency set as the union of its pods' services' dependencies.
  */
 export function localNodeFrom(snapshot: Snapshot, cluster: string, nodeName: string): LocalNode {
-  const hosted = hostedRecords(snapshot, cluster, nodeName);
+  return localNodeOf(snapshot, cluster, nodeName, hostedRecords(snapshot, cluster, nodeName));
+}
+
+/**
+ * `localNodeFrom` given the records that name the node (any order), for a caller that already
+ * has them by node (the ADS server, from the snapshot index) instead of scanning every service.
+ */
+export function localNodeOf(snapshot: Snapshot, cluster: string, nodeName: string, records: readonly HostedRecord[]): LocalNode {
+  const hosted = [...records].sort(byPodThenService);
   const status = snapshot.nodes.find((node) => node.cluster === cluster && node.name === nodeName);
   const trustDomain = trustDomainOfCluster(snapshot.mesh.trust, cluster);
   const nodeIp = pickNodeAddress(
@@ -134,16 +142,17 @@ export function localNodeFrom(snapshot: Snapshot, cluster: string, nodeName: str
     meshDomain: snapshot.mesh.meshDomain,
     trustDomain: trustDomain!,
     spiffeId: nodeSpiffeId(snapshot.mesh.nodeIdentity, { trustDomain: trustDomain!, cluster, node: nodeName }),
-    pods: hosted.map(({ key, endpoint }) => podFromRecord(key, endpoint)),
+    pods: hosted.map(({ service, endpoint }) => podFromRecord(service, endpoint)),
     dependencies: nodeDependencies(
       snapshot,
-      hosted.map(({ key }) => key),
+      hosted.map(({ service }) => service),
     ),
   });
 }
 
-interface HostedRecord {
-  readonly key: ServiceKey;
+/** A registry record naming the node, with the key of its service. */
+export interface HostedRecord {
+  readonly service: ServiceKey;
   readonly endpoint: ServiceEndpoint;
 }
 
@@ -151,10 +160,14 @@ function hostedRecords(snapshot: Snapshot, cluster: string, nodeName: string): H
   const hosted: HostedRecord[] = [];
   for (const [key, endpoints] of snapshot.services) {
     for (const endpoint of endpoints) {
-      if (endpoint.clusterName === cluster && endpoint.kubernetesMetadata.nodeName === nodeName) hosted.push({ key, endpoint });
+      if (endpoint.clusterName === cluster && endpoint.kubernetesMetadata.nodeName === nodeName) hosted.push({ service: key, endpoint });
     }
   }
-  return hosted.sort((a, b) => compareText(podNameOf(a.endpoint), podNameOf(b.endpoint)) || compareText(a.key, b.key));
+  return hosted;
+}
+
+function byPodThenService(a: HostedRecord, b: HostedRecord): number {
+  return compareText(hostedPodName(a.endpoint), hostedPodName(b.endpoint)) || compareText(a.service, b.service);
 }
 
 function nodeLocality(status: NodeStatus | undefined, hosted: readonly HostedRecord[]) {

@@ -141,10 +141,6 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
   const { changed: changedKeys, sameKeys } = changedServices(previous, snapshot);
   const keys = sameKeys ? previous.serviceKeys : serviceKeysOf(snapshot);
   const changed = [...changedKeys].filter((key) => snapshot.services.has(key) || snapshot.protocols.has(key)).map((key) => indexService(snapshot, key));
-  const serviceChanges = new Map<ServiceKey, IndexedService | undefined>([...changedKeys].map((key) => [key, undefined]));
-  for (const service of changed) serviceChanges.set(service.key, service);
-  const layered = LayeredMap.of(previous.services, serviceChanges);
-  const services = sameKeys ? layered : new Map(keys.map((key) => [key, layered.get(key)!]));
   const replaced = [...changedKeys].flatMap((key) => previous.services.get(key) ?? []);
   const touchedNodes = new Set([...changed, ...replaced].flatMap((service) => [...service.nodes]));
   const hostedByChanged = hostedEndpoints(changed);
@@ -155,12 +151,21 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
     hostedByChanges.set(node, merged.length === 0 ? undefined : merged);
   }
   const hostedBy = LayeredMap.of(previous.hostedBy, hostedByChanges);
+  const addresses = nodeAddresses(previous.nodes, hostedBy, touchedNodes);
+  // A node whose address comes from its records moves when they do: every other service with a
+  // pod there has a waypoint endpoint at the old address cached, so it is indexed afresh too.
+  const moved = [...addresses].filter(([node, address]) => address !== previous.nodeAddresses.get(node)).map(([node]) => node);
+  const stale = new Set(moved.flatMap((node) => (hostedBy.get(node) ?? []).map((hosted) => hosted.service)).filter((key) => !changedKeys.has(key)));
+  const serviceChanges = new Map<ServiceKey, IndexedService | undefined>([...changedKeys].map((key) => [key, undefined]));
+  for (const service of [...changed, ...[...stale].map((key) => indexService(snapshot, key))]) serviceChanges.set(service.key, service);
+  const layered = LayeredMap.of(previous.services, serviceChanges);
+  const services = sameKeys ? layered : new Map(keys.map((key) => [key, layered.get(key)!]));
   return {
     ...previous,
     snapshot,
     services,
     serviceKeys: keys,
-    nodeAddresses: LayeredMap.of(previous.nodeAddresses, nodeAddresses(previous.nodes, hostedBy, touchedNodes)),
+    nodeAddresses: LayeredMap.of(previous.nodeAddresses, addresses),
     hostedBy,
   };
 }

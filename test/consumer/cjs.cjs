@@ -5,6 +5,7 @@ const { compileNode, indexSnapshot, localNodeFrom, parseMeshFile, toXdsResources
 const { toBootstrap } = require("aether-xds/bootstrap");
 const { Cluster_DiscoveryType } = require("aether-xds/envoy");
 const { outboundClusterName } = require("aether-xds/naming");
+const { AdsServer } = require("aether-xds/server");
 const { verifyMesh } = require("aether-xds/verify");
 
 const snapshot = parseMeshFile(readFileSync("node_modules/aether-xds/testdata/flannel/mesh.yaml", "utf8"));
@@ -15,6 +16,7 @@ const edsClusters = result.clusters.filter((cluster) => cluster.type === Cluster
 const check = verifyMesh(index, { eastWestWaypoint: "cross-cluster" }).ok;
 const bootstrap = toBootstrap(result).static_resources.listeners.length;
 const schema = JSON.parse(readFileSync(require.resolve("aether-xds/schema/mesh-file.schema.json"), "utf8")).title;
+const served = new AdsServer({ snapshot }).setSnapshot(snapshot);
 let deep = "open";
 try {
   require("aether-xds/dist/src/naming.js");
@@ -29,6 +31,7 @@ console.log(
     bootstrap,
     schema,
     deep,
+    served,
     name: outboundClusterName("mesh.aether", { namespace: "a", service: "b", port: 1 }),
   }),
 );

@@ -5,6 +5,7 @@ import { compileNode, indexSnapshot, localNodeFrom, parseMeshFile, toXdsResource
 import { toBootstrap } from "aether-xds/bootstrap";
 import { Cluster_DiscoveryType } from "aether-xds/envoy";
 import { outboundClusterName } from "aether-xds/naming";
+import { AdsServer } from "aether-xds/server";
 import { verifyMesh } from "aether-xds/verify";
 
 const snapshot = parseMeshFile(readFileSync("node_modules/aether-xds/testdata/flannel/mesh.yaml", "utf8"));
@@ -15,6 +16,7 @@ const edsClusters = result.clusters.filter((cluster) => cluster.type === Cluster
 const check = verifyMesh(index, { eastWestWaypoint: "cross-cluster" }).ok;
 const bootstrap = toBootstrap(result).static_resources.listeners.length;
 const schema = JSON.parse(readFileSync(new URL(import.meta.resolve("aether-xds/schema/mesh-file.schema.json")), "utf8")).title;
+const served = new AdsServer({ snapshot }).setSnapshot(snapshot);
 const deep = await import("aether-xds/dist/src/naming.js").then(
   () => "open",
   (error) => error.code,
@@ -27,6 +29,7 @@ console.log(
     bootstrap,
     schema,
     deep,
+    served,
     name: outboundClusterName("mesh.aether", { namespace: "a", service: "b", port: 1 }),
   }),
 );

@@ -36,6 +36,7 @@ import {
   type UpstreamTlsContext,
 } from "aether-xds/envoy";
 import { outboundClusterName, parseOutboundClusterName, type ServiceKey, WAYPOINT_KEY } from "aether-xds/naming";
+import { AdsServer, type RegistrySource, type ServerEvent, type SourceUpdate } from "aether-xds/server";
 import { formatMeshReport, type MeshCheckReport, type PathFailureCode, verifyMesh } from "aether-xds/verify";
 
 declare const meshText: string;
@@ -63,6 +64,17 @@ const report: MeshCheckReport = verifyMesh(index, options);
 const failures: PathFailureCode[] = report.paths.flatMap((path) => path.failures.map((failure) => failure.code));
 const bootstrap: Bootstrap = toBootstrap(result);
 const service: ServiceKey | undefined = parseOutboundClusterName("checkout.team-a.mesh.aether:8080") && "team-a/checkout";
+
+const server = new AdsServer({ snapshot, compile: { eastWestWaypoint: "cross-cluster" } });
+const pushes: Promise<void> = server.acked("east/node-1", "type.googleapis.com/envoy.config.cluster.v3.Cluster");
+server.on((event: ServerEvent) => (event.event === "nack" ? event.error : event.event));
+/** A registry of one's own, as a source. */
+export const oneShot: RegistrySource = {
+  async *watch(): AsyncIterable<SourceUpdate> {
+    yield { snapshot };
+  },
+  close: async () => {},
+};
 
 /** How many problems an error from `parseMeshFile` lists. */
 export function issueCount(error: unknown): number {
@@ -93,4 +105,5 @@ export const used = [
   renderBootstrap(bootstrap),
   service,
   WAYPOINT_KEY,
+  pushes,
 ];

@@ -89,6 +89,25 @@ describe("toBootstrap", () => {
     expect(clusterNames(toBootstrap(compileWith({ sourceIdentity: "sockets", selectorSds: "spire_selector" })))).not.toContain("spire_selector");
   });
 
+  test("resources: ads — nothing inline: CDS and LDS from ADS, only the ADS and SDS clusters static, SDS at the SPIRE agent", () => {
+    const served = toBootstrap(compileWith({ sds: { grpcCluster: "spire_agent" } }), {
+      resources: "ads",
+      xdsCluster: { address: "10.0.0.5", port: 18000 },
+      sdsCluster: { address: "127.0.0.1", port: 8081 },
+    });
+    expect(served.static_resources!.listeners).toBeUndefined();
+    expect(clusterNames(served)).toEqual(["spire_agent", "xds_cluster"]);
+    expect(served.dynamic_resources).toEqual({
+      ...adsTo("xds_cluster"),
+      cds_config: { ads: {}, resource_api_version: ApiVersion.V3 },
+      lds_config: { ads: {}, resource_api_version: ApiVersion.V3 },
+    });
+    const address = (name: string) => stub(served, name)!.load_assignment!.endpoints![0]!.lb_endpoints![0]!.endpoint!.address;
+    expect(address("xds_cluster")).toEqual({ socket_address: { address: "10.0.0.5", port_value: 18000 } });
+    expect(address("spire_agent")).toEqual({ socket_address: { address: "127.0.0.1", port_value: 8081 } });
+    expect(upstreamProblems(BOOTSTRAP, served)).toEqual([]);
+  });
+
   test("with SDS from a gRPC cluster, the bootstrap passes the upstream schema check", () => {
     expect(upstreamProblems(BOOTSTRAP, toBootstrap(compileWith({ sds: { grpcCluster: "spire_agent" } })))).toEqual([]);
   });

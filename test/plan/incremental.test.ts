@@ -75,6 +75,25 @@ describe("incremental recompiles", () => {
     expect(nextIndex.nodeAddresses.get("west/node-5")).toBe("10.20.0.15");
   });
 
+  test("when a record moves a node's derived address, other services' waypoint endpoints there move too", () => {
+    // Without west's node list, west/node-1's address is the lowest its records report (frontend's
+    // and payments'). Lowering frontend's moves payments' waypoint endpoint, though payments did not change.
+    const doc = meshDocument();
+    doc.nodes = doc.nodes.filter((node: { cluster: string }) => node.cluster !== "west");
+    const base = parseSnapshot(doc);
+    const index = indexSnapshot(base);
+    compiled(base, index);
+    const frontend = base.services
+      .get("team-a/frontend")!
+      .map((r) => (r.clusterName === "west" ? { ...r, kubernetesMetadata: { ...r.kubernetesMetadata, nodeIp: "10.20.0.5" } } : r));
+    const next = withServiceRecords(base, "team-a/frontend", frontend);
+    const fromPrevious = versions(compiled(next, indexSnapshot(next, index)));
+    expect(fromPrevious).toEqual(versions(compiled({ ...next })));
+    expect(fromPrevious["ClusterLoadAssignment payments.team-b.mesh.aether:8443"]).not.toBe(
+      versions(compiled(base, index))["ClusterLoadAssignment payments.team-b.mesh.aether:8443"],
+    );
+  });
+
   test("withServiceRecords validates like parseSnapshot, with paths", () => {
     const base = parseSnapshot(meshDocument());
     try {

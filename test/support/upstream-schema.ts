@@ -28,7 +28,7 @@ const INCLUDE_DIRS = [
   PROTOBUFJS_DIR,
 ];
 
-/** Upstream files whose types (and their imports) we emit. */
+/** Upstream files whose types (and their imports) we emit, or speak on the ADS stream. */
 const UPSTREAM_ENTRY_FILES = [
   "envoy/config/bootstrap/v3/bootstrap.proto",
   "envoy/config/cluster/v3/cluster.proto",
@@ -46,6 +46,7 @@ const UPSTREAM_ENTRY_FILES = [
   "envoy/extensions/transport_sockets/tls/v3/tls.proto",
   "envoy/extensions/transport_sockets/tls/v3/tls_spiffe_validator_config.proto",
   "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",
+  "envoy/service/discovery/v3/ads.proto",
   "xds/type/matcher/v3/matcher.proto",
 ];
 

@@ -126,6 +126,13 @@ export function validationTable(): ValidationTable {
     floor: envoyFloor(parseOptions({})),
     bootstrap: () => ({ yaml: cliBootstrap(argv) }),
   });
+  // The bootstrap an Envoy runs with against `aether-xds serve`: CDS and LDS over ADS, SDS elsewhere.
+  const served = [...argv.slice(0, 4), "--ads", "--sds-address", "127.0.0.1:8081"];
+  rows.push({
+    id: `cli aether-xds bootstrap ${served.slice(2).join(" ")}`,
+    floor: envoyFloor(parseOptions({})),
+    bootstrap: () => ({ yaml: cliBootstrap(served) }),
+  });
   return { rows, notCompiled: [...new Set(notCompiled)] };
 }
 

@@ -1,0 +1,200 @@
+/**
+ * etcd as a registry source (npm `etcd3`): one read of everything under the prefix, then a watch
+ * from the revision after it. Each watch response — whole revisions, so a transaction's keys
+ * arrive together — becomes one snapshot: never half of an update. Endpoint changes re-validate
+ * only the services they touch (`withServiceRecords`, so the index stays incremental); a change
+ * to the mesh settings or a node's status rebuilds the snapshot. After a disconnect the client
+ * resumes the watch from the last revision it saw; when that revision has been compacted away
+ * (the watch is cancelled), the source reads everything afresh and watches from there.
+ *
+ * A record that disagrees with its key or does not decode is left out and reported; a service
+ * whose records do not validate keeps its last good records (reported); the rest of the update
+ * is served.
+ */
+import { Etcd3, type IKeyValue, type Watcher } from "etcd3";
+import { parseSnapshot, type Snapshot, withServiceRecords } from "../model/snapshot.js";
+import type { ServiceKey } from "../naming.js";
+import { getOrInsert } from "../util/maps.js";
+import { DEFAULT_ETCD_PREFIX, parseRegistryKey, type RegistryKey, recordKeyMismatch } from "./etcd-keys.js";
+import { Channel, describeError, type RegistrySource, type SourceUpdate } from "./source.js";
+
+/** Where the etcd registry is. */
+export interface EtcdSourceOptions {
+  /** etcd endpoints, e.g. `["http://127.0.0.1:2379"]`. */
+  readonly endpoints: readonly string[];
+  /** The registry's key prefix (default `/aether/v1`), without a trailing `/`. */
+  readonly prefix?: string;
+}
+
+/** The registry as read from etcd: the latest value of every key, by kind. */
+interface RegistryState {
+  mesh: unknown;
+  readonly nodes: Map<string, { readonly key: Extract<RegistryKey, { kind: "node" }>; readonly value: Buffer }>;
+  readonly services: Map<ServiceKey, Map<string, Buffer>>;
+}
+
+/** The registry in etcd (layout: `etcd-keys.ts`, README "Registry sources"), as snapshots. */
+export class EtcdSource implements RegistrySource {
+  readonly prefix: string;
+  readonly #client: Etcd3;
+  readonly #channel = new Channel<SourceUpdate>();
+  #state: RegistryState = emptyState();
+  #snapshot: Snapshot | undefined;
+  #watcher: Watcher | undefined;
+  #started = false;
+  #closed = false;
+
+  constructor(options: EtcdSourceOptions) {
+    this.prefix = (options.prefix ?? DEFAULT_ETCD_PREFIX).replace(/\/+$/, "");
+    this.#client = new Etcd3({ hosts: [...options.endpoints] });
+  }
+
+  watch(): AsyncIterable<SourceUpdate> {
+    if (!this.#started) {
+      this.#started = true;
+      void this.#resync();
+    }
+    return this.#channel;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#watcher?.cancel();
+    this.#client.close();
+    this.#channel.end();
+  }
+
+  /** Reads everything under the prefix, serves it, and watches from the next revision. */
+  async #resync(): Promise<void> {
+    if (this.#closed) return;
+    await this.#watcher?.cancel();
+    this.#watcher = undefined;
+    let revision: string;
+    try {
+      const response = await this.#client.getAll().prefix(`${this.prefix}/`).exec();
+      revision = String(response.header.revision);
+      this.#state = emptyState();
+      const problems = response.kvs.flatMap((kv) => this.#apply(kv.key.toString(), kv.value));
+      this.#publish(undefined, problems);
+    } catch (error) {
+      if (this.#closed) return;
+      this.#channel.push({ error: `etcd ${this.prefix}: ${describeError(error)}` });
+      setTimeout(() => void this.#resync(), 1000);
+      return;
+    }
+    const watcher = await this.#client
+      .watch()
+      .prefix(`${this.prefix}/`)
+      .startRevision(String(BigInt(revision) + 1n))
+      .create();
+    if (this.#closed) return void watcher.cancel();
+    this.#watcher = watcher;
+    watcher.on("data", (response) => this.#onEvents(response.events));
+    // A cancelled watch — its start revision compacted away — cannot resume: read afresh. The
+    // client has already dropped it, so it is not cancelled again.
+    watcher.on("error", () => {
+      if (this.#watcher !== watcher) return;
+      this.#watcher = undefined;
+      void this.#resync();
+    });
+  }
+
+  #onEvents(events: readonly { type: string; kv: IKeyValue }[]): void {
+    const touched = new Set<ServiceKey>();
+    let rebuild = false;
+    const problems: string[] = [];
+    for (const { type, kv } of events) {
+      const key = kv.key.toString();
+      const parsed = parseRegistryKey(this.prefix, key);
+      if (parsed?.kind === "endpoint") touched.add(parsed.service);
+      else rebuild = true;
+      problems.push(...this.#apply(key, type === "Delete" ? undefined : kv.value));
+    }
+    this.#publish(rebuild ? undefined : touched, problems);
+  }
+
+  /** Records one key's value (undefined: deleted) in the state; returns its problems. */
+  #apply(key: string, value: Buffer | undefined): string[] {
+    const parsed = parseRegistryKey(this.prefix, key);
+    if (!parsed) return [`${key}: not a key of the registry layout (ignored)`];
+    if (parsed.kind === "mesh") {
+      if (value === undefined) this.#state.mesh = undefined;
+      else {
+        try {
+          this.#state.mesh = JSON.parse(value.toString("utf8"));
+        } catch (error) {
+          this.#state.mesh = undefined;
+          return [`${key}: not JSON: ${describeError(error)}`];
+        }
+      }
+      return [];
+    }
+    if (parsed.kind === "node") {
+      if (value === undefined) this.#state.nodes.delete(key);
+      else this.#state.nodes.set(key, { key: parsed, value });
+      return [];
+    }
+    const records = getOrInsert(this.#state.services, parsed.service, () => new Map<string, Buffer>());
+    records.delete(key);
+    if (value === undefined) return [];
+    const mismatch = recordKeyMismatch(parsed, value);
+    if (mismatch) return [`${key}: ${mismatch} (left out)`];
+    records.set(key, value);
+    return [];
+  }
+
+  /** Serves the state: the touched services on top of the last snapshot, or (undefined) everything afresh. */
+  #publish(touched: ReadonlySet<ServiceKey> | undefined, problems: string[]): void {
+    let next: Snapshot | undefined;
+    if (touched && this.#snapshot) {
+      next = this.#snapshot;
+      for (const service of [...touched].sort()) {
+        try {
+          next = withServiceRecords(next, service, serviceRecords(this.#state, service));
+        } catch (error) {
+          problems.push(`${this.prefix} service ${service} keeps its last good records: ${describeError(error)}`);
+        }
+      }
+    } else {
+      try {
+        next = parseSnapshot(document(this.#state));
+      } catch (error) {
+        problems.push(`${this.prefix}: ${describeError(error)}`);
+      }
+    }
+    if (problems.length > 0) this.#channel.push({ error: problems.join("\n") });
+    if (next && next !== this.#snapshot) {
+      this.#snapshot = next;
+      this.#channel.push({ snapshot: next });
+    }
+  }
+}
+
+function emptyState(): RegistryState {
+  return { mesh: undefined, nodes: new Map(), services: new Map() };
+}
+
+/** A service's records, in key order (the compiler is order-independent; this keeps errors stable). */
+function serviceRecords(state: RegistryState, service: ServiceKey): Buffer[] {
+  const records = state.services.get(service);
+  return records ? [...records].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, value]) => value) : [];
+}
+
+/** The state as a mesh-file document, for `parseSnapshot`. */
+function document(state: RegistryState): unknown {
+  const settings = typeof state.mesh === "object" && state.mesh !== null ? state.mesh : {};
+  const nodes = [...state.nodes].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, { key, value }]) => nodeEntry(key, value));
+  const services = Object.fromEntries([...state.services.keys()].sort().map((service) => [service, serviceRecords(state, service)]));
+  return { ...settings, nodes, services };
+}
+
+function nodeEntry(key: Extract<RegistryKey, { kind: "node" }>, value: Buffer): unknown {
+  let status: unknown;
+  try {
+    status = JSON.parse(value.toString("utf8"));
+  } catch {
+    status = value.toString("utf8"); // parseSnapshot reports it at nodes[i]
+  }
+  const fields = typeof status === "object" && status !== null ? status : { status };
+  return { ...fields, cluster: key.cluster, name: key.node, region: key.region };
+}

@@ -1,0 +1,64 @@
+/**
+ * A mesh file (JSON or YAML) as a registry source: read now and again whenever it changes on
+ * disk (written in place or replaced by a rename, as editors and `kubectl cp` do). A file that
+ * does not parse or validate yields its path-qualified errors and the server keeps serving the
+ * last good snapshot; the same bytes read twice yield nothing.
+ */
+import { createHash } from "node:crypto";
+import { type FSWatcher, readFileSync, watch } from "node:fs";
+import { basename, dirname } from "node:path";
+import { meshFileFormat, parseMeshFile } from "../model/mesh-file.js";
+import { Channel, describeError, type RegistrySource, type SourceUpdate } from "./source.js";
+
+/** How long a burst of file events settles before the file is read (an editor writes in steps). */
+const SETTLE_MS = 50;
+
+/** A mesh file as snapshots: the file now, and again after every change on disk. */
+export class MeshFileSource implements RegistrySource {
+  readonly #channel = new Channel<SourceUpdate>();
+  #watcher: FSWatcher | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #lastHash: string | undefined;
+
+  constructor(readonly path: string) {}
+
+  watch(): AsyncIterable<SourceUpdate> {
+    if (!this.#watcher) {
+      // The directory, not the file: a rename over the file would end a watch on the file itself.
+      const name = basename(this.path);
+      this.#watcher = watch(dirname(this.path), (_event, changed) => {
+        if (changed !== null && changed !== name) return;
+        clearTimeout(this.#timer);
+        this.#timer = setTimeout(() => this.#read(), SETTLE_MS);
+      });
+      this.#read();
+    }
+    return this.#channel;
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#watcher?.close();
+    this.#channel.end();
+  }
+
+  #read(): void {
+    let text: string;
+    try {
+      text = readFileSync(this.path, "utf8");
+    } catch (error) {
+      // Between an unlink and a rename the file may be briefly missing: the next event reads it.
+      if ((error as NodeJS.ErrnoException).code === "ENOENT" && this.#lastHash !== undefined) return;
+      this.#channel.push({ error: `${this.path}: cannot read: ${(error as NodeJS.ErrnoException).code ?? describeError(error)}` });
+      return;
+    }
+    const hash = createHash("sha256").update(text).digest("hex");
+    if (hash === this.#lastHash) return;
+    this.#lastHash = hash;
+    try {
+      this.#channel.push({ snapshot: parseMeshFile(text, meshFileFormat(this.path)) });
+    } catch (error) {
+      this.#channel.push({ error: `${this.path}: ${describeError(error)}` });
+    }
+  }
+}

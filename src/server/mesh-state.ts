@@ -1,0 +1,166 @@
+/**
+ * What the server serves: the current snapshot, its index and, per node that has connected, its
+ * compiled xDS resources. A new snapshot is indexed from the previous index and every known node
+ * recompiled; a node keeps its `LocalNode` while nothing it is derived from changed, so the
+ * compiler reuses its per-node work, and a type's resource list keeps its identity while none of
+ * its resources changed, so streams can tell "nothing to push" by `===`.
+ */
+import { compileNode } from "../compile/compile-node.js";
+import { toXdsResources, versionInfo, XDS_TYPE_URLS, type XdsResource, type XdsResources, type XdsTypeUrl } from "../emit/xds.js";
+import { type LocalNode, localNodeOf } from "../model/node.js";
+import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
+import type { Snapshot } from "../model/snapshot.js";
+import { type ServiceKey, serviceKey } from "../naming.js";
+import { type HostedEndpoint, indexSnapshot, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { getOrInsert } from "../util/maps.js";
+
+/** The three resource types, in the order Envoy warms them: clusters, their endpoints, listeners. */
+export const TYPE_ORDER: readonly XdsTypeUrl[] = [XDS_TYPE_URLS.clusters, XDS_TYPE_URLS.endpoints, XDS_TYPE_URLS.listeners];
+
+/** One node's compiled resources. Replaced, never mutated, when they change. */
+export interface NodeResources {
+  /** `"<cluster>/<node>"`. */
+  readonly key: string;
+  readonly resources: XdsResources;
+}
+
+interface NodeEntry {
+  readonly key: string;
+  readonly cluster: string;
+  readonly name: string;
+  /** What the LocalNode was derived from: reused while all of these are the same objects. */
+  readonly inputs: readonly unknown[];
+  /** The node's registry records in the index it was compiled from. */
+  readonly hosted: readonly HostedEndpoint[] | undefined;
+  readonly local: LocalNode;
+  readonly compiled: NodeResources;
+}
+
+export class MeshState {
+  #snapshot: Snapshot;
+  #index: SnapshotIndex;
+  readonly options: Options;
+  readonly #nodes = new Map<string, NodeEntry>();
+
+  constructor(snapshot: Snapshot, options: Options | OptionsInput = {}) {
+    this.options = parseOptions(options);
+    this.#snapshot = snapshot;
+    this.#index = indexSnapshot(snapshot);
+  }
+
+  get snapshot(): Snapshot {
+    return this.#snapshot;
+  }
+
+  /**
+   * The node's resources, compiled on first use. Throws `InputError` when the snapshot cannot
+   * compile it (not in the mesh, no known IP).
+   */
+  resources(cluster: string, name: string): NodeResources {
+    const key = nodeKey(cluster, name);
+    const known = this.#nodes.get(key);
+    if (known) return known.compiled;
+    const entry = this.#compile(cluster, name, undefined);
+    this.#nodes.set(key, entry);
+    return entry.compiled;
+  }
+
+  /** Forgets a node nobody is connected as any more. */
+  forget(cluster: string, name: string): void {
+    this.#nodes.delete(nodeKey(cluster, name));
+  }
+
+  /**
+   * Replaces the snapshot and recompiles every known node. Returns the nodes whose resources
+   * changed, and the nodes the new snapshot cannot compile (with the error), which are forgotten.
+   */
+  update(snapshot: Snapshot): { changed: NodeResources[]; failed: { key: string; error: unknown }[] } {
+    const previous = this.#index;
+    this.#index = indexSnapshot(snapshot, previous);
+    this.#snapshot = snapshot;
+    const touches = touchedBy(previous, this.#index);
+    const changed: NodeResources[] = [];
+    const failed: { key: string; error: unknown }[] = [];
+    for (const [key, entry] of this.#nodes) {
+      if (touches && !touches(entry)) continue;
+      try {
+        const next = this.#compile(entry.cluster, entry.name, entry);
+        this.#nodes.set(key, next);
+        if (next.compiled !== entry.compiled) changed.push(next.compiled);
+      } catch (error) {
+        this.#nodes.delete(key);
+        failed.push({ key, error });
+      }
+    }
+    return { changed, failed };
+  }
+
+  #compile(cluster: string, name: string, previous: NodeEntry | undefined): NodeEntry {
+    const key = nodeKey(cluster, name);
+    const hosted = this.#index.hostedBy.get(key);
+    const { mesh, nodes, dependencies } = this.#snapshot;
+    const inputs = [mesh, nodes, dependencies, hosted];
+    const local = previous && sameInputs(previous.inputs, inputs) ? previous.local : localNodeOf(this.#snapshot, cluster, name, records(hosted));
+    const resources = toXdsResources(compileNode(this.#index, local, this.options));
+    const compiled = previous ? reuseUnchanged(previous.compiled, key, resources) : { key, resources };
+    return { key, cluster, name, inputs, hosted, local, compiled };
+  }
+}
+
+/**
+ * When `next` differs from `previous` only in some services' records (what a registry event
+ * does), which nodes can see the change: those that depend on a changed service (or on every
+ * service), host a pod of one, or whose own records changed. Undefined — every node — when anything else
+ * changed, including the address of a node the changed records name (an address derived from
+ * records moves the waypoint endpoints of every service on that node).
+ */
+function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeEntry) => boolean) | undefined {
+  const [a, b] = [previous.snapshot, next.snapshot];
+  const same = a.mesh === b.mesh && a.nodes === b.nodes && a.exports === b.exports && a.protocols === b.protocols;
+  if (!same || a.dependencies !== b.dependencies || a.vips !== b.vips) return undefined;
+  const changed = new Set<ServiceKey>();
+  for (const key of new Set([...a.services.keys(), ...b.services.keys()])) if (a.services.get(key) !== b.services.get(key)) changed.add(key);
+  for (const key of changed) {
+    for (const record of [...(a.services.get(key) ?? []), ...(b.services.get(key) ?? [])]) {
+      const node = nodeKey(record.clusterName, record.kubernetesMetadata.nodeName);
+      if (previous.nodeAddresses.get(node) !== next.nodeAddresses.get(node)) return undefined;
+    }
+  }
+  return (entry) =>
+    entry.hosted !== next.hostedBy.get(entry.key) ||
+    entry.local.dependencies === undefined ||
+    entry.local.dependencies.some((service) => changed.has(service)) ||
+    // Its waypoint side (tunnel chains, ingress fallbacks) lists every pod of the services it hosts.
+    entry.local.pods.some((pod) => changed.has(serviceKey({ namespace: pod.namespace, service: pod.serviceAccount })));
+}
+
+function records(hosted: readonly HostedEndpoint[] | undefined) {
+  return (hosted ?? []).map(({ service, endpoint }) => ({ service, endpoint }));
+}
+
+function sameInputs(a: readonly unknown[], b: readonly unknown[]): boolean {
+  return a.length === b.length && a.every((input, i) => input === b[i]);
+}
+
+/** The previous lists for types whose resources are all the same objects; the previous result when no type changed. */
+function reuseUnchanged(previous: NodeResources, key: string, next: XdsResources): NodeResources {
+  let changed = false;
+  const merged = {} as Record<XdsTypeUrl, readonly XdsResource[]>;
+  for (const url of TYPE_ORDER) {
+    const same = sameResources(previous.resources[url], next[url]);
+    merged[url] = same ? previous.resources[url] : next[url];
+    changed ||= !same;
+  }
+  return changed ? { key, resources: merged } : previous;
+}
+
+function sameResources(a: readonly XdsResource[], b: readonly XdsResource[]): boolean {
+  return a.length === b.length && a.every((resource, i) => resource === b[i] || (resource.name === b[i]!.name && resource.version === b[i]!.version));
+}
+
+const versions = new WeakMap<readonly XdsResource[], string>();
+
+/** `versionInfo` of a resource list, computed once per list object. */
+export function listVersion(resources: readonly XdsResource[]): string {
+  return getOrInsert(versions, resources, () => versionInfo(resources));
+}

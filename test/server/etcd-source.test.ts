@@ -1,0 +1,218 @@
+/**
+ * The etcd registry source against a real etcd (started by the suite, stopped by PID): records
+ * written to etcd are pushed and decode to exactly what `compileNode` gives for the same mesh; a
+ * transaction is one update; a watch resumes after a disconnect and reads afresh when its revision
+ * was compacted away; a record that disagrees with its key is left out and reported; and two
+ * `aether-xds serve` processes on one etcd serve the same bytes and versions to the same node —
+ * before and after a change — so Envoys can sit behind a load balancer and reconnect to either.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { compileNode, localNodeFrom, type Snapshot, toXdsResources } from "../../src/entry/index.js";
+import { AdsServer, EtcdSource, type ServerEvent } from "../../src/entry/server.js";
+import { encodeServiceEndpoint } from "../../src/model/registry.js";
+import { parseSnapshot } from "../../src/model/snapshot.js";
+import { CuttableProxy, type EtcdServer, endpointEntryKey, etcdSuiteEnabled, registryEntries, startEtcd, writeAtomically } from "../support/etcd.js";
+import { meshDocument } from "../support/fixtures.js";
+import { AdsClient, CDS, EDS, LDS, type SotwResponse } from "./ads-client.js";
+import { startServe } from "./serve-support.js";
+
+const enabled = etcdSuiteEnabled("the etcd registry suites (test/server/etcd-source.test.ts)");
+/** What the server compiles with: SDS from the agent's cluster (its default). */
+const OPTIONS = { eastWestWaypoint: "cross-cluster", sds: { grpcCluster: "sds_grpc" } } as const;
+const NODE = { id: "east/node-1" };
+
+let etcd: EtcdServer;
+let prefixCount = 0;
+const cleanups: (() => Promise<void> | void)[] = [];
+
+beforeAll(async () => {
+  if (enabled) etcd = await startEtcd();
+}, 30_000);
+
+afterAll(async () => {
+  await etcd?.stop();
+});
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A fresh prefix holding the example mesh (or `doc`), written in one transaction. */
+async function seed(doc = meshDocument()): Promise<string> {
+  const prefix = `/t${++prefixCount}/aether/v1`;
+  await writeAtomically(etcd.client, registryEntries(prefix, doc));
+  return prefix;
+}
+
+async function serve(prefix: string, endpoint = etcd.endpoint) {
+  const source = new EtcdSource({ endpoints: [endpoint], prefix });
+  const server = new AdsServer({ compile: OPTIONS });
+  const events: ServerEvent[] = [];
+  server.on((event) => events.push(event));
+  const target = await server.listen("127.0.0.1:0");
+  void server.follow(source);
+  cleanups.push(
+    () => server.close(),
+    () => source.close(),
+  );
+  await expect.poll(() => server.snapshot, { timeout: 10_000 }).toBeDefined();
+  return { server, events, target };
+}
+
+function client(target: string): AdsClient<SotwResponse> {
+  const ads = new AdsClient<SotwResponse>(target, "StreamAggregatedResources");
+  cleanups.push(() => ads.close());
+  return ads;
+}
+
+function expected(snapshot: Snapshot) {
+  return toXdsResources(compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), OPTIONS));
+}
+
+function bytes(response: SotwResponse): Buffer[] {
+  return (response.resources ?? []).map((any) => Buffer.from(any.value));
+}
+
+/** Every type for east/node-1, each ACKed; the EDS request names every assignment. */
+async function warm(ads: AdsClient<SotwResponse>, names: readonly string[]) {
+  const out: Record<string, SotwResponse> = {};
+  for (const type_url of [CDS, EDS, LDS]) {
+    const resource_names = type_url === EDS ? names : [];
+    ads.send({ node: NODE, type_url, resource_names });
+    const response = await ads.next();
+    ads.send({ node: NODE, type_url, resource_names, version_info: response.version_info, response_nonce: response.nonce });
+    out[type_url] = response;
+  }
+  return out as Record<typeof CDS | typeof EDS | typeof LDS, SotwResponse>;
+}
+
+/** The example mesh with west's unhealthy payments pod healthy. */
+function recoveredDoc() {
+  const doc = meshDocument();
+  for (const record of doc.services["team-b/payments"]) if (record.health === "UNHEALTHY") record.health = "HEALTHY";
+  return doc;
+}
+
+/** The one etcd write that makes the example mesh `recoveredDoc()`. */
+function recoveryWrite(prefix: string): [string, Buffer] {
+  const record = parseSnapshot(recoveredDoc())
+    .services.get("team-b/payments" as never)!
+    .find((r) => r.kubernetesMetadata.podName === "payments-2b7c-q1")!;
+  return [endpointEntryKey(prefix, "team-b/payments", record), Buffer.from(encodeServiceEndpoint(record))];
+}
+
+describe.runIf(enabled)("etcd registry source", () => {
+  test("records written to etcd are pushed and decode to exactly compileNode's resources on the same mesh", async () => {
+    const prefix = await seed();
+    const { target } = await serve(prefix);
+    const want = expected(parseSnapshot(meshDocument()));
+    const ads = client(target);
+    const got = await warm(
+      ads,
+      want[EDS].map((r) => r.name),
+    );
+    for (const url of [CDS, EDS, LDS] as const) expect(bytes(got[url])).toEqual(want[url].map((r) => Buffer.from(r.resource.value!)));
+
+    const [key, value] = recoveryWrite(prefix);
+    await etcd.client.put(key).value(value);
+    const pushed = await ads.next();
+    expect(pushed.type_url).toBe(EDS);
+    expect(bytes(pushed)).toEqual(expected(parseSnapshot(recoveredDoc()))[EDS].map((r) => Buffer.from(r.resource.value!)));
+  });
+
+  test("a transaction touching several services is one snapshot", async () => {
+    const prefix = await seed();
+    const { events, server } = await serve(prefix);
+    const before = events.filter((e) => e.event === "snapshot").length;
+    const doc = meshDocument();
+    for (const service of ["team-a/checkout", "team-b/payments"]) for (const record of doc.services[service]) record.weight = 7;
+    const changed = new Map([...registryEntries(prefix, doc)].filter(([key]) => /\/services\/(checkout|payments)\//.test(key)));
+    await writeAtomically(etcd.client, changed);
+    await expect.poll(() => events.filter((e) => e.event === "snapshot").length).toBe(before + 1);
+    const weights = [...server.snapshot!.services.values()].flat().filter((r) => r.weight === 7);
+    expect(weights).toHaveLength(changed.size);
+  });
+
+  test("after a disconnect the watch resumes from its last revision: a change made meanwhile is pushed", async () => {
+    const prefix = await seed();
+    const proxy = new CuttableProxy(etcd.port);
+    const endpoint = await proxy.start();
+    cleanups.push(() => proxy.stop());
+    const { target, events } = await serve(prefix, endpoint);
+    const ads = client(target);
+    const first = await warm(
+      ads,
+      expected(parseSnapshot(meshDocument()))[EDS].map((r) => r.name),
+    );
+    proxy.cut();
+    const [key, value] = recoveryWrite(prefix);
+    await etcd.client.put(key).value(value);
+    proxy.restore();
+    const pushed = await ads.next(20_000);
+    expect(pushed.version_info).not.toBe(first[EDS].version_info);
+    expect(bytes(pushed)).toEqual(expected(parseSnapshot(recoveredDoc()))[EDS].map((r) => Buffer.from(r.resource.value!)));
+    expect(events.filter((e) => e.event === "source-error")).toEqual([]);
+  }, 30_000);
+
+  test("a watch whose revision was compacted away reads everything afresh", async () => {
+    const prefix = await seed();
+    const proxy = new CuttableProxy(etcd.port);
+    const endpoint = await proxy.start();
+    cleanups.push(() => proxy.stop());
+    const { target } = await serve(prefix, endpoint);
+    const ads = client(target);
+    await warm(
+      ads,
+      expected(parseSnapshot(meshDocument()))[EDS].map((r) => r.name),
+    );
+    proxy.cut();
+    const [key, value] = recoveryWrite(prefix);
+    const put = await etcd.client.put(key).value(value).exec();
+    await etcd.client.put("/unrelated").value("x"); // the revision after the change, so the compaction covers the change itself
+    await etcd.client.kv.compact({ revision: String(BigInt(put.header.revision) + 1n), physical: true });
+    proxy.restore();
+    const pushed = await ads.next(20_000);
+    expect(bytes(pushed)).toEqual(expected(parseSnapshot(recoveredDoc()))[EDS].map((r) => Buffer.from(r.resource.value!)));
+  }, 30_000);
+
+  test("a record that disagrees with its key is left out and reported with its key; the rest is served", async () => {
+    const prefix = await seed();
+    const { events, server } = await serve(prefix);
+    const [key, value] = recoveryWrite(prefix);
+    const wrongKey = key.replace("/clusters/west/", "/clusters/south/");
+    await etcd.client.put(wrongKey).value(value);
+    await expect.poll(() => events.find((e) => e.event === "source-error")).toBeDefined();
+    expect((events.find((e) => e.event === "source-error") as { error: string }).error).toBe(
+      `${wrongKey}: clusterName "west" is not the key's cluster "south" (left out)`,
+    );
+    expect(server.snapshot!.services.get("team-b/payments" as never)).toHaveLength(5);
+  });
+});
+
+/** What a response carries, without its nonce (each stream numbers its own). */
+function content(response: SotwResponse) {
+  return { type_url: response.type_url, version_info: response.version_info, resources: bytes(response).map((b) => b.toString("base64")) };
+}
+
+describe.runIf(enabled)("scale-out", () => {
+  test("two aether-xds serve processes on one etcd serve the same bytes and versions, before and after a change", async () => {
+    const prefix = await seed();
+    const servers = [];
+    for (let i = 0; i < 2; i++) {
+      const serve = await startServe(["--etcd", etcd.endpoint, "--prefix", prefix, "--listen", "127.0.0.1:0", "--mode", "cross-cluster"]);
+      cleanups.push(async () => void (await serve.stop()));
+      servers.push(serve);
+    }
+    const names = expected(parseSnapshot(meshDocument()))[EDS].map((r) => r.name);
+    const clients = servers.map((s) => client(s.address));
+    const [a, b] = await Promise.all(clients.map((c) => warm(c, names)));
+    for (const url of [CDS, EDS, LDS] as const) expect(content(a![url])).toEqual(content(b![url]));
+
+    const [key, value] = recoveryWrite(prefix);
+    await etcd.client.put(key).value(value);
+    const [pushedA, pushedB] = await Promise.all(clients.map((c) => c.next()));
+    expect(content(pushedA!)).toEqual(content(pushedB!));
+    expect(pushedA!.type_url).toBe(EDS);
+    expect(pushedA!.version_info).not.toBe(a![EDS].version_info);
+  }, 60_000);
+});

@@ -1,0 +1,87 @@
+/**
+ * The mesh-file source: a change on disk (in place or by a rename) becomes a push; a bad file is
+ * reported with its path-qualified errors while the server keeps serving the last good snapshot.
+ */
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, expect, test } from "vitest";
+import { stringify } from "yaml";
+import { AdsServer, MeshFileSource, type ServerEvent } from "../../src/entry/server.js";
+import { EXAMPLE_MESH, meshDocument } from "../support/fixtures.js";
+import { AdsClient, EDS, type SotwResponse } from "./ads-client.js";
+
+let dir: string;
+let path: string;
+let source: MeshFileSource;
+let server: AdsServer;
+let events: ServerEvent[];
+let ads: AdsClient<SotwResponse>;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), "aether-meshfile-"));
+  path = join(dir, "mesh.yaml");
+  writeFileSync(path, readFileSync(EXAMPLE_MESH));
+  source = new MeshFileSource(path);
+  server = new AdsServer({ compile: { eastWestWaypoint: "cross-cluster" } });
+  events = [];
+  server.on((event) => events.push(event));
+  void server.follow(source);
+  const target = await server.listen("127.0.0.1:0");
+  await expect.poll(() => server.snapshot).toBeDefined();
+  ads = new AdsClient<SotwResponse>(target, "StreamAggregatedResources");
+});
+
+afterEach(async () => {
+  ads.close();
+  await source.close();
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The example mesh with west's unhealthy payments pod healthy again. */
+function recovered(): string {
+  const doc = meshDocument();
+  for (const record of doc.services["team-b/payments"]) if (record.health === "UNHEALTHY") record.health = "HEALTHY";
+  return stringify(doc);
+}
+
+async function subscribeEds(): Promise<SotwResponse> {
+  ads.send({ node: { id: "east/node-1" }, type_url: EDS, resource_names: ["payments.team-b.mesh.aether:8443"] });
+  const first = await ads.next();
+  ads.send({
+    node: { id: "east/node-1" },
+    type_url: EDS,
+    resource_names: ["payments.team-b.mesh.aether:8443"],
+    version_info: first.version_info,
+    response_nonce: first.nonce,
+  });
+  return first;
+}
+
+test("a file replaced by a rename is served: the changed assignment is pushed", async () => {
+  const first = await subscribeEds();
+  writeFileSync(join(dir, "next.yaml"), recovered());
+  renameSync(join(dir, "next.yaml"), path);
+  const pushed = await ads.next();
+  expect(pushed.version_info).not.toBe(first.version_info);
+  expect(events.some((e) => e.event === "snapshot")).toBe(true);
+});
+
+test("a bad file keeps the last good snapshot and reports every problem with its path", async () => {
+  const first = await subscribeEds();
+  const good = server.snapshot;
+  const doc = meshDocument();
+  doc.services["team-b/payments"][0].ip = "10.244.999.1";
+  doc.nodes[0].cluster = "";
+  writeFileSync(path, stringify(doc));
+  await expect.poll(() => events.find((e) => e.event === "source-error")).toBeDefined();
+  const error = (events.find((e) => e.event === "source-error") as { error: string }).error;
+  expect(error).toContain(path);
+  expect(error).toContain('services["team-b/payments"][0].ip');
+  expect(error).toContain("nodes[0].cluster");
+  expect(server.snapshot).toBe(good);
+  // Fixed again: served.
+  writeFileSync(path, recovered());
+  expect((await ads.next()).version_info).not.toBe(first.version_info);
+});

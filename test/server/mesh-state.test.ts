@@ -1,0 +1,119 @@
+/**
+ * The server recompiles only the nodes a registry change can reach. Whatever it skips must be
+ * exactly what a fresh compile would give: after each of a series of changes, every node's served
+ * resources equal `compileNode` on a new copy of the snapshot, in every waypoint mode.
+ */
+import { describe, expect, test } from "vitest";
+import { compileNode, localNodeFrom, type Snapshot, toXdsResources, withServiceRecords, type XdsResources } from "../../src/entry/index.js";
+import type { OptionsInput } from "../../src/model/options.js";
+import { parseSnapshot } from "../../src/model/snapshot.js";
+import { MeshState } from "../../src/server/mesh-state.js";
+import { exampleSnapshot, meshDocument } from "../support/fixtures.js";
+
+type Change = readonly [string, (snapshot: Snapshot) => Snapshot];
+
+function records(snapshot: Snapshot, key: string) {
+  return [...(snapshot.services.get(key as never) ?? [])];
+}
+
+const CHANGES: readonly Change[] = [
+  [
+    "a remote pod recovers",
+    (s) =>
+      withServiceRecords(
+        s,
+        "team-b/payments",
+        records(s, "team-b/payments").map((r) => ({ ...r, health: "HEALTHY" })),
+      ),
+  ],
+  [
+    "a pod moves to another node",
+    (s) =>
+      withServiceRecords(
+        s,
+        "team-a/checkout",
+        records(s, "team-a/checkout").map((r) =>
+          r.kubernetesMetadata.podName === "checkout-5c6b-x2"
+            ? { ...r, kubernetesMetadata: { ...r.kubernetesMetadata, nodeName: "node-1", nodeIp: "10.10.0.11" } }
+            : r,
+        ),
+      ),
+  ],
+  [
+    "an unlisted node's address moves",
+    (s) =>
+      withServiceRecords(
+        s,
+        "team-b/payments",
+        records(s, "team-b/payments").map((r) =>
+          r.kubernetesMetadata.nodeName === "node-4" ? { ...r, kubernetesMetadata: { ...r.kubernetesMetadata, nodeIp: "10.20.0.14" } } : r,
+        ),
+      ),
+  ],
+  [
+    // Without a node list for west, west/node-1's address is the lowest its records report: this
+    // moves it, and with it payments' waypoint endpoint there, which frontend's own nodes do not see.
+    "a node's derived address moves",
+    (s) =>
+      withServiceRecords(
+        s,
+        "team-a/frontend",
+        records(s, "team-a/frontend").map((r) =>
+          r.clusterName === "west" ? { ...r, kubernetesMetadata: { ...r.kubernetesMetadata, nodeIp: "10.20.0.5" } } : r,
+        ),
+      ),
+  ],
+  ["a service loses its pods", (s) => withServiceRecords(s, "team-a/frontend", [])],
+  [
+    "a new service appears on a node",
+    (s) =>
+      withServiceRecords(s, "team-c/ledger", [
+        {
+          ip: "10.244.2.30",
+          clusterName: "east",
+          port: 7000,
+          locality: { region: "eu-west-1", zone: "eu-west-1b" },
+          containerMetadata: { networkNamespace: "/var/run/netns/cni-ledger" },
+          kubernetesMetadata: { podName: "ledger-1", nodeName: "node-3", nodeIp: "10.10.0.13" },
+        },
+      ]),
+  ],
+  ["the frontend is back", (s) => withServiceRecords(s, "team-a/frontend", records(exampleSnapshot(), "team-a/frontend"))],
+];
+
+function versions(resources: XdsResources) {
+  return Object.fromEntries(Object.entries(resources).map(([url, list]) => [url, list.map((r) => `${r.name}@${r.version}`)]));
+}
+
+/** A fresh compile: a new snapshot object, so nothing is shared with the server's index. */
+function fresh(snapshot: Snapshot, node: string, options: OptionsInput) {
+  const [cluster, name] = node.split("/") as [string, string];
+  const copy = { ...snapshot };
+  return versions(toXdsResources(compileNode(copy, localNodeFrom(copy, cluster, name), options)));
+}
+
+/** The example mesh without west's node list: west's node addresses come from the records. */
+function withoutWestNodeList(): Snapshot {
+  const doc = meshDocument();
+  doc.nodes = doc.nodes.filter((n: { cluster: string }) => n.cluster !== "west");
+  return parseSnapshot(doc);
+}
+
+const MESHES = { example: exampleSnapshot, "example without west's node list": withoutWestNodeList };
+
+describe.each(["off", "cross-cluster", "always"] as const)("eastWestWaypoint %s", (mode) => {
+  test.each(Object.keys(MESHES))("%s: after every change, every node's resources are what a fresh compile gives", (mesh) => {
+    const options = { eastWestWaypoint: mode };
+    let snapshot = MESHES[mesh as keyof typeof MESHES]();
+    const state = new MeshState(snapshot, options);
+    const nodes = ["east/node-1", "east/node-2", "east/node-3", "west/node-1", "west/node-2", "west/node-3"];
+    for (const node of nodes) state.resources(...(node.split("/") as [string, string]));
+    for (const [what, change] of CHANGES) {
+      snapshot = change(snapshot);
+      state.update(snapshot);
+      for (const node of nodes) {
+        expect(versions(state.resources(...(node.split("/") as [string, string])).resources), `${what}: ${node}`).toEqual(fresh(snapshot, node, options));
+      }
+    }
+  });
+});
