@@ -15,6 +15,9 @@ export const DIAGNOSTIC_CODES = {
   NODE_GONE: "warning",
   NOT_EXPORTED: "info",
   ADDRESS_CONFLICT: "warning",
+  NO_NETNS: "warning",
+  // Endpoints emitted that cannot work as the mesh describes it.
+  POD_IP_NOT_ROUTABLE: "warning",
   // Endpoints emitted with an adjustment.
   NODE_IP_MISMATCH: "warning",
   RESERVED_METADATA_KEY: "warning",
@@ -40,6 +43,7 @@ export const LEFT_OUT_CODES: ReadonlySet<DiagnosticCode> = new Set([
   "NODE_GONE",
   "NOT_EXPORTED",
   "ADDRESS_CONFLICT",
+  "NO_NETNS",
 ]);
 /** `info` for what the compiler did as designed, `warning` for input it could not use as given. */
 export type Severity = (typeof DIAGNOSTIC_CODES)[DiagnosticCode];

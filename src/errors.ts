@@ -20,12 +20,28 @@ export type InputKind = "snapshot" | "node" | "options";
  */
 export class InputError extends Error {
   override readonly name = "InputError";
+  readonly issues: readonly InputIssue[];
   constructor(
     readonly kind: InputKind,
-    readonly issues: readonly InputIssue[],
+    issues: readonly InputIssue[],
   ) {
-    super(`invalid ${kind}:\n${issues.map((i) => `  ${i.path || "(root)"}: ${i.message}`).join("\n")}`);
+    const bounded = issues.map((issue) => ({ path: truncate(issue.path, MAX_PATH_LENGTH), message: truncate(issue.message, MAX_MESSAGE_LENGTH) }));
+    super(`invalid ${kind}:\n${bounded.map((i) => `  ${i.path || "(root)"}: ${i.message}`).join("\n")}`);
+    this.issues = bounded;
   }
+}
+
+/** The longest issue path and message an `InputError` repeats; input can hold megabyte-long keys and values. */
+const MAX_PATH_LENGTH = 512;
+const MAX_MESSAGE_LENGTH = 1024;
+/** The longest key or value a message quotes in full. */
+const MAX_QUOTED_LENGTH = 120;
+
+/** `text`, or its start and how many characters were left out when it is longer than `max`. */
+export function truncate(text: string, max = MAX_QUOTED_LENGTH): string {
+  if (text.length <= max) return text;
+  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max; // never half a surrogate pair
+  return `${text.slice(0, end)}… (${text.length - max} more characters)`;
 }
 
 /** Whether `error` is an `InputError`. */
@@ -38,8 +54,8 @@ export function formatPath(path: readonly PropertyKey[]): string {
   let out = "";
   for (const segment of path) {
     if (typeof segment === "number") out += `[${segment}]`;
-    else if (typeof segment === "string" && /^[A-Za-z_$][\w$]*$/.test(segment)) out += out ? `.${segment}` : segment;
-    else out += `[${JSON.stringify(String(segment))}]`;
+    else if (typeof segment === "string" && /^[A-Za-z_$][\w$]*$/.test(segment)) out += out ? `.${truncate(segment)}` : truncate(segment);
+    else out += `[${truncate(JSON.stringify(String(segment)))}]`;
   }
   return out;
 }

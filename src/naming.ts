@@ -64,6 +64,28 @@ export function bundleSecretName(trustDomain: string): string {
 /** The default template of a node proxy's SPIFFE ID (the mesh file's `mesh.nodeIdentity`). */
 export const DEFAULT_NODE_IDENTITY = "spiffe://{trustDomain}/ns/aether-system/sa/aether-node";
 
+const NODE_IDENTITY_PLACEHOLDERS = new Set(["{trustDomain}", "{cluster}", "{node}"]);
+
+/**
+ * Why a node identity template is unusable, or undefined. It must be a workload-shaped SPIFFE ID in
+ * the node's trust domain, `spiffe://{trustDomain}/ns/<namespace>/sa/<name>`: pods' inbound
+ * listeners accept client certificates of that shape only (`workloadSpiffePrefix`), so a node
+ * identity of another shape could never reach a pod.
+ */
+export function nodeIdentityProblem(template: string): string | undefined {
+  const unknown = (template.match(/\{[^}]*\}?/g) ?? []).find((placeholder) => !NODE_IDENTITY_PLACEHOLDERS.has(placeholder));
+  if (unknown !== undefined) return `unknown placeholder ${JSON.stringify(unknown)}: only {trustDomain}, {cluster} and {node}`;
+  if (template.includes("..")) return "must not contain '..'";
+  const sample = nodeSpiffeId(template, { trustDomain: "td.example", cluster: "c", node: "n" });
+  if (
+    !template.startsWith("spiffe://{trustDomain}/ns/") ||
+    !/^spiffe:\/\/td\.example\/ns\/[A-Za-z0-9._~%!$&'()*+,;=:@-]+\/sa\/[A-Za-z0-9._~%!$&'()*+,;=:@-]+$/.test(sample)
+  ) {
+    return "not a workload-shaped SPIFFE ID template, spiffe://{trustDomain}/ns/<namespace>/sa/<name>: pods' inbound listeners accept no other shape";
+  }
+  return undefined;
+}
+
 /** Fills a node identity template's `{trustDomain}`, `{cluster}` and `{node}` placeholders. */
 export function nodeSpiffeId(template: string, values: { trustDomain: string; cluster: string; node: string }): string {
   return template.replaceAll("{trustDomain}", values.trustDomain).replaceAll("{cluster}", values.cluster).replaceAll("{node}", values.node);

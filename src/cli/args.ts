@@ -1,9 +1,12 @@
 /** Flag parsing shared by the CLI commands. */
 import { readFileSync, statSync } from "node:fs";
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { InputError, isInputError } from "../errors.js";
+import { ipAddressProblem } from "../model/fields.js";
 import { MAX_MESH_FILE_LENGTH, meshFileFormat, parseMeshFile } from "../model/mesh-file.js";
 import { DEFAULT_SELECTOR_SDS_CLUSTER, type Options, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
+import { isDnsSubdomain } from "../naming.js";
 
 /** A problem with how the command was called: reported on one line, exit code 2. */
 export class UsageError extends Error {}
@@ -76,52 +79,116 @@ type SettingFlag = keyof typeof SETTING_FLAGS;
 
 export const COMPILE_FLAGS = {
   snapshot: { type: "string" },
-  help: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
   ...(Object.fromEntries(Object.keys(OPTION_FLAGS).map((flag) => [flag, { type: "string" }])) as Record<OptionFlag, { type: "string" }>),
   ...(Object.fromEntries(Object.keys(SETTING_FLAGS).map((flag) => [flag, { type: "string" }])) as Record<SettingFlag, { type: "string" }>),
 } as const satisfies ParseArgsConfig["options"];
 
 export const OPTION_FLAGS_HELP = [...Object.values(OPTION_FLAGS), ...Object.values(SETTING_FLAGS)].map(({ help }) => `  ${help}`).join("\n");
 
-/** Strict parsing: an unknown flag or a positional argument is an error (exit code 2). */
+/**
+ * Strict parsing: an unknown flag, a positional argument or a flag given twice is an error (exit
+ * code 2), never silently resolved.
+ */
 export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(argv: readonly string[], flags: T): Flags<T> {
-  return parseArgs({ args: [...argv], options: flags, strict: true, allowPositionals: false }).values as Flags<T>;
+  const { values, tokens } = parseArgs({ args: [...argv], options: flags, strict: true, allowPositionals: false, tokens: true });
+  const seen = new Set<string>();
+  for (const token of tokens) {
+    if (token.kind !== "option") continue;
+    if (seen.has(token.name)) throw new UsageError(`--${token.name} given more than once`);
+    seen.add(token.name);
+  }
+  return values as Flags<T>;
 }
 
 type Flags<T> = { [K in keyof T]?: T[K] extends { type: "boolean" } ? boolean : string };
 
+/** The mesh file at `path`, or on standard input for `-` (JSON or YAML: YAML is a superset). */
 export function readSnapshot(path: string | undefined): Snapshot {
   if (!path) throw new UsageError("--snapshot FILE is required");
-  let text: string;
+  const name = path === "-" ? "standard input" : path;
+  let bytes: Buffer;
   try {
-    const size = statSync(path).size;
-    if (size > MAX_MESH_FILE_LENGTH) throw new UsageError(`${path} is ${size} bytes, over the limit of ${MAX_MESH_FILE_LENGTH}`);
-    text = readFileSync(path, "utf8");
+    if (path !== "-") {
+      const size = statSync(path).size;
+      if (size > MAX_MESH_FILE_LENGTH) throw new UsageError(`${path} is ${size} bytes, over the limit of ${MAX_MESH_FILE_LENGTH}`);
+    }
+    bytes = readFileSync(path === "-" ? 0 : path);
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw new UsageError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new UsageError(`cannot read ${name}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
-  return parseMeshFile(text, meshFileFormat(path));
+  if (bytes.length > MAX_MESH_FILE_LENGTH) throw new UsageError(`${name} is ${bytes.length} bytes, over the limit of ${MAX_MESH_FILE_LENGTH}`);
+  return parseMeshFile(bytes, path === "-" ? "yaml" : meshFileFormat(path));
 }
 
-/** Compile options from the shared flags (over `defaults`), validated like any options. */
+/** Compile options from the shared flags (over `defaults`), validated like any options; problems name the flags. */
 export function optionsFrom(values: Partial<Record<OptionFlag | SettingFlag, string>>, defaults: Record<string, unknown> = {}): Options {
   const input: Record<string, unknown> = { ...defaults };
   for (const [flag, { option, numeric }] of Object.entries(OPTION_FLAGS)) {
     const value = values[flag as OptionFlag];
     if (value === undefined) continue;
-    input[option] = numeric ? Number(value) : option === "sds" && value !== "ads" ? { grpcCluster: value } : value;
+    input[option] = numeric ? portFlag(flag, value) : option === "sds" && value !== "ads" ? { grpcCluster: value } : value;
   }
   const settings: Record<string, unknown> = {};
   for (const [flag, { path, value }] of Object.entries(SETTING_FLAGS)) {
     const text = values[flag as SettingFlag];
     if (text === undefined) continue;
     const [head, leaf] = path as readonly string[];
-    if (leaf === undefined) settings[head!] = value(text);
-    else settings[head!] = { ...(settings[head!] as object | undefined), [leaf]: value(text) };
+    const parsed = value === Number ? decimalFlag(flag, text) : value(text);
+    if (leaf === undefined) settings[head!] = parsed;
+    else settings[head!] = { ...(settings[head!] as object | undefined), [leaf]: parsed };
   }
   if (Object.keys(settings).length > 0) input.settings = settings;
-  return parseOptions(input);
+  try {
+    return parseOptions(input);
+  } catch (error) {
+    throw isInputError(error) && error.kind === "options" ? inFlagTerms(error) : error;
+  }
+}
+
+/** A port flag's value: decimal digits only (`0x3a98`, `1e4` and ` 8080` are refused, not converted). */
+function portFlag(flag: string, value: string): number {
+  if (!/^\d{1,5}$/.test(value)) throw new UsageError(`--${flag} must be a port number (decimal digits), got ${JSON.stringify(value.slice(0, 40))}`);
+  return Number(value);
+}
+
+/** A numeric setting flag's value: decimal digits only, like the ports. */
+function decimalFlag(flag: string, value: string): number {
+  if (!/^\d{1,15}$/.test(value)) throw new UsageError(`--${flag} must be a number (decimal digits), got ${JSON.stringify(value.slice(0, 40))}`);
+  return Number(value);
+}
+
+/** Library option names → the flags that set them, longest first (so no name is replaced inside another). */
+const FLAG_OF_OPTION: readonly [RegExp, string][] = [
+  ...Object.entries(OPTION_FLAGS).map(([flag, { option }]) => [option, `--${flag}`] as const),
+  ...Object.entries(SETTING_FLAGS).map(([flag, { path }]) => [["settings", ...path].join("\\."), `--${flag}`] as const),
+]
+  .sort(([a], [b]) => b.length - a.length)
+  .map(([option, flag]) => [new RegExp(`\\b${option}\\b`, "g"), flag]);
+
+/** An options error as the CLI user sees it: the flags they typed, not the library's field names. */
+export function inFlagTerms(error: InputError): InputError {
+  const rename = (text: string) => FLAG_OF_OPTION.reduce((out, [pattern, flag]) => out.replace(pattern, flag), text);
+  return new InputError(
+    "options",
+    error.issues.map((issue) => ({ path: rename(issue.path), message: rename(issue.message) })),
+  );
+}
+
+/** `HOST:PORT` for a stub cluster: an IP address (IPv6 in brackets) or a DNS name, and a decimal port. */
+export function hostPortFlag(flag: string, value: string): { address: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(value);
+  const host = match?.[1] ?? match?.[2];
+  const port = Number(match?.[3]);
+  const hostOk = host !== undefined && (match?.[1] !== undefined ? ipAddressProblem(host) === undefined && host.includes(":") : isHost(host));
+  if (!match || !hostOk || port < 1 || port > 65535)
+    throw new UsageError(`${flag} must be HOST:PORT (an IP address, [IPv6] or a DNS name, and a port 1–65535)`);
+  return { address: host!, port };
+}
+
+function isHost(host: string): boolean {
+  return /^\d+(\.\d+){3}$/.test(host) ? ipAddressProblem(host) === undefined : isDnsSubdomain(host.toLowerCase());
 }
 
 /** What `serve` and `bootstrap --ads` compile with unless told otherwise: SDS from a gRPC cluster, not ADS. */

@@ -1,14 +1,17 @@
 /** The CLI commands. Each returns its output and exit code; only this layer touches files. */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type CompileResult, compileNode } from "../compile/compile-node.js";
 import { renderBootstrap, toBootstrap } from "../emit/bootstrap.js";
 import { type RenderedResult, renderResult, toYamlText } from "../emit/text.js";
+import { isInputError } from "../errors.js";
 import { localNodeFrom } from "../model/node.js";
+import { compileMesh } from "../verify/compiled-mesh.js";
 import { formatMeshReport } from "../verify/format.js";
 import { explainPath, verifyMesh } from "../verify/mesh-check.js";
 import {
   COMPILE_FLAGS,
+  hostPortFlag,
   nodeRef,
   OPTION_FLAGS_HELP,
   optionsFrom,
@@ -25,6 +28,8 @@ import { summarizeSnapshot } from "./summary.js";
 export interface CommandOutput {
   readonly code: number;
   readonly out: string;
+  /** Lines for stderr whatever the exit code: the compile's warnings. */
+  readonly warnings?: string;
 }
 
 export interface Command {
@@ -53,12 +58,27 @@ ${OPTION_FLAGS_HELP}
     if (values.help) return { code: 0, out: this.usage };
     const format = values.format ?? "yaml";
     if (format !== "yaml" && format !== "json") throw new UsageError("--format must be yaml or json");
-    const rendered = renderResult(compileFromFlags(values));
-    if (!values.out) return { code: 0, out: format === "json" ? JSON.stringify(rendered, null, 2) : toYamlText(rendered).trimEnd() };
+    const result = compileFromFlags(values);
+    const rendered = renderResult(result);
+    const warnings = warningLines(result);
+    if (!values.out) return { code: 0, out: format === "json" ? JSON.stringify(rendered, null, 2) : toYamlText(rendered).trimEnd(), warnings };
     const files = writeResult(values.out, rendered, format);
-    return { code: 0, out: `wrote ${files.join(", ")}` };
+    return { code: 0, out: `wrote ${files.join(", ")}`, warnings };
   },
 };
+
+/** How many warnings a compile prints on stderr before it only counts the rest. */
+const MAX_WARNING_LINES = 20;
+
+/** The compile's warning diagnostics, one line each (the output holds all of them); undefined when none. */
+function warningLines(result: CompileResult): string | undefined {
+  // One line per distinct warning: an endpoint left out of every port's assignment is one warning per port.
+  const warnings = [...new Set(result.diagnostics.filter((d) => d.severity === "warning").map((d) => `aether-xds: warning: [${d.code}] ${d.message}`))];
+  if (warnings.length === 0) return undefined;
+  const lines = warnings.slice(0, MAX_WARNING_LINES);
+  if (warnings.length > MAX_WARNING_LINES) lines.push(`aether-xds: … and ${warnings.length - MAX_WARNING_LINES} more warnings (see diagnostics)`);
+  return lines.join("\n");
+}
 
 function compileFromFlags(
   values: { snapshot?: string; node?: string } & Parameters<typeof optionsFrom>[0],
@@ -69,15 +89,31 @@ function compileFromFlags(
   return compileNode(snapshot, localNodeFrom(snapshot, cluster, node), optionsFrom(values, defaults));
 }
 
+/**
+ * Writes one file per kind into `dir`, all or nothing: every file goes to a temporary name first,
+ * and only when all are written are they renamed into place (a rename within a directory is
+ * atomic). A failure removes the temporary files and leaves the previous compile's files as they were.
+ */
 export function writeResult(dir: string, rendered: RenderedResult, format: "yaml" | "json"): string[] {
+  const files = FILE_KINDS.map((kind) => {
+    const path = join(dir, `${kind}.${format}`);
+    return {
+      path,
+      temporary: `${path}.${process.pid}.tmp`,
+      text: format === "json" ? `${JSON.stringify(rendered[kind], null, 2)}\n` : toYamlText(rendered[kind]),
+    };
+  });
+  const written: string[] = [];
   try {
     mkdirSync(dir, { recursive: true });
-    return FILE_KINDS.map((kind) => {
-      const path = join(dir, `${kind}.${format}`);
-      writeFileSync(path, format === "json" ? `${JSON.stringify(rendered[kind], null, 2)}\n` : toYamlText(rendered[kind]));
-      return path;
-    });
+    for (const file of files) {
+      writeFileSync(file.temporary, file.text);
+      written.push(file.temporary);
+    }
+    for (const file of files) renameSync(file.temporary, file.path);
+    return files.map((file) => file.path);
   } catch (error) {
+    for (const temporary of written) rmSync(temporary, { force: true });
     throw new UsageError(`cannot write to ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
 }
@@ -121,9 +157,18 @@ ${PROGRESS_FLAG_HELP}`,
     const values = parseFlags(argv, { ...COMPILE_FLAGS, ...PROGRESS_FLAG, from: { type: "string" }, to: { type: "string" } });
     if (values.help) return { code: 0, out: this.usage };
     if (!values.from || !values.to) throw new UsageError("explain needs --from CLUSTER/NS/POD and --to NS/SVC:PORT");
+    const snapshot = readSnapshot(values.snapshot);
+    const options = optionsFrom(values);
     const progress = progressLine("nodes compiled", values.progress, true);
-    const { report, trace } = explainPath(readSnapshot(values.snapshot), values.from, values.to, optionsFrom(values), progress);
-    return { code: report.status === "failed" ? 1 : 0, out: trace };
+    let explained: ReturnType<typeof explainPath>;
+    try {
+      explained = explainPath(snapshot, values.from, values.to, options, progress);
+    } catch (error) {
+      // `from` and `to` are the library's names for the two flags.
+      if (isInputError(error) && error.kind === "options") throw new UsageError(error.issues.map((issue) => `--${issue.path}: ${issue.message}`).join("\n"));
+      throw error;
+    }
+    return { code: explained.report.status === "failed" ? 1 : 0, out: explained.trace };
   },
 };
 
@@ -152,8 +197,8 @@ ${OPTION_FLAGS_HELP}`,
       "sds-address": { type: "string" },
     });
     if (values.help) return { code: 0, out: this.usage };
-    const xds = hostPortFlag("--xds-address", values["xds-address"]);
-    const sds = hostPortFlag("--sds-address", values["sds-address"]);
+    const xds = optionalHostPort("--xds-address", values["xds-address"]);
+    const sds = optionalHostPort("--sds-address", values["sds-address"]);
     const options = { ...(xds ? { xdsCluster: xds } : {}), ...(sds ? { sdsCluster: sds } : {}), resources: values.ads ? "ads" : "static" } as const;
     // With --ads the bootstrap must match what `serve` compiles: the same SDS default.
     const result = compileFromFlags(values, values.ads ? SERVED_DEFAULTS : {});
@@ -161,11 +206,9 @@ ${OPTION_FLAGS_HELP}`,
   },
 };
 
-function hostPortFlag(flag: string, value: string | undefined): { address: string; port: number } | undefined {
-  if (value === undefined) return undefined;
-  const match = /^(.+):(\d{1,5})$/.exec(value);
-  if (!match || Number(match[2]) < 1 || Number(match[2]) > 65535) throw new UsageError(`${flag} must be HOST:PORT`);
-  return { address: match[1]!.replace(/^\[|\]$/g, ""), port: Number(match[2]) };
+/** An optional HOST:PORT flag, validated (`hostPortFlag`). */
+function optionalHostPort(flag: string, value: string | undefined): { address: string; port: number } | undefined {
+  return value === undefined ? undefined : hostPortFlag(flag, value);
 }
 
 const inspect: Command = {
@@ -173,11 +216,17 @@ const inspect: Command = {
   usage: `usage: aether-xds inspect --snapshot FILE
 
 Validates a mesh file (JSON or YAML) and prints a summary: clusters, nodes, services, ports,
-endpoint health, and endpoints that no waypoint can reach. Exits 2 on an invalid file.`,
+endpoint health, and endpoints that no waypoint can reach. Compiles every node with the default
+options: exits 2 on an invalid file, or when the file makes a node uncompilable.`,
   run(argv) {
-    const values = parseFlags(argv, { snapshot: { type: "string" }, help: { type: "boolean" } });
+    const values = parseFlags(argv, { snapshot: { type: "string" }, help: { type: "boolean", short: "h" } });
     if (values.help) return { code: 0, out: this.usage };
-    return { code: 0, out: summarizeSnapshot(readSnapshot(values.snapshot)) };
+    const snapshot = readSnapshot(values.snapshot);
+    const mesh = compileMesh(snapshot, {}, progressLine("compiling nodes", false));
+    const broken = [...mesh.skipped, ...mesh.failed].sort(([a], [b]) => (a < b ? -1 : 1));
+    if (broken.length > 0)
+      throw new UsageError(`the snapshot makes ${broken.length} node(s) uncompilable:\n${broken.map(([node, reason]) => `  ${node}: ${reason}`).join("\n")}`);
+    return { code: 0, out: summarizeSnapshot(snapshot) };
   },
 };
 

@@ -2,8 +2,10 @@
 
 import type { ServiceEndpoint } from "../model/registry.js";
 import type { Snapshot } from "../model/snapshot.js";
+import { sharedAddresses } from "../model/snapshot-checks.js";
 import { getOrInsert, increment } from "../util/maps.js";
 import { compareByKey } from "../util/order.js";
+import { sharedAddressLine } from "../verify/format.js";
 
 export function summarizeSnapshot(snapshot: Snapshot): string {
   const { mesh } = snapshot;
@@ -20,6 +22,11 @@ export function summarizeSnapshot(snapshot: Snapshot): string {
   if (noNodeIp.length > 0) {
     lines.push("", `endpoints without a known node IP (unreachable through a waypoint): ${noNodeIp.length}`);
     for (const e of noNodeIp) lines.push(`  ${e.clusterName}/${e.kubernetesMetadata.namespace}/${e.kubernetesMetadata.podName || e.ip}`);
+  }
+  const shared = sharedAddresses(snapshot.services);
+  if (shared.length > 0) {
+    lines.push("", `addresses naming pods of different services in different clusters: ${shared.length}`);
+    for (const address of shared) lines.push(`  warning: ${sharedAddressLine(address)}`);
   }
   return lines.join("\n");
 }

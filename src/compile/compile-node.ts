@@ -8,12 +8,14 @@ import { type Options, type OptionsInput, parseOptions } from "../model/options.
 import type { Snapshot } from "../model/snapshot.js";
 import { cached, type NodePlan, planNode, reuseIfUnchanged } from "../plan/node-plan.js";
 import { asIndex, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { BoundedCache } from "../util/bounded-cache.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareText } from "../util/order.js";
 import { outboundClusters } from "./clusters.js";
 import { type PortAssignments, portAssignments } from "./endpoints.js";
 import { inboundSide } from "./inbound.js";
 import { lintCompileResult } from "./lint.js";
+import { checkNodeLimits, checkPodPorts } from "./node-limits.js";
 import { outboundListeners } from "./outbound.js";
 import { ingressAssignments, ingressClusters, tunnelListener, tunnelRoutes } from "./waypoint.js";
 
@@ -39,13 +41,17 @@ export interface CompileResult extends ResourceSet {
 /**
  * Compiles one node. Pure: the same snapshot, node and options give byte-identical resources,
  * whatever the order of the input. Pass an index (`indexSnapshot`) to share work across nodes.
+ * A node whose output would exceed `NODE_LIMITS` is refused before anything is built (`InputError`).
  * The output is linted before it is returned (fail closed: `CompileInvariantError`).
  */
 export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode | LocalNodeInput, options: Options | OptionsInput = {}): CompileResult {
   const index = asIndex(snapshot);
   const plan = planNode(index, parseNode(node), parseOptions(options));
-  // Outbound clusters by the service's cluster signature, then port.
-  const outbound = cached(plan.cache, "outbound", () => new Map<string, Map<number, Cluster[]>>());
+  checkPodPorts(plan);
+  checkNodeLimits(plan);
+  // Outbound clusters by the service's cluster signature, then port. Bounded: a signature that
+  // changes (a service's ports, protocols or trust domains) leaves its old entry behind.
+  const outbound = cached(plan.cache, "outbound", () => new BoundedCache<string, Map<number, Cluster[]>>(outboundCacheLimit(index)));
   const clusters: Cluster[] = [];
   const endpoints: ClusterLoadAssignment[] = [];
   const eds: PortAssignments[] = [];
@@ -53,7 +59,7 @@ export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode 
     for (const port of service.ports) {
       const assignments = portAssignments(index, plan.view, service, port);
       const target = { service, port, clusterName: assignments.plan.clusterName };
-      const byPort = getOrInsert(outbound, service.clusterSignature, () => new Map<number, Cluster[]>());
+      const byPort = outbound.get(service.clusterSignature, () => new Map<number, Cluster[]>());
       clusters.push(...getOrInsert(byPort, port, () => outboundClusters(plan, target)));
       endpoints.push(...assignments.assignments);
       eds.push(assignments);
@@ -75,6 +81,11 @@ export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode 
       return diagnostics;
     },
   });
+}
+
+/** Signatures a context's outbound cache keeps per generation: every service of the mesh, twice over. */
+function outboundCacheLimit(index: SnapshotIndex): number {
+  return Math.max(64, 2 * index.serviceKeys.length);
 }
 
 /**

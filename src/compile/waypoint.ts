@@ -14,6 +14,7 @@ import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_co
 import { type Diagnostic, diagnostic } from "../diagnostics.js";
 import { socketAddress } from "../envoy/core.js";
 import { tcpProxy, tlsInspector } from "../envoy/listener.js";
+import type { ServiceEndpoint } from "../model/registry.js";
 import {
   ingressClusterName,
   parseServiceKey,
@@ -87,9 +88,14 @@ function servingPods(plan: NodePlan, service: ServiceRef): ServingPod[] {
   const { clusterName, nodeName } = plan.node;
   const terminating = new Set(plan.hostedPods.filter((h) => h.service === key && h.pod.terminating).map((h) => h.pod.ip));
   return (plan.index.services.get(key)?.endpoints ?? [])
-    .filter((e) => e.clusterName === clusterName && (e.health === "HEALTHY" || e.health === "UNSPECIFIED") && !terminating.has(e.ip))
+    .filter((e) => e.clusterName === clusterName && serving(e) && !terminating.has(e.ip))
     .map((e) => ({ ip: e.ip, weight: e.weight, ports: e.ports, local: e.kubernetesMetadata.nodeName === nodeName }))
     .sort((a, b) => compareText(ipSortKey(a.ip), ipSortKey(b.ip)));
+}
+
+/** Healthy, and with a netns its node binds an inbound listener in (else nothing answers at pod_ip:inboundPort). */
+function serving(endpoint: ServiceEndpoint): boolean {
+  return (endpoint.health === "HEALTHY" || endpoint.health === "UNSPECIFIED") && endpoint.containerMetadata.networkNamespace !== "";
 }
 
 /** `ew_tunnel`, or nothing when there is no route. No default chain: an unknown SNI is refused. */

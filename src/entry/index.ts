@@ -9,9 +9,10 @@
  * `LocalNode["pods"][number]`, `XdsDiff[XdsTypeUrl]`.
  */
 import { type CompileResult, compileNode as compileFromIndex } from "../compile/compile-node.js";
-import type { LocalNode, LocalNodeInput } from "../model/node.js";
+import { type LocalNode, type LocalNodeInput, localNodeFrom as nodeFromSnapshot } from "../model/node.js";
 import type { Options, OptionsInput } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
+import { ensureSnapshot } from "../model/snapshot-guard.js";
 import { indexSnapshot as buildIndex } from "../plan/snapshot-index.js";
 import { fromPublicIndex, type SnapshotIndex, snapshotOrIndex, toPublicIndex } from "./opaque-index.js";
 
@@ -32,7 +33,7 @@ export {
 } from "../emit/xds.js";
 export { CompileInvariantError, InputError, type InputIssue, isCompileInvariantError, isInputError } from "../errors.js";
 export { parseMeshFile } from "../model/mesh-file.js";
-export { type LocalNode, type LocalNodeInput, localNodeFrom, parseNode } from "../model/node.js";
+export { type LocalNode, type LocalNodeInput, parseNode } from "../model/node.js";
 export { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 export { decodeServiceEndpoint, encodeServiceEndpoint, type ServiceEndpoint, type ServiceEndpointInput } from "../model/registry.js";
 export { PRODUCTION_SETTINGS, type Settings } from "../model/settings.js";
@@ -47,7 +48,7 @@ export type { SnapshotIndex } from "./opaque-index.js";
  * keep the work cached on them.
  */
 export function indexSnapshot(snapshot: Snapshot, previous?: SnapshotIndex): SnapshotIndex {
-  return toPublicIndex(buildIndex(snapshot, previous && fromPublicIndex(previous)));
+  return toPublicIndex(buildIndex(ensureSnapshot(snapshot), previous && fromPublicIndex(previous)));
 }
 
 /**
@@ -60,4 +61,13 @@ export function indexSnapshot(snapshot: Snapshot, previous?: SnapshotIndex): Sna
  */
 export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode | LocalNodeInput, options: Options | OptionsInput = {}): CompileResult {
   return compileFromIndex(snapshotOrIndex(snapshot), node, options);
+}
+
+/**
+ * Derives the local node from a snapshot: its address and locality from the node list (or, for an
+ * unlisted node, from its pods' records), its hosted pods and their netns from the registry
+ * records that name it, and its dependency set as the union of its pods' services' dependencies.
+ */
+export function localNodeFrom(snapshot: Snapshot, cluster: string, nodeName: string): LocalNode {
+  return nodeFromSnapshot(ensureSnapshot(snapshot), cluster, nodeName);
 }

@@ -3,8 +3,10 @@
  * layout (services, views, caches) can change in any release. The compiler keeps the real
  * interface (plan/snapshot-index.ts); the entry points convert at the boundary, here and only here.
  */
+import { InputError } from "../errors.js";
 import type { Snapshot } from "../model/snapshot.js";
-import type { SnapshotIndex as IndexData } from "../plan/snapshot-index.js";
+import { ensureSnapshot } from "../model/snapshot-guard.js";
+import { type SnapshotIndex as IndexData, isBuiltIndex } from "../plan/snapshot-index.js";
 
 declare const opaque: unique symbol;
 
@@ -23,12 +25,16 @@ export function toPublicIndex(index: IndexData): SnapshotIndex {
   return index as unknown as SnapshotIndex;
 }
 
-/** The compiler index behind a public handle. */
+/** The compiler index behind a public handle; anything `indexSnapshot` did not build is refused. */
 export function fromPublicIndex(index: SnapshotIndex): IndexData {
-  return index as unknown as IndexData;
+  if (!isBuiltIndex(index)) throw new InputError("snapshot", [{ path: "", message: "not a SnapshotIndex: build one with indexSnapshot" }]);
+  return index;
 }
 
-/** A snapshot as it is, or the compiler index behind a public handle. */
+/**
+ * What an entry point was given, checked: an index `indexSnapshot` built, or a snapshot — a
+ * validated one as it is, any other snapshot-shaped object validated now (`ensureSnapshot`).
+ */
 export function snapshotOrIndex(source: Snapshot | SnapshotIndex): Snapshot | IndexData {
-  return source as unknown as Snapshot | IndexData;
+  return isBuiltIndex(source) ? source : ensureSnapshot(source);
 }

@@ -1,5 +1,5 @@
 /** Reading a mesh file's text (JSON or YAML) into a snapshot. Pure: the caller reads the file. */
-import { parseDocument as parseYamlDocument } from "yaml";
+import { isScalar, parseAllDocuments } from "yaml";
 import { InputError } from "../errors.js";
 import { firstDuplicateKey } from "./json-keys.js";
 import { parseSnapshot, type Snapshot } from "./snapshot.js";
@@ -15,12 +15,25 @@ export function meshFileFormat(fileName: string): MeshFileFormat {
 export const MAX_MESH_FILE_LENGTH = 256 * 1024 * 1024;
 
 /**
- * Parses mesh-file text; syntax errors, duplicate keys and oversized text become an `InputError`.
- * YAML aliases are capped, so a "billion laughs" document cannot blow up.
+ * Parses a mesh file, given as its bytes (which must be UTF-8) or as text. Syntax errors, invalid
+ * UTF-8, duplicate keys, more than one YAML document and oversized input become an `InputError`;
+ * a leading byte-order mark is ignored, in JSON as in YAML. YAML aliases are capped, so a "billion
+ * laughs" document cannot blow up.
  */
-export function parseMeshFile(text: string, format: MeshFileFormat = "yaml"): Snapshot {
-  if (text.length > MAX_MESH_FILE_LENGTH) throw syntaxError(format, `${text.length} characters, over the limit of ${MAX_MESH_FILE_LENGTH}`);
+export function parseMeshFile(input: string | Uint8Array, format: MeshFileFormat = "yaml"): Snapshot {
+  const length = input.length;
+  if (length > MAX_MESH_FILE_LENGTH)
+    throw syntaxError(format, `${length} ${typeof input === "string" ? "characters" : "bytes"}, over the limit of ${MAX_MESH_FILE_LENGTH}`);
+  const text = (typeof input === "string" ? input : decodeUtf8(input, format)).replace(/^\uFEFF/, "");
   return parseSnapshot(format === "json" ? parseJson(text) : parseYamlText(text));
+}
+
+function decodeUtf8(bytes: Uint8Array, format: MeshFileFormat): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw syntaxError(format, "the file is not valid UTF-8");
+  }
 }
 
 function parseJson(text: string): unknown {
@@ -35,14 +48,25 @@ function parseJson(text: string): unknown {
   return document;
 }
 
-/** Strict YAML: errors and warnings (an unknown tag, say) both refuse the file. */
+/**
+ * Two keys are the same key when they become the same property: `1`, `"1"` and `1.0`... as the
+ * text JavaScript gives them, `true` and `"true"`, `null`, `~` and `"null"`.
+ */
+function sameKey(a: unknown, b: unknown): boolean {
+  return isScalar(a) && isScalar(b) ? String(a.value) === String(b.value) : a === b;
+}
+
+/** Strict YAML: one document; errors and warnings (an unknown tag, say) both refuse the file. */
 function parseYamlText(text: string): unknown {
-  let document: ReturnType<typeof parseYamlDocument>;
+  let documents: ReturnType<typeof parseAllDocuments>;
   try {
-    document = parseYamlDocument(text, { uniqueKeys: true, logLevel: "silent" });
+    documents = parseAllDocuments(text, { uniqueKeys: sameKey, logLevel: "silent" });
   } catch (error) {
     throw syntaxError("yaml", (error as Error).message);
   }
+  if (documents.length === 0) return null; // an empty stream: no document at all
+  if (documents.length > 1) throw syntaxError("yaml", `${documents.length} documents ("---"): a mesh file is one document`);
+  const document = documents[0]!;
   const problem = document.errors[0] ?? document.warnings[0];
   if (problem) throw syntaxError("yaml", problem.message);
   try {

@@ -2,11 +2,13 @@
 import { z } from "zod";
 import { InputError, type InputIssue } from "../errors.js";
 import { nodeSpiffeId, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
+import { deepFreeze } from "../util/freeze.js";
+import { compositeKey } from "../util/keys.js";
 import { compareText } from "../util/order.js";
 import { clusterName, dnsLabel, dnsSubdomain, ipAddress, locality, netnsPath, orEmpty, port, spiffeId, trustDomain } from "./fields.js";
 import { collectIssues, unsafeInputIssues } from "./issues.js";
 import { pickNodeAddress } from "./node-address.js";
-import type { ServiceEndpoint } from "./registry.js";
+import { podNameOf, type ServiceEndpoint } from "./registry.js";
 import type { NodeStatus, Snapshot, TrustConfig } from "./snapshot.js";
 
 const serviceKeyField = z.string().refine((key) => parseServiceKey(key) !== undefined, {
@@ -55,19 +57,18 @@ export interface LocalNode extends Omit<z.output<typeof localNode>, "dependencie
   readonly dependencies?: readonly ServiceKey[] | undefined;
 }
 
-/** Nodes already validated, by the object passed in: compiling a node again skips the work. */
-const parsedNodes = new WeakMap<object, LocalNode>();
+/** Nodes `parseNode` returned: validated and frozen, so passing one again skips the work. */
+const validatedNodes = new WeakSet<object>();
 
 /**
- * Validates a local node, or throws one `InputError` listing every problem with its path. The same
- * object passed again is not validated again.
+ * Validates a local node, or throws one `InputError` listing every problem with its path. Returns
+ * a new, frozen node; passing that node again returns it as it is. The object passed in is never
+ * remembered: change it and pass it again, and it is validated again.
  */
 export function parseNode(input: unknown): LocalNode {
-  const known = typeof input === "object" && input !== null ? parsedNodes.get(input) : undefined;
-  if (known) return known;
-  const node = validateNode(input);
-  parsedNodes.set(input as object, node);
-  parsedNodes.set(node, node);
+  if (typeof input === "object" && input !== null && validatedNodes.has(input)) return input as LocalNode;
+  const node = deepFreeze(validateNode(input));
+  validatedNodes.add(node);
   return node;
 }
 
@@ -75,7 +76,7 @@ function validateNode(input: unknown): LocalNode {
   const forbidden = unsafeInputIssues(input);
   if (forbidden.length > 0) throw new InputError("node", forbidden);
   const parsed = localNode.safeParse(input);
-  if (!parsed.success) throw new InputError("node", collectIssues(parsed.error.issues));
+  if (!parsed.success) throw new InputError("node", collectIssues(parsed.error.issues, input));
   const node = parsed.data;
   const issues = [...duplicatePodIssues(node.pods), ...podSniIssues(node)];
   if (issues.length > 0) throw new InputError("node", issues);
@@ -85,8 +86,8 @@ function validateNode(input: unknown): LocalNode {
 function duplicatePodIssues(pods: readonly HostedPod[]): InputIssue[] {
   const seen = new Set<string>();
   return pods.flatMap((pod, index) => {
-    const id = `${pod.namespace}/${pod.name}`;
-    if (seen.has(id)) return [{ path: `pods[${index}]`, message: `duplicate pod ${id}` }];
+    const id = compositeKey(pod.namespace, pod.name);
+    if (seen.has(id)) return [{ path: `pods[${index}]`, message: `duplicate pod ${pod.namespace}/${pod.name}` }];
     seen.add(id);
     return [];
   });
@@ -132,7 +133,8 @@ export function localNodeOf(snapshot: Snapshot, cluster: string, nodeName: strin
   else if (!nodeIp) problems.push({ path: "nodeIp", message: `node ${cluster}/${nodeName} has no known IP` });
   if (!trustDomain) problems.push({ path: "trustDomain", message: `cluster ${cluster} belongs to no trust domain` });
   if (problems.length > 0) throw new InputError("node", problems);
-  return {
+  // Validated here, once: compiling the returned node again and again skips the work.
+  return parseNode({
     clusterName: cluster,
     nodeName,
     nodeIp: nodeIp!,
@@ -145,7 +147,7 @@ export function localNodeOf(snapshot: Snapshot, cluster: string, nodeName: strin
       snapshot,
       hosted.map(({ service }) => service),
     ),
-  };
+  });
 }
 
 /** A registry record naming the node, with the key of its service. */
@@ -174,15 +176,13 @@ function nodeLocality(status: NodeStatus | undefined, hosted: readonly HostedRec
   return { region: first?.region ?? "", zone: first?.zone ?? "" };
 }
 
-/** A record without a pod name gets one from its IP, so its inbound listener still has a stable name. */
-export function hostedPodName(endpoint: ServiceEndpoint): string {
-  return endpoint.kubernetesMetadata.podName || `ip-${endpoint.ip.replace(/[.:]/g, "-")}`;
-}
+/** The name of the pod a record stands for (see `podNameOf`). */
+export const hostedPodName = podNameOf;
 
 function podFromRecord(key: ServiceKey, endpoint: ServiceEndpoint): HostedPod {
   const ref = parseServiceKey(key)!;
   return {
-    name: hostedPodName(endpoint),
+    name: podNameOf(endpoint),
     namespace: ref.namespace,
     serviceAccount: ref.service,
     ip: endpoint.ip,

@@ -1,6 +1,7 @@
 /** Compile options (docs/contract.md, "Options") with their defaults. */
 import { z } from "zod";
 import { InputError, type InputIssue } from "../errors.js";
+import { deepFreeze } from "../util/freeze.js";
 import { ENVOY_FLOOR, ENVOY_VERSION_PATTERN, isAtLeast, SOURCE_IDENTITY_FLOORS } from "./envoy-version.js";
 import { clusterName, port } from "./fields.js";
 import { collectIssues, unsafeInputIssues } from "./issues.js";
@@ -75,19 +76,18 @@ export type OptionsInput = z.input<typeof optionsSchema>;
 /** Compile options, validated, every default filled in (`selectorSds` resolved to a cluster). */
 export type Options = Omit<z.output<typeof optionsSchema>, "selectorSds" | "settings"> & { readonly selectorSds: string; readonly settings: Settings };
 
-/** Options already validated, by the object passed in. */
-const parsedOptions = new WeakMap<object, Options>();
+/** Options `parseOptions` returned: validated and frozen, so passing them again skips the work. */
+const validatedOptions = new WeakSet<object>();
 
 /**
  * Validates compile options and fills in the defaults, or throws one `InputError` listing every
- * problem. The same object passed again is not validated again.
+ * problem. Returns a new, frozen object; passing that object again returns it as it is. The object
+ * passed in is never remembered: change it and pass it again, and it is validated again.
  */
 export function parseOptions(input: unknown = {}): Options {
-  const known = typeof input === "object" && input !== null ? parsedOptions.get(input) : undefined;
-  if (known) return known;
-  const options = validateOptions(input);
-  if (typeof input === "object" && input !== null) parsedOptions.set(input, options);
-  parsedOptions.set(options, options);
+  if (typeof input === "object" && input !== null && validatedOptions.has(input)) return input as Options;
+  const options = deepFreeze(validateOptions(input));
+  validatedOptions.add(options);
   return options;
 }
 
@@ -95,7 +95,7 @@ function validateOptions(input: unknown = {}): Options {
   const forbidden = unsafeInputIssues(input);
   if (forbidden.length > 0) throw new InputError("options", forbidden);
   const parsed = optionsSchema.safeParse(input ?? {});
-  if (!parsed.success) throw new InputError("options", collectIssues(parsed.error.issues));
+  if (!parsed.success) throw new InputError("options", collectIssues(parsed.error.issues, input));
   const settings = resolveSettings(parsed.data.settings);
   const issues = [...versionIssues(parsed.data), ...podPortIssues(parsed.data), ...settingsIssues(settings)];
   if (issues.length > 0) throw new InputError("options", issues);

@@ -3,8 +3,10 @@
  * JSON names) and its binary protobuf form as the registry stores it. Both parse into the same
  * normalized `ServiceEndpoint`.
  */
+import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 import { z } from "zod";
 import {
+  ServiceEndpoint_MetadataEntry,
   HealthCheckMode as WireHealthCheckMode,
   HealthStatus as WireHealthStatus,
   ServiceEndpoint as WireServiceEndpoint,
@@ -12,6 +14,9 @@ import {
 import { clusterName, dnsLabel, dnsSubdomain, ipAddress, locality, netnsPath, orEmpty, port, uint32 } from "./fields.js";
 
 export const DEFAULT_ENDPOINT_WEIGHT = 1024;
+
+/** The most ports one record may list (`SNAPSHOT_LIMITS.portsPerRecord`). */
+export const MAX_PORTS_PER_RECORD = 64;
 
 export const HEALTH_STATUSES = ["UNSPECIFIED", "HEALTHY", "UNHEALTHY", "DRAINING"] as const;
 export type RegistryHealth = (typeof HEALTH_STATUSES)[number];
@@ -28,6 +33,8 @@ function registryEnum<const T extends readonly string[]>(names: T, protoPrefix: 
   });
 }
 
+const PORT_ERROR = "not a port: must be an integer 1–65535";
+
 const metadataKey = z
   .string()
   .min(1, { error: "metadata keys must not be empty" })
@@ -37,8 +44,12 @@ const metadataKey = z
 const endpointJson = z.strictObject({
   ip: ipAddress,
   clusterName: clusterName,
-  port: z.union([z.literal(0), port]).default(0),
-  ports: z.array(port).max(1024, { error: "more than 1024 ports" }).default([]),
+  /** 0: unset (the record's ports are in `ports`). */
+  port: z.number().int({ error: PORT_ERROR }).min(0, { error: PORT_ERROR }).max(65535, { error: PORT_ERROR }).default(0),
+  ports: z
+    .array(port)
+    .max(MAX_PORTS_PER_RECORD, { error: `more than ${MAX_PORTS_PER_RECORD} ports (the limit per record)` })
+    .default([]),
   weight: uint32.default(0),
   locality: locality.default({ region: "", zone: "" }),
   metadata: z.record(metadataKey, z.string().max(4096, { error: "longer than 4096 characters" })).default({}),
@@ -75,10 +86,43 @@ export const serviceEndpoint = endpointJson.transform((raw, ctx) => {
   };
 });
 
+/**
+ * The pod name a record stands for: its own, or one made from its IP (`ip-10-244-0-5`,
+ * `ip-fd00--5`) so its listeners still have a stable name. Injective over canonical IPs; a `0` ends
+ * a name that would end in `-` (an IPv6 address ending in `::`), which no canonical address does.
+ */
+export function podNameOf(endpoint: ServiceEndpoint): string {
+  if (endpoint.kubernetesMetadata.podName) return endpoint.kubernetesMetadata.podName;
+  const name = `ip-${endpoint.ip.replace(/[.:]/g, "-")}`;
+  return name.endsWith("-") ? `${name}0` : name;
+}
+
 /** A registry record in its JSON form (proto3 JSON names), before validation and defaults. */
 export type ServiceEndpointInput = z.input<typeof endpointJson>;
 /** One registry endpoint: a pod of a service. `ports` holds every served port, sorted. */
 export type ServiceEndpoint = z.output<typeof serviceEndpoint>;
+
+/**
+ * The metadata entries of a binary record, as they are on the wire. Decoding into an object would
+ * drop a `__proto__` key silently; kept as own properties, it meets the checks a JSON record meets.
+ */
+function wireMetadata(bytes: Uint8Array): Record<string, string> {
+  const metadata: Record<string, string> = {};
+  const reader = new BinaryReader(bytes);
+  while (reader.pos < reader.len) {
+    const [field, wireType] = reader.tag();
+    if (field !== METADATA_FIELD || wireType !== WireType.LengthDelimited) {
+      reader.skip(wireType);
+      continue;
+    }
+    const entry = ServiceEndpoint_MetadataEntry.decode(reader.bytes());
+    Object.defineProperty(metadata, entry.key, { value: entry.value, enumerable: true, writable: true, configurable: true });
+  }
+  return metadata;
+}
+
+/** `map<string, string> metadata = 6;` in aether/registry/v1/endpoint.proto. */
+const METADATA_FIELD = 6;
 
 /** Decodes a binary `aether.registry.v1.ServiceEndpoint` into its JSON form (not yet validated). */
 export function decodeServiceEndpoint(bytes: Uint8Array): ServiceEndpointInput {
@@ -90,7 +134,7 @@ export function decodeServiceEndpoint(bytes: Uint8Array): ServiceEndpointInput {
     ports: wire.ports ?? [],
     weight: wire.weight ?? 0,
     locality: { region: wire.locality?.region ?? "", zone: wire.locality?.zone ?? "" },
-    metadata: Object.fromEntries(Object.entries(wire.metadata ?? {})),
+    metadata: wireMetadata(bytes),
     containerMetadata: {
       containerId: wire.container_metadata?.container_id ?? "",
       networkNamespace: wire.container_metadata?.network_namespace ?? "",

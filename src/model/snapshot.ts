@@ -4,19 +4,16 @@
  */
 import { z } from "zod";
 import { formatPath, InputError, type InputIssue } from "../errors.js";
-import { DEFAULT_NODE_IDENTITY, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
+import { DEFAULT_NODE_IDENTITY, isValidPort, nodeIdentityProblem, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
+import { deepFreeze } from "../util/freeze.js";
+import { compositeKey } from "../util/keys.js";
 import { compareByKey } from "../util/order.js";
 import { clusterName, dnsSubdomain, ipAddress, trustDomain } from "./fields.js";
-import { collectIssues, unsafeInputIssues } from "./issues.js";
+import { collectIssues, describeValue, unsafeInputIssues } from "./issues.js";
 import { decodeServiceEndpoint, type ServiceEndpoint, serviceEndpoint } from "./registry.js";
+import { crossCheck, duplicatePodIssues, type MeshParts, portCountIssues, SNAPSHOT_LIMITS } from "./snapshot-checks.js";
 
-/** Size limits, checked before any record is parsed so an oversized input fails fast. */
-export const SNAPSHOT_LIMITS = {
-  endpoints: 1_000_000,
-  endpointsPerService: 100_000,
-  services: 100_000,
-  nodes: 100_000,
-} as const;
+export { SNAPSHOT_LIMITS } from "./snapshot-checks.js";
 
 const PER_DOMAIN_BUNDLE_ERROR =
   "a bundle file per trust domain is read once and goes stale at CA rotation: give mesh.trust.bundles (a SPIFFE bundle map file, which Envoy watches), or this domain's bundle inline ({ inlineString: <PEM> })";
@@ -67,6 +64,10 @@ const federatedTrust = z.strictObject({
 export const trustConfig = z.discriminatedUnion("mode", [sharedTrust, federatedTrust]);
 export type TrustConfig = z.output<typeof trustConfig>;
 
+export const POD_NETWORKS = ["isolated", "routable"] as const;
+/** Whether pod IPs route between clusters (`mesh.podNetwork`). */
+export type PodNetwork = (typeof POD_NETWORKS)[number];
+
 /**
  * What the application speaks on a port: `http2` (h2c), `http` (HTTP/1.1), `tcp` (proxied as
  * bytes). An undeclared port is HTTP in whichever version the inbound connection used.
@@ -97,8 +98,22 @@ const meshFile = z.strictObject({
   mesh: z.strictObject({
     meshDomain: dnsSubdomain,
     trust: trustConfig,
+    /**
+     * Whether pod IPs route between clusters (`routable`) or only within their own (`isolated`,
+     * e.g. clusters sharing a pod CIDR). With `isolated`, the waypoint-off mode cannot reach
+     * another cluster's pods: each such direct endpoint is reported (and fails the mesh check).
+     */
+    podNetwork: z.enum(POD_NETWORKS).default("isolated"),
     /** Template of the node proxies' SPIFFE ID; placeholders `{trustDomain}`, `{cluster}`, `{node}`. */
-    nodeIdentity: z.string().min(1).max(1024).default(DEFAULT_NODE_IDENTITY),
+    nodeIdentity: z
+      .string()
+      .min(1)
+      .max(1024)
+      .superRefine((template, ctx) => {
+        const problem = nodeIdentityProblem(template);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      })
+      .default(DEFAULT_NODE_IDENTITY),
   }),
   nodes: z
     .array(
@@ -114,7 +129,18 @@ const meshFile = z.strictObject({
     .default([]),
   services: serviceRecords,
   exports: z.array(serviceKeyField).optional(),
-  protocols: z.record(serviceKeyField, z.record(z.string().regex(/^[1-9]\d{0,4}$/, { error: "not a port" }), portProtocol)).default({}),
+  protocols: z
+    .record(
+      serviceKeyField,
+      z.record(
+        z
+          .string()
+          .regex(/^[1-9]\d{0,4}$/, { error: "not a port: must be an integer 1–65535" })
+          .refine((key) => isValidPort(Number(key)), { error: "not a port: must be an integer 1–65535" }),
+        portProtocol,
+      ),
+    )
+    .default({}),
   dependencies: z.record(serviceKeyField, z.array(serviceKeyField)).optional(),
   /** Service VIPs (a clusterset VIP per service): pods' connections to VIP:port are captured and proxied. */
   vips: z.record(serviceKeyField, ipAddress).optional(),
@@ -138,6 +164,7 @@ export interface Snapshot {
     readonly meshDomain: string;
     readonly trust: TrustConfig;
     readonly nodeIdentity: string;
+    readonly podNetwork: PodNetwork;
   };
   readonly nodes: readonly NodeStatus[];
   /** Registry records per service key, in input order. */
@@ -162,15 +189,15 @@ export function parseSnapshot(input: unknown): Snapshot {
   const unsafe = unsafeInputIssues(input);
   if (unsafe.length > 0) throw new InputError("snapshot", unsafe);
   const file = meshFile.safeParse(input);
-  const issues: InputIssue[] = file.success ? [] : collectIssues(file.error.issues);
-  // Records are validated one by one even when the rest of the file is broken, so one run shows
-  // every problem.
+  const issues: InputIssue[] = file.success ? [] : collectIssues(file.error.issues, input);
+  // Records are validated one by one even when the rest of the file is broken, and so is each
+  // section, so one run shows every problem, the cross-field ones included.
   const records = lenientServiceRecords.safeParse((input as { services?: unknown } | null)?.services);
   const services = records.success ? parseServices(records.data, issues) : new Map<ServiceKey, ServiceEndpoint[]>();
-  if (file.success) issues.push(...crossCheck(file.data, services));
+  issues.push(...crossCheck(file.success ? file.data : parsedSections(input), services));
   if (!file.success || issues.length > 0) throw new InputError("snapshot", issues);
   const { mesh, nodes, exports, protocols, dependencies, vips } = file.data;
-  return {
+  return validated({
     mesh,
     nodes,
     services,
@@ -180,10 +207,73 @@ export function parseSnapshot(input: unknown): Snapshot {
     ),
     dependencies: dependencies && new Map(Object.entries(dependencies).map(([key, deps]) => [key as ServiceKey, [...new Set(deps)].sort() as ServiceKey[]])),
     vips: vips && new Map(Object.entries(vips).sort(compareByKey) as [ServiceKey, string][]),
-  };
+  });
 }
 
-type MeshFile = z.output<typeof meshFile>;
+/** Snapshots made by `parseSnapshot` and `withServiceRecords`: validated, and read-only. */
+const validatedSnapshots = new WeakSet<object>();
+/** Maps and sets of validated snapshots: adding to or removing from them throws. */
+const sealedCollections = new WeakSet<object>();
+
+/** Whether `value` is a snapshot `parseSnapshot` or `withServiceRecords` made (and so validated). */
+export function isValidatedSnapshot(value: unknown): value is Snapshot {
+  return typeof value === "object" && value !== null && validatedSnapshots.has(value);
+}
+
+/**
+ * Freezes a snapshot just validated — its objects, arrays, maps and sets — so nothing can change
+ * what was checked, and records it as validated.
+ */
+function validated(snapshot: Snapshot): Snapshot {
+  deepFreeze(snapshot.mesh);
+  for (const node of snapshot.nodes) Object.freeze(node);
+  Object.freeze(snapshot.nodes);
+  for (const endpoints of snapshot.services.values()) {
+    if (Object.isFrozen(endpoints)) continue; // shared with the snapshot it was derived from
+    for (const endpoint of endpoints) deepFreeze(endpoint);
+    Object.freeze(endpoints);
+  }
+  for (const collection of [snapshot.services, snapshot.exports, snapshot.protocols, snapshot.dependencies, snapshot.vips]) {
+    if (collection) seal(collection);
+  }
+  for (const ports of snapshot.protocols.values()) seal(ports);
+  for (const deps of snapshot.dependencies?.values() ?? []) Object.freeze(deps);
+  validatedSnapshots.add(Object.freeze(snapshot));
+  return snapshot;
+}
+
+function seal(collection: ReadonlyMap<unknown, unknown> | ReadonlySet<unknown>): void {
+  if (sealedCollections.has(collection)) return;
+  sealedCollections.add(collection);
+  const refuse = () => {
+    throw new TypeError("a validated snapshot is read-only: derive a new one with withServiceRecords");
+  };
+  Object.defineProperties(collection, {
+    set: { value: refuse },
+    add: { value: refuse },
+    delete: { value: refuse },
+    clear: { value: refuse },
+  });
+  Object.freeze(collection);
+}
+
+/** The sections of a file that did not parse as a whole, each parsed alone: those that parse. */
+function parsedSections(input: unknown): MeshParts {
+  if (typeof input !== "object" || input === null) return {};
+  const document = input as Record<string, unknown>;
+  const section = <T>(schema: z.ZodType<T>, value: unknown): T | undefined => {
+    const parsed = schema.safeParse(value);
+    return parsed.success ? parsed.data : undefined;
+  };
+  const { shape } = meshFile;
+  return {
+    mesh: section(shape.mesh, document.mesh),
+    nodes: section(shape.nodes, document.nodes),
+    protocols: section(shape.protocols, document.protocols),
+    dependencies: section(shape.dependencies, document.dependencies),
+    vips: section(shape.vips, document.vips),
+  };
+}
 
 function parseServices(raw: z.output<typeof lenientServiceRecords>, issues: InputIssue[]): Map<ServiceKey, ServiceEndpoint[]> {
   const services = new Map<ServiceKey, ServiceEndpoint[]>();
@@ -224,13 +314,19 @@ function parseRecords(key: ServiceKey, records: readonly unknown[], issues: Inpu
       issues.push({ path: formatPath(path), message: json.problem });
       continue;
     }
+    // A binary record meets the checks its JSON form would have met before parsing.
+    const unsafe = json.value === record ? [] : unsafeInputIssues(json.value);
+    if (unsafe.length > 0) {
+      issues.push(...unsafe.map((issue) => ({ ...issue, path: formatPath(path) + prefixed(issue.path) })));
+      continue;
+    }
     const parsed = serviceEndpoint.safeParse(json.value);
     if (!parsed.success) {
-      issues.push(...collectIssues(parsed.error.issues, path));
+      issues.push(...collectIssues(parsed.error.issues, json.value, path));
       continue;
     }
     const endpoint = withNamespace(parsed.data, key, path, issues);
-    const identity = `${endpoint.clusterName}|${endpoint.ip}`;
+    const identity = compositeKey(endpoint.clusterName, endpoint.ip);
     const first = seen.get(identity);
     if (first !== undefined) {
       issues.push({
@@ -243,6 +339,11 @@ function parseRecords(key: ServiceKey, records: readonly unknown[], issues: Inpu
     endpoints.push(endpoint);
   }
   return endpoints;
+}
+
+/** A path relative to a record, appended to the record's own path. */
+function prefixed(path: string): string {
+  return path === "" || path.startsWith("[") ? path : `.${path}`;
 }
 
 function recordJson(record: unknown): { value: unknown } | { problem: string } {
@@ -277,98 +378,6 @@ function withNamespace(endpoint: ServiceEndpoint, key: ServiceKey, path: Propert
   return { ...endpoint, kubernetesMetadata: { ...endpoint.kubernetesMetadata, namespace } };
 }
 
-function crossCheck(file: MeshFile, services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>): InputIssue[] {
-  return [
-    ...duplicateNodeIssues(file.nodes),
-    ...trustIssues(file, services),
-    ...vipIssues(file),
-    ...sniIssues(file.mesh.meshDomain, [
-      ...[...services.keys()].map((key) => ({ key, path: ["services", key] })),
-      ...Object.keys(file.protocols).map((key) => ({ key, path: ["protocols", key] })),
-      ...Object.entries(file.dependencies ?? {}).flatMap(([key, deps]) => [
-        { key, path: ["dependencies", key] },
-        ...deps.map((dep, index) => ({ key: dep, path: ["dependencies", key, index] })),
-      ]),
-    ]),
-  ];
-}
-
-function duplicateNodeIssues(nodes: MeshFile["nodes"]): InputIssue[] {
-  const seen = new Set<string>();
-  return nodes.flatMap((node, index) => {
-    const id = `${node.cluster}/${node.name}`;
-    if (seen.has(id)) return [{ path: formatPath(["nodes", index]), message: `duplicate node ${id}` }];
-    seen.add(id);
-    return [];
-  });
-}
-
-/** Under federation every cluster must belong to exactly one trust domain. */
-function trustIssues(file: MeshFile, services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>): InputIssue[] {
-  const trust = file.mesh.trust;
-  if (trust.mode !== "federated") return [];
-  const issues: InputIssue[] = [];
-  const owner = new Map<string, string>();
-  for (const [index, domain] of trust.trustDomains.entries()) {
-    for (const [c, cluster] of domain.clusters.entries()) {
-      const previous = owner.get(cluster);
-      if (previous) {
-        issues.push({
-          path: formatPath(["mesh", "trust", "trustDomains", index, "clusters", c]),
-          message: `cluster ${cluster} is already in trust domain ${previous}`,
-        });
-      }
-      owner.set(cluster, domain.name);
-    }
-  }
-  const unmapped = (cluster: string, path: PropertyKey[]) =>
-    owner.has(cluster) ? [] : [{ path: formatPath(path), message: `cluster ${cluster} belongs to no trust domain` }];
-  for (const [index, node] of file.nodes.entries()) issues.push(...unmapped(node.cluster, ["nodes", index, "cluster"]));
-  for (const [key, endpoints] of services) {
-    for (const [index, endpoint] of endpoints.entries()) issues.push(...unmapped(endpoint.clusterName, ["services", key, index, "clusterName"]));
-  }
-  return [...bundleIssues(trust), ...dedupeByMessage(issues)];
-}
-
-/**
- * No two services share a VIP. A VIP may name a service with no endpoints yet (or none left): it
- * is captured once the service has a port.
- */
-function vipIssues(file: MeshFile): InputIssue[] {
-  const owner = new Map<string, string>();
-  return Object.entries(file.vips ?? {}).flatMap(([key, vip]) => {
-    const path = formatPath(["vips", key]);
-    const other = owner.get(vip);
-    owner.set(vip, key);
-    return other ? [{ path, message: `VIP ${vip} is already ${other}'s` }] : [];
-  });
-}
-
-/** Under federation the bundles come from one map, or inline for every trust domain. */
-function bundleIssues(trust: Extract<MeshFile["mesh"]["trust"], { mode: "federated" }>): InputIssue[] {
-  return trust.trustDomains.flatMap((domain, index) => {
-    const path = formatPath(["mesh", "trust", "trustDomains", index, "bundle"]);
-    if (trust.bundles && domain.bundle) return [{ path, message: "give mesh.trust.bundles or a bundle per trust domain, not both" }];
-    if (!trust.bundles && !domain.bundle)
-      return [{ path, message: "no CA bundle: give mesh.trust.bundles (a SPIFFE bundle map) or this domain's inlineString" }];
-    return [];
-  });
-}
-
-/** Reports an unmapped cluster once, at its first occurrence. */
-function dedupeByMessage(issues: InputIssue[]): InputIssue[] {
-  const seen = new Set<string>();
-  return issues.filter((issue) => !seen.has(issue.message) && seen.add(issue.message));
-}
-
-/** Every service must have a structured SNI within DNS limits, whatever port it serves. */
-function sniIssues(meshDomain: string, uses: readonly { key: string; path: PropertyKey[] }[]): InputIssue[] {
-  return uses.flatMap(({ key, path }) => {
-    const problem = structuredSniProblem(meshDomain, parseServiceKey(key)!);
-    return problem ? [{ path: formatPath(path), message: problem }] : [];
-  });
-}
-
 /** Which services a snapshot made by `withServiceRecords` changed, relative to which base. */
 interface Lineage {
   readonly base: Snapshot;
@@ -384,8 +393,14 @@ const lineages = new WeakMap<Snapshot, Lineage>();
  * makes recompiling after an endpoint change cheap.
  */
 export function withServiceRecords(snapshot: Snapshot, key: string, records: readonly unknown[]): Snapshot {
+  if (!isValidatedSnapshot(snapshot)) {
+    throw new InputError("snapshot", [{ path: "", message: "not a snapshot from parseSnapshot, parseMeshFile or withServiceRecords" }]);
+  }
+  if (!Array.isArray(records))
+    throw new InputError("snapshot", [{ path: formatPath(["services", String(key)]), message: `expected a list of records, found ${describeValue(records)}` }]);
   const issues: InputIssue[] = [];
-  if (!parseServiceKey(key)) issues.push({ path: formatPath(["services", key]), message: 'not a service key "<namespace>/<service>" of two DNS-1123 labels' });
+  if (typeof key !== "string" || !parseServiceKey(key))
+    issues.push({ path: formatPath(["services", key]), message: 'not a service key "<namespace>/<service>" of two DNS-1123 labels' });
   else if (records.length > SNAPSHOT_LIMITS.endpointsPerService) {
     issues.push({ path: formatPath(["services", key]), message: `${records.length} endpoints, over the limit of ${SNAPSHOT_LIMITS.endpointsPerService}` });
   }
@@ -395,7 +410,7 @@ export function withServiceRecords(snapshot: Snapshot, key: string, records: rea
   if (issues.length > 0) throw new InputError("snapshot", issues);
   const services = new Map(snapshot.services);
   services.set(key as ServiceKey, endpoints);
-  const next: Snapshot = { ...snapshot, services };
+  const next = validated({ ...snapshot, services });
   const lineage = lineages.get(snapshot);
   lineages.set(next, { base: lineage?.base ?? snapshot, changed: new Set([...(lineage?.changed ?? []), key as ServiceKey]) });
   return next;
@@ -411,6 +426,10 @@ export function changesSince(snapshot: Snapshot, base: Snapshot): ReadonlySet<Se
 function recordCrossIssues(snapshot: Snapshot, key: ServiceKey, endpoints: readonly ServiceEndpoint[]): InputIssue[] {
   const sni = structuredSniProblem(snapshot.mesh.meshDomain, parseServiceKey(key)!);
   if (sni) return [{ path: formatPath(["services", key]), message: sni }];
+  const ports = portCountIssues(key, endpoints, [...(snapshot.protocols.get(key)?.keys() ?? [])]);
+  if (ports.length > 0) return ports;
+  const pods = duplicatePodIssues(new Map(snapshot.services).set(key, endpoints), key);
+  if (pods.length > 0) return pods;
   const trust = snapshot.mesh.trust;
   if (trust.mode !== "federated") return [];
   const mapped = new Set(trust.trustDomains.flatMap((domain) => domain.clusters));

@@ -4,6 +4,7 @@
  */
 import type { LocalNode } from "../model/node.js";
 import type { Options, SocketSelection, WaypointMode } from "../model/options.js";
+import { compositeKey } from "../util/keys.js";
 
 export interface EdsView {
   readonly cluster: string;
@@ -47,7 +48,7 @@ function viewKeys(view: EdsView) {
   let keys = keysByView.get(view);
   if (!keys) {
     const key = (node: string) =>
-      ["eds", view.cluster, view.region, view.zone, node, view.mode, view.socketSelection, view.inboundPort, view.tunnelPort].join("\u0000");
+      compositeKey("eds", view.cluster, view.region, view.zone, node, view.mode, view.socketSelection, view.inboundPort, view.tunnelPort);
     keys = { node: view.node && `${view.cluster}/${view.node}`, withNode: key(view.node), withoutNode: key("") };
     keysByView.set(view, keys);
   }

@@ -12,6 +12,7 @@ import { type Diagnostic, diagnostic, type EndpointRef } from "../diagnostics.js
 import { hostPort, lbMetadata, socketAddress } from "../envoy/core.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import { outboundClusterName } from "../naming.js";
+import { compositeKey } from "../util/keys.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareText, ipSortKey } from "../util/order.js";
 import type { EdsView } from "./eds-view.js";
@@ -82,6 +83,11 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
   const viaNode = new Map<string, { node: WaypointNode; pods: ServiceEndpoint[] }>();
   for (const endpoint of service.endpoints) {
     if (!endpoint.ports.includes(port)) continue;
+    if (!endpoint.containerMetadata.networkNamespace) {
+      // Its node binds its inbound listener in its netns: without one, nothing would answer.
+      report("NO_NETNS", leftOut(service, endpoint, "its record has no network namespace, so its node gives it no inbound listener"), endpoint);
+      continue;
+    }
     const route = routeOf(view, service, endpoint);
     if (route === "not-exported") {
       report("NOT_EXPORTED", leftOut(service, endpoint, `${service.key} is not exported, so other clusters cannot reach it through a waypoint`), endpoint);
@@ -110,6 +116,17 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
   const endpoints = uniqueAddresses([...direct, ...waypoints].sort(compareEndpoints), (pod, kept, address) =>
     report("ADDRESS_CONFLICT", leftOut(service, pod, `address ${address} is already used by ${describeOrigin(kept)}`), pod),
   );
+  if (index.snapshot.mesh.podNetwork === "isolated") {
+    for (const endpoint of endpoints) {
+      if (endpoint.route !== "direct" || endpoint.originCluster === view.cluster) continue;
+      const pod = endpoint.pods[0]!;
+      report(
+        "POD_IP_NOT_ROUTABLE",
+        `${describePod(pod)} is dialed directly from cluster ${view.cluster}, but mesh.podNetwork is isolated: its IP does not route from here (use a waypoint mode, or podNetwork "routable" if pod IPs do route between clusters)`,
+        pod,
+      );
+    }
+  }
   return { service, port, clusterName, endpoints, diagnostics };
 }
 
@@ -259,7 +276,7 @@ function resolveNode(index: SnapshotIndex, cluster: string, name: string): Resol
  * memoized on the service.
  */
 function waypointEndpoint(view: EdsView, service: IndexedService, port: number, node: WaypointNode, pods: readonly ServiceEndpoint[]): PlannedEndpoint {
-  const shared = memoized(service, `waypoint\u0000${port}\u0000${node.key}\u0000${node.ip}\u0000${view.tunnelPort}`, () => {
+  const shared = memoized(service, compositeKey("waypoint", port, node.key, node.ip, view.tunnelPort), () => {
     const health = pods.map(envoyHealth).reduce(rollUpHealth);
     const weight = pods.filter((pod) => envoyHealth(pod) === health).reduce((sum, pod) => sum + pod.weight, 0);
     const values = userMetadata(pods);

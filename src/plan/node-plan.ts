@@ -13,6 +13,7 @@ import { trustDomainOfCluster } from "../model/node.js";
 import type { Options } from "../model/options.js";
 import type { PortProtocol, TrustConfig } from "../model/snapshot.js";
 import { bundleSecretName, type ServiceKey, type ServiceRef, serviceKey, serviceSpiffeId, workloadSpiffePrefix } from "../naming.js";
+import { compositeKey } from "../util/keys.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareText } from "../util/order.js";
 import { type EdsView, edsView } from "./eds-view.js";
@@ -287,14 +288,14 @@ function hostedPods(index: SnapshotIndex, node: LocalNode, basics: NodeBasics): 
   const records = index.hostedBy.get(nodeKey(node.clusterName, node.nodeName)) ?? [];
   const recordOf = new Map<string, HostedEndpoint>();
   for (const record of records) {
-    const key = `${record.service}\u0000${record.endpoint.ip}`;
+    const key = compositeKey(record.service, record.endpoint.ip);
     if (!recordOf.has(key)) recordOf.set(key, record);
   }
   return basics.sortedPods.map((pod) => {
     const ref = { namespace: pod.namespace, service: pod.serviceAccount };
     const key = serviceKey(ref);
     const service = index.services.get(key);
-    const record = recordOf.get(`${key}\u0000${pod.ip}`);
+    const record = recordOf.get(compositeKey(key, pod.ip));
     const ports = pod.ports.length > 0 ? [...new Set(pod.ports)].sort((a, b) => a - b) : (record?.endpoint.ports ?? []);
     return {
       pod,

@@ -71,6 +71,13 @@ export interface SnapshotIndex {
 export const CACHED_CONTEXTS = 4;
 
 const indexes = new WeakMap<Snapshot, SnapshotIndex>();
+/** Every index `indexSnapshot` built: the only ones the public entry points accept. */
+const builtIndexes = new WeakSet<object>();
+
+/** Whether `value` is an index `indexSnapshot` built. */
+export function isBuiltIndex(value: unknown): value is SnapshotIndex {
+  return typeof value === "object" && value !== null && builtIndexes.has(value);
+}
 let serials = 0;
 
 /**
@@ -84,6 +91,7 @@ export function indexSnapshot(snapshot: Snapshot, previous?: SnapshotIndex): Sna
   if (!index) {
     index = previous && sameMeshInputs(previous.snapshot, snapshot) ? updateIndex(previous, snapshot) : buildIndex(snapshot);
     indexes.set(snapshot, index);
+    builtIndexes.add(index);
   }
   return index;
 }

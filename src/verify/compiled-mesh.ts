@@ -45,8 +45,14 @@ export interface MeshView {
 export interface CompiledMesh extends MeshView {
   /** By `"<cluster>/<node>"`, sorted. */
   readonly nodes: ReadonlyMap<string, CompiledNode>;
-  /** Nodes that could not be compiled from the snapshot, with the reason (e.g. no known IP). */
+  /** Nodes the snapshot's input makes uncompilable, with the reason: the mesh check fails. */
   readonly skipped: ReadonlyMap<string, string>;
+  /**
+   * Nodes named only by registry records that give no address (the registry does not know the
+   * node's IP yet): nothing to compile until it does. Every other node leaves their pods out
+   * (`NO_NODE_IP`), so nothing dials them; sorted.
+   */
+  readonly unaddressed: readonly string[];
   /** Nodes whose compile broke an output invariant (a bug): the mesh check fails. */
   readonly failed: ReadonlyMap<string, string>;
 }
@@ -74,15 +80,20 @@ export function compileMesh(snapshot: Snapshot | SnapshotIndex, optionsInput: Op
   const nodes = new Map<string, CompiledNode>();
   const skipped = new Map<string, string>();
   const failed = new Map<string, string>();
+  const unaddressed: string[] = [];
   const all = meshNodes(index);
-  all.forEach(([key, cluster, name], done) => {
+  for (const [done, [key, cluster, name]] of all.entries()) {
+    onProgress?.(done + 1, all.length);
+    if (!index.nodeAddresses.has(key)) {
+      unaddressed.push(key);
+      continue;
+    }
     const outcome = compileOne(index, options, cluster, name);
     if (outcome.kind === "compiled") nodes.set(key, outcome.node);
     else (outcome.kind === "skipped" ? skipped : failed).set(key, outcome.reason);
-    onProgress?.(done + 1, all.length);
-  });
+  }
   const node = (key: string) => nodes.get(key);
-  return { index, options, nodes, skipped, failed, node, receiving: node };
+  return { index, options, nodes, skipped, failed, unaddressed, node, receiving: node };
 }
 
 /**

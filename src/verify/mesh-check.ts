@@ -8,9 +8,11 @@ import { InputError } from "../errors.js";
 import { hostedPodName, type LocalNode, localNodeFrom } from "../model/node.js";
 import type { Options, OptionsInput } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
+import { type SharedAddress, sharedAddresses } from "../model/snapshot-checks.js";
 import { parseServiceKey, type ServiceKey, serviceKey } from "../naming.js";
 import { planNode } from "../plan/node-plan.js";
 import type { SnapshotIndex } from "../plan/snapshot-index.js";
+import { compositeKey } from "../util/keys.js";
 import { compareText } from "../util/order.js";
 import {
   type CompiledMesh,
@@ -32,8 +34,12 @@ export interface MeshCheckReport {
   readonly ok: boolean;
   readonly mode: Options["eastWestWaypoint"];
   readonly paths: readonly PathReport[];
-  /** Nodes that could not be compiled from the snapshot, so their pods were not checked as sources. */
+  /** Nodes the snapshot makes uncompilable, with the reason: the check fails. */
   readonly skippedNodes: ReadonlyMap<string, string>;
+  /** Nodes whose address no input gives yet: not compiled, their pods left out everywhere (`NO_NODE_IP`). */
+  readonly unaddressedNodes: readonly string[];
+  /** Addresses naming pods of different services in different clusters (`sharedAddresses`): reported, in every mode. */
+  readonly sharedAddresses: readonly SharedAddress[];
   /** Nodes whose compile failed closed (CompileInvariantError): the check fails. */
   readonly failedNodes: ReadonlyMap<string, string>;
 }
@@ -49,8 +55,16 @@ export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
     sourcesOf(mesh, local).flatMap((source) => targetsOf(mesh, local, source).map((target) => replayPath(context, source, target))),
   );
   const paths = withSharedPoolFailures(replayed);
-  const ok = mesh.failed.size === 0 && paths.every((p) => p.status !== "failed");
-  return { ok, mode: mesh.options.eastWestWaypoint, paths, skippedNodes: mesh.skipped, failedNodes: mesh.failed };
+  const ok = mesh.failed.size === 0 && mesh.skipped.size === 0 && paths.every((p) => p.status !== "failed");
+  return {
+    ok,
+    mode: mesh.options.eastWestWaypoint,
+    paths,
+    skippedNodes: mesh.skipped,
+    unaddressedNodes: mesh.unaddressed,
+    sharedAddresses: sharedAddresses(mesh.index.snapshot.services),
+    failedNodes: mesh.failed,
+  };
 }
 
 /**
@@ -60,7 +74,7 @@ export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
  */
 function withSharedPoolFailures(paths: readonly PathReport[]): PathReport[] {
   const certificates = new Map<string, Set<string>>();
-  const groupOf = (pool: PoolUse) => (pool.key === undefined ? undefined : `${pool.node}\u0000${pool.cluster}\u0000${pool.key}`);
+  const groupOf = (pool: PoolUse) => (pool.key === undefined ? undefined : compositeKey(pool.node, pool.cluster, pool.key));
   for (const { pool } of paths) {
     const group = pool && groupOf(pool);
     if (!group) continue;

@@ -189,10 +189,43 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
       (error.code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code: error.code, reason: error.message, hops: trip.hops });
     }
   }
+  failures.push(...unroutableFailover(context, node, clusters, { source, hops: entry.hops, dialed: new Set(chosen.endpoints) }));
   const status = failures.length > 0 ? "failed" : landings.length > 0 ? "ok" : "unverified";
   // Every landing presented the source's own certificate (else it failed): that is what its pool carries.
   const pool = landings.length > 0 ? poolUse(source, chosen.cluster, entry.filterState) : undefined;
   return { ...base, status, landings, failures, unverified, ...(pool ? { pool } : {}) };
+}
+
+/**
+ * On an isolated pod network, a direct endpoint in another cluster fails whenever Envoy fails over
+ * to it, whatever priority it has: every such endpoint of the cluster is a failure of the path,
+ * not only those of the priority chosen today.
+ */
+function unroutableFailover(
+  context: ReplayContext,
+  node: CompiledNode,
+  clusters: readonly Cluster[],
+  trip: { source: PathSource; hops: readonly string[]; dialed: ReadonlySet<LbEndpoint> },
+): PathFailure[] {
+  const { source, hops, dialed } = trip;
+  if (context.mesh.index.snapshot.mesh.podNetwork !== "isolated") return [];
+  const failures: PathFailure[] = [];
+  for (const cluster of clusters) {
+    const serviceName = cluster.eds_cluster_config?.service_name || cluster.name;
+    const assignment = node.result.endpoints.find((a) => a.cluster_name === serviceName);
+    for (const group of assignment?.endpoints ?? []) {
+      for (const endpoint of group.lb_endpoints ?? []) {
+        const address = addressOf(endpoint);
+        const { ip, port } = splitAddress(address);
+        // Direct endpoints only (pod_ip:inboundPort): a waypoint's address routes, compiled or not.
+        if (port !== context.mesh.options.inboundPort || dialed.has(endpoint) || context.tunnels.has(address)) continue;
+        if (context.pods(ip).has(source.cluster)) continue;
+        const reason = `${PATH_FAILURES.POD_IP_NOT_ROUTABLE}: ${address} (priority ${group.priority ?? 0}) from cluster ${source.cluster}, and mesh.podNetwork is isolated`;
+        failures.push({ code: "POD_IP_NOT_ROUTABLE", reason, hops: [...hops, `${cluster.name} priority ${group.priority ?? 0}: dial ${address}`] });
+      }
+    }
+  }
+  return failures;
 }
 
 function poolHop(cluster: Cluster, filterState: ReadonlyMap<string, StampedValue>): string {
@@ -322,7 +355,7 @@ function pinnedSans(context: CommonTlsContext | undefined): string[] {
   return (validation?.match_typed_subject_alt_names ?? []).map((san) => san.matcher?.exact ?? "").filter(Boolean);
 }
 
-/** Pod IPs route within their own cluster; across clusters only in the flat-network mode (off). */
+/** Pod IPs route within their own cluster; across clusters only in the flat-network mode (off) on a routable pod network. */
 function dialPod(context: ReplayContext, trip: Trip, address: string): RegistryPod {
   const { ip, port } = splitAddress(address);
   const inboundPort = context.mesh.options.inboundPort;
@@ -330,11 +363,12 @@ function dialPod(context: ReplayContext, trip: Trip, address: string): RegistryP
   const byCluster = context.pods(ip);
   const local = byCluster.get(trip.source.cluster);
   if (local) return preferService(local, trip.target.service);
-  const elsewhere = [...byCluster];
-  if (context.mesh.options.eastWestWaypoint !== "off" || elsewhere.length !== 1) {
+  const elsewhere = [...byCluster.values()];
+  const routable = context.mesh.options.eastWestWaypoint === "off" && context.mesh.index.snapshot.mesh.podNetwork === "routable";
+  if (!routable || elsewhere.length !== 1) {
     throw new PathError("POD_IP_NOT_ROUTABLE", `${ip} from cluster ${trip.source.cluster}`);
   }
-  return preferService(elsewhere[0]![1], trip.target.service);
+  return preferService(elsewhere[0]!, trip.target.service);
 }
 
 function preferService(pods: readonly RegistryPod[], service: ServiceKey): RegistryPod {

@@ -20,7 +20,8 @@ import { runCli } from "../support/cli.js";
 import { exampleSnapshot, meshDocument } from "../support/fixtures.js";
 import { upstreamProblems } from "../support/upstream-schema.js";
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
+/** Cases per property: 150 in CI; in long mode FUZZ_RUNS, capped at 500 (they compile whole meshes) so `npm run fuzz` stays under 10 minutes. */
+const RUNS = Math.min(Number(process.env.FUZZ_RUNS ?? 150), 500);
 const PROTOTYPE_KEYS = Object.getOwnPropertyNames(Object.prototype).sort();
 
 /** Runs `action`; an InputError is an accepted outcome, anything else thrown fails the test. */
@@ -113,11 +114,11 @@ describe("hostile documents are refused with a clear, path-qualified error", () 
     doc.services["team-a/checkout"][2].weight = 1.5;
     doc.services["team-b/payments"][0].health = { status: "HEALTHY" };
     expect(refused(doc)).toEqual([
-      "nodes: Invalid input: expected array, received object",
-      'services["team-a/checkout"][0].ports: Invalid input: expected array, received string',
+      "nodes: expected a list, found an object",
+      'services["team-a/checkout"][0].ports: expected a list, found the string "8080"',
       'services["team-a/checkout"][1].weight: must be ≥ 0',
-      'services["team-a/checkout"][2].weight: not an integer',
-      'services["team-b/payments"][0].health: Invalid input: expected string, received object',
+      'services["team-a/checkout"][2].weight: expected an integer, found the number 1.5',
+      'services["team-b/payments"][0].health: expected a string, found an object',
     ]);
   });
 
@@ -225,6 +226,75 @@ describe("hostile documents are refused with a clear, path-qualified error", () 
     const doc = meshDocument();
     doc.services["team-a/checkout"][0] = Buffer.from(record.subarray(0, 7)).toString("base64");
     expect(refused(doc)[0]).toMatch(/^services\["team-a\/checkout"\]\[0\]: not a binary ServiceEndpoint record/);
+  });
+});
+
+describe("round two: careless input classes stay fixed", () => {
+  /** Address-like strings: zone ids, leading zeros, reserved ranges, mapped and compressed forms. */
+  const addressLike = fc.oneof(
+    fc.ipV4(),
+    fc.ipV6(),
+    fc.tuple(fc.ipV6(), fc.string({ maxLength: 6 })).map(([ip, zone]) => `${ip}%${zone}`),
+    fc.tuple(fc.nat(999), fc.nat(999), fc.nat(999), fc.nat(999)).map((octets) => octets.map((o) => String(o).padStart(3, "0")).join(".")),
+    fc.ipV4().map((ip) => `::ffff:${ip}`),
+    fc.constantFrom("0.0.0.0", "::", "255.255.255.255", "224.0.0.1", "ff02::1", "fe80::1", "127.0.0.1", "::1", "1e4", "0x0a.0.0.1"),
+  );
+
+  test("any address-like string in any IP field: an InputError or a compiled mesh, never a crash", () => {
+    fc.assert(
+      fc.property(addressLike, fc.constantFrom("node", "pod", "nodeIp", "vip"), (ip, field) => {
+        const doc = meshDocument();
+        if (field === "node") doc.nodes[0].ip = ip;
+        else if (field === "pod") doc.services["team-a/frontend"][0].ip = ip;
+        else if (field === "nodeIp") doc.services["team-a/frontend"][0].kubernetesMetadata.nodeIp = ip;
+        else doc.vips = { "team-a/checkout": ip };
+        const snapshot = outcome(() => parseSnapshot(doc));
+        if (snapshot !== "input-error") compileEveryNode(snapshot);
+      }),
+      { seed: 21, numRuns: RUNS },
+    );
+  });
+
+  test("arbitrary bytes as a mesh file: invalid UTF-8, BOMs and multi-document YAML are input errors", () => {
+    const text = JSON.stringify(meshDocument());
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 64 }), fc.nat(text.length), fc.constantFrom("json" as const, "yaml" as const), (noise, at, format) => {
+        const bytes = Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from(noise), Buffer.from(text.slice(at))]);
+        outcome(() => parseMeshFile(bytes, format));
+      }),
+      { seed: 22, numRuns: RUNS },
+    );
+  });
+
+  test("ports, port lists and protocol keys of any size and type: refused before any node is compiled, or compiled", () => {
+    const portLike = fc.oneof(fc.integer(), fc.double(), fc.string({ maxLength: 6 }), fc.constantFrom(null, true, Number.NaN, Number.POSITIVE_INFINITY));
+    fc.assert(
+      fc.property(portLike, fc.array(fc.integer({ min: 1, max: 65535 }), { maxLength: 300 }), fc.string({ maxLength: 6 }), (port, ports, protocolKey) => {
+        const doc = meshDocument();
+        doc.services["team-a/frontend"][0].port = port;
+        doc.services["team-a/checkout"][0].ports = ports;
+        doc.protocols["team-a/checkout"] = { [protocolKey]: "tcp" };
+        const snapshot = outcome(() => parseSnapshot(doc));
+        if (snapshot !== "input-error") compileEveryNode(snapshot);
+      }),
+      { seed: 23, numRuns: RUNS },
+    );
+  });
+
+  test("hand-built snapshots through the public API: an InputError, never a TypeError", async () => {
+    const api = await import("../../src/entry/index.js");
+    const valid = api.parseSnapshot(meshDocument());
+    const node = api.localNodeFrom(valid, "east", "node-1");
+    fc.assert(
+      fc.property(
+        fc.constantFrom("mesh", "nodes", "services", "exports", "protocols", "dependencies", "vips"),
+        fc.jsonValue({ maxDepth: 2 }),
+        (field, value) => {
+          outcome(() => api.compileNode({ ...valid, [field]: value } as never, node));
+        },
+      ),
+      { seed: 24, numRuns: RUNS },
+    );
   });
 });
 

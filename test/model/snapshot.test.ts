@@ -31,6 +31,7 @@ describe("the bundled example", () => {
       meshDomain: "mesh.aether",
       trust: { mode: "shared", trustDomain: "aether.internal" },
       nodeIdentity: "spiffe://{trustDomain}/ns/aether-system/sa/aether-node",
+      podNetwork: "isolated",
     });
     expect(snapshot.nodes).toHaveLength(6);
     expect([...snapshot.services.keys()]).toEqual(["team-a/frontend", "team-a/checkout", "team-b/payments"]);

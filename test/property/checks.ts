@@ -101,9 +101,15 @@ export function checkSchemaAndPaths(snapshot: Snapshot, options: CompileOptions)
   }
   fail(`upstream schema check, options ${JSON.stringify(options)}`, problems);
   // `off` is the flat-network mode: it can only work when pod IPs are unique across clusters
-  // (README: with a shared pod CIDR the remote pods collide, which is what the waypoint is for).
-  if (options.eastWestWaypoint === "off" && !isFlatNetwork(snapshot)) return;
+  // (README: with a shared pod CIDR the remote pods collide, which is what the waypoint is for)
+  // and route between them; on an isolated pod network, remote direct endpoints fail the check.
   const report = checkCompiledMesh(mesh);
+  if (options.eastWestWaypoint === "off" && snapshot.mesh.podNetwork === "isolated" && isFlatNetwork(snapshot)) {
+    const codes = report.paths.flatMap((p) => p.failures.map((f) => f.code)).filter((code) => code !== "POD_IP_NOT_ROUTABLE");
+    fail(`off mode on an isolated pod network fails only with POD_IP_NOT_ROUTABLE, options ${JSON.stringify(options)}`, [...new Set(codes)]);
+    return;
+  }
+  if (options.eastWestWaypoint === "off" && !isFlatNetwork(snapshot)) return;
   fail(`verifyMesh not ok, options ${JSON.stringify(options)}`, report.paths.filter((p) => p.status === "failed").map(formatPathReport));
 }
 

@@ -59,7 +59,7 @@ import {
   checkTls,
   checkWaypointMonotone,
 } from "./checks.js";
-import { assertProperty, RUNS, timeoutFor } from "./harness.js";
+import { assertProperty, runsFor, timeoutFor } from "./harness.js";
 
 /**
  * Pods without a netns, and pods claiming a netns another pod of the node claims too, are included
@@ -82,7 +82,7 @@ function everyNodeAndMode(
   };
 }
 
-describe(`compiler properties (${RUNS} random meshes each, every node, every mode × socket selection)`, () => {
+describe(`compiler properties (${runsFor(80)}–${runsFor(60)} random meshes each, every node, every mode × socket selection)`, () => {
   test(
     "2. pods reached through a waypoint: off ⊆ cross-cluster ⊆ always, for the same node",
     // The check compiles all three modes itself: run it once per socket selection.
@@ -90,6 +90,7 @@ describe(`compiler properties (${RUNS} random meshes each, every node, every mod
       assertProperty(
         [meshes, otherOptionsArb],
         everyNodeAndMode(checkWaypointMonotone, (o) => o.eastWestWaypoint === "off"),
+        runsFor(60),
       ),
     timeoutFor(60),
   );
@@ -100,31 +101,32 @@ describe(`compiler properties (${RUNS} random meshes each, every node, every mod
       assertProperty(
         [meshes, otherOptionsArb],
         everyNodeAndMode(checkNoRemotePodIps, (o) => o.eastWestWaypoint !== "off"),
+        runsFor(60),
       ),
     timeoutFor(60),
   );
 
   test(
     "4. same-cluster endpoints strictly ahead of remote ones, priorities contiguous from 0, diagnostics name real priorities",
-    () => assertProperty([meshes, otherOptionsArb], everyNodeAndMode(checkPriorities)),
+    () => assertProperty([meshes, otherOptionsArb], everyNodeAndMode(checkPriorities), runsFor(80)),
     timeoutFor(80),
   );
 
   test(
     "5. unique addresses per assignment, weights ≥ 1, per-priority weight sums ≤ 4294967295",
-    () => assertProperty([meshes, otherOptionsArb], everyNodeAndMode(checkAddressesAndWeights)),
+    () => assertProperty([meshes, otherOptionsArb], everyNodeAndMode(checkAddressesAndWeights), runsFor(80)),
     timeoutFor(80),
   );
 
   test(
     "6. conservation: every endpoint in scope is emitted once or left out with a reason",
-    () => assertProperty([meshes, otherOptionsArb], everyNodeAndMode(checkConservation)),
+    () => assertProperty([meshes, otherOptionsArb], everyNodeAndMode(checkConservation), runsFor(80)),
     timeoutFor(80),
   );
 
   test(
     "7. no TLS on the tunnel/ingress path; outbound sockets pin URI SANs; matcher actions name sockets",
-    () => assertProperty([meshes, otherOptionsArb], everyNodeAndMode(checkTls)),
+    () => assertProperty([meshes, otherOptionsArb], everyNodeAndMode(checkTls), runsFor(80)),
     timeoutFor(80),
   );
 });

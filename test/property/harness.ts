@@ -13,9 +13,27 @@ export const SEED = positiveInt(process.env.FUZZ_SEED, 424242);
 /** fast-check's replay path of a reported counterexample (use with `-t "<test name>"`). */
 const PATH = process.env.FUZZ_PATH;
 
-/** A vitest timeout that grows with FUZZ_RUNS (long mode), never below the config's 60 s. */
+/** Meshes per property by default (CI). */
+export const DEFAULT_RUNS = 200;
+
+/**
+ * In long mode (FUZZ_RUNS above the default), the time one property may take, estimated from its
+ * cost per run on a loaded 2-core machine: `npm run fuzz` as a whole stays under 10 minutes.
+ */
+const LONG_MODE_BUDGET_MS = 30_000;
+
+/**
+ * The runs of a property costing about `msPerRun` each: FUZZ_RUNS, capped in long mode by the
+ * per-property budget, never below the CI default. Deterministic: the same FUZZ_RUNS, the same count.
+ */
+export function runsFor(msPerRun: number): number {
+  if (RUNS <= DEFAULT_RUNS) return RUNS;
+  return Math.max(DEFAULT_RUNS, Math.min(RUNS, Math.floor(LONG_MODE_BUDGET_MS / msPerRun)));
+}
+
+/** A vitest timeout for a property costing about `msPerRun` per run (a hang guard), never below the config's 60 s. */
 export function timeoutFor(msPerRun: number): number {
-  return Math.max(60_000, 30_000 + RUNS * msPerRun);
+  return Math.max(60_000, 30_000 + runsFor(msPerRun) * msPerRun);
 }
 
 function positiveInt(value: string | undefined, fallback: number): number {

@@ -10,13 +10,17 @@ import { test } from "vitest";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { compilableNodes, meshDocumentArb, modeSelectionArb, otherOptionsArb } from "../support/random-mesh.js";
 import { checkPermutationInvariance } from "./checks.js";
-import { assertProperty, RUNS, timeoutFor } from "./harness.js";
+import { assertProperty, runsFor, timeoutFor } from "./harness.js";
 
 test(
-  `8. an input permutation changes neither output bytes nor xDS versions (${RUNS} meshes)`,
+  `8. an input permutation changes neither output bytes nor xDS versions (${runsFor(60)} meshes)`,
   () =>
-    assertProperty([meshDocumentArb({ withoutNetns: 2 }), fc.integer(), modeSelectionArb, otherOptionsArb], (doc, seed, selection, other) => {
-      checkPermutationInvariance(doc, seed, compilableNodes(parseSnapshot(structuredClone(doc))), { ...other, ...selection });
-    }),
+    assertProperty(
+      [meshDocumentArb({ withoutNetns: 2 }), fc.integer(), modeSelectionArb, otherOptionsArb],
+      (doc, seed, selection, other) => {
+        checkPermutationInvariance(doc, seed, compilableNodes(parseSnapshot(structuredClone(doc))), { ...other, ...selection });
+      },
+      runsFor(60),
+    ),
   timeoutFor(60),
 );

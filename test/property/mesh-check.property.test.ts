@@ -14,15 +14,19 @@ import { test } from "vitest";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { everyModeSelection, meshDocumentArb, otherOptionsArb } from "../support/random-mesh.js";
 import { checkSchemaAndPaths } from "./checks.js";
-import { assertProperty, RUNS, timeoutFor } from "./harness.js";
+import { assertProperty, runsFor, timeoutFor } from "./harness.js";
 
 test(
-  `1. every node passes the upstream schema check and verifyMesh is ok, all modes × socket selections (${RUNS} meshes)`,
+  `1. every node passes the upstream schema check and verifyMesh is ok, all modes × socket selections (${runsFor(1500)} meshes)`,
   () =>
-    assertProperty([meshDocumentArb({ sharedPodCidr: "either" }), otherOptionsArb], (doc, other) => {
-      const snapshot = parseSnapshot(structuredClone(doc));
-      for (const options of everyModeSelection(other)) checkSchemaAndPaths(snapshot, options);
-    }),
+    assertProperty(
+      [meshDocumentArb({ sharedPodCidr: "either" }), otherOptionsArb],
+      (doc, other) => {
+        const snapshot = parseSnapshot(structuredClone(doc));
+        for (const options of everyModeSelection(other)) checkSchemaAndPaths(snapshot, options);
+      },
+      runsFor(1500),
+    ),
   // A hang guard, not a speed check: this takes ~60 s on an idle 2-core machine, several times that under load.
   timeoutFor(1500),
 );

@@ -8,9 +8,10 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-export function runCli(args: readonly string[], options: { cwd?: string } = {}): CliResult {
+export function runCli(args: readonly string[], options: { cwd?: string; input?: string } = {}): CliResult {
   const result = spawnSync(process.execPath, [`${REPO_ROOT}dist/src/cli.js`, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
+    ...(options.input !== undefined ? { input: options.input } : {}),
     encoding: "utf8",
     timeout: 60_000,
   });

@@ -27,7 +27,8 @@ export function endpoint(spec: EndpointSpec): Record<string, unknown> {
     ...(spec.weight !== undefined ? { weight: spec.weight } : {}),
     locality: { region: spec.region ?? "r1", zone: spec.zone ?? "z1" },
     ...(spec.metadata ? { metadata: spec.metadata } : {}),
-    containerMetadata: { networkNamespace: spec.netns ?? "" },
+    // A netns of its own unless the test says otherwise: a record without one is left out of EDS.
+    containerMetadata: { networkNamespace: spec.netns ?? `/var/run/netns/${spec.cluster}-${spec.ip.replaceAll(":", "_")}` },
     kubernetesMetadata: { podName: spec.pod ?? `pod-${spec.ip.replaceAll(".", "-")}`, nodeName: spec.node ?? "", nodeIp: spec.nodeIp ?? "" },
     health: spec.health ?? "HEALTHY",
   };

@@ -131,6 +131,8 @@ export interface MeshRecipe {
   readonly services: readonly ServiceRecipe[];
   readonly trust: "shared" | "shared-bundle" | "federated";
   readonly nodeIdentity: "default" | "per-node";
+  /** `mesh.podNetwork`; the off mode's paths are checked only where pod IPs route. */
+  readonly podNetwork: "isolated" | "routable";
   /** Bitmask over services, or absent; `unknown` also exports a service that does not exist. */
   readonly exports: { readonly mask: number; readonly unknown: boolean } | undefined;
   /** Per service: undefined (no entry: the service may call anything) or a bitmask over services. */
@@ -236,6 +238,7 @@ export function meshRecipeArb(options: RandomMeshOptions = {}): fc.Arbitrary<Mes
     services: fc.array(service, { minLength: 1, maxLength: MAX_SERVICES, size: "max" }),
     trust: fc.constantFrom("shared" as const, "shared-bundle" as const, "federated" as const),
     nodeIdentity: fc.constantFrom("default" as const, "per-node" as const),
+    podNetwork: fc.constantFrom("isolated" as const, "routable" as const),
     exports: fc.option(fc.record({ mask, unknown: fc.boolean() }), { nil: undefined }),
     dependencies: fc.option(
       fc.record({
@@ -300,6 +303,7 @@ export function buildMeshDocument(recipe: MeshRecipe): Doc {
           ? { mode: "shared", trustDomain: "td.test", bundleSdsName: "mesh-bundle" }
           : { mode: "shared", trustDomain: "td.test" },
   };
+  mesh.podNetwork = recipe.podNetwork;
   if (recipe.nodeIdentity === "per-node") mesh.nodeIdentity = "spiffe://{trustDomain}/ns/aether-system/sa/node-{cluster}-{node}";
 
   const nodes: NonNullable<Doc["nodes"]> = [];

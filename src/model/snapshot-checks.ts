@@ -1,0 +1,250 @@
+/**
+ * The mesh file's cross-field checks: what one field says about another (duplicate nodes and node
+ * addresses, trust domains, VIPs, pods per node, ports per service, SNIs, the node identity).
+ * Each runs on whatever sections parsed, so a file with a broken field still gets every other
+ * problem reported in the same run.
+ */
+import { formatPath, type InputIssue } from "../errors.js";
+import { nodeSpiffeId, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
+import { getOrInsert } from "../util/maps.js";
+import { trustDomainOfCluster } from "./node.js";
+import { MAX_PORTS_PER_RECORD, podNameOf, type ServiceEndpoint } from "./registry.js";
+import type { NodeStatus, PortProtocol, TrustConfig } from "./snapshot.js";
+
+/** Size limits, checked before any record is parsed so an oversized input fails fast. */
+export const SNAPSHOT_LIMITS = {
+  endpoints: 1_000_000,
+  endpointsPerService: 100_000,
+  services: 100_000,
+  nodes: 100_000,
+  /** Ports one record lists (`port` and `ports`). */
+  portsPerRecord: MAX_PORTS_PER_RECORD,
+  /** Distinct ports of one service: its records' and its declared protocols'. Each is a cluster on every node that calls it. */
+  portsPerService: 256,
+} as const;
+
+/** The sections of a mesh file that parsed; a section that did not is left out. */
+export interface MeshParts {
+  readonly mesh?: { readonly meshDomain: string; readonly trust: TrustConfig; readonly nodeIdentity: string; readonly podNetwork: string };
+  readonly nodes?: readonly NodeStatus[];
+  readonly protocols?: Readonly<Record<string, Readonly<Record<string, PortProtocol>>>>;
+  readonly dependencies?: Readonly<Record<string, readonly string[]>>;
+  readonly vips?: Readonly<Record<string, string>>;
+}
+
+/** Every cross-field check whose inputs parsed. */
+export function crossCheck(parts: MeshParts, services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>): InputIssue[] {
+  const { mesh, nodes, protocols, dependencies, vips } = parts;
+  return [
+    ...(nodes ? duplicateNodeIssues(nodes) : []),
+    ...(mesh ? trustIssues(mesh.trust, nodes ?? [], services) : []),
+    ...(vips ? vipIssues(vips) : []),
+    ...servicePortIssues(services, protocols ?? {}),
+    ...duplicatePodIssues(services),
+    ...(mesh ? nodeIdentityIssues(mesh, nodes ?? [], services) : []),
+    ...(mesh
+      ? sniIssues(mesh.meshDomain, [
+          ...[...services.keys()].map((key) => ({ key, path: ["services", key] })),
+          ...Object.keys(protocols ?? {}).map((key) => ({ key, path: ["protocols", key] })),
+          ...Object.entries(dependencies ?? {}).flatMap(([key, deps]) => [
+            { key, path: ["dependencies", key] },
+            ...deps.map((dep, index) => ({ key: dep, path: ["dependencies", key, index] })),
+          ]),
+        ])
+      : []),
+  ];
+}
+
+/** No node listed twice, and no two listed nodes with one address (each would get the other's traffic). */
+function duplicateNodeIssues(nodes: readonly NodeStatus[]): InputIssue[] {
+  const names = new Map<string, number>();
+  const addresses = new Map<string, number>();
+  return nodes.flatMap((node, index) => {
+    const name = JSON.stringify([node.cluster, node.name]);
+    const first = names.get(name);
+    if (first !== undefined) return [{ path: formatPath(["nodes", index]), message: `duplicate node ${node.cluster}/${node.name}; first at nodes[${first}]` }];
+    names.set(name, index);
+    const sameIp = addresses.get(node.ip);
+    addresses.set(node.ip, sameIp ?? index);
+    if (sameIp === undefined) return [];
+    const other = nodes[sameIp]!;
+    return [
+      {
+        path: formatPath(["nodes", index, "ip"]),
+        message: `${node.ip} is also node ${other.cluster}/${other.name}'s (nodes[${sameIp}]): one address per node`,
+      },
+    ];
+  });
+}
+
+/** Under federation every cluster must belong to exactly one trust domain. */
+function trustIssues(trust: TrustConfig, nodes: readonly NodeStatus[], services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>): InputIssue[] {
+  if (trust.mode !== "federated") return [];
+  const issues: InputIssue[] = [];
+  const owner = new Map<string, string>();
+  for (const [index, domain] of trust.trustDomains.entries()) {
+    for (const [c, cluster] of domain.clusters.entries()) {
+      const previous = owner.get(cluster);
+      if (previous) {
+        issues.push({
+          path: formatPath(["mesh", "trust", "trustDomains", index, "clusters", c]),
+          message: `cluster ${cluster} is already in trust domain ${previous}`,
+        });
+      }
+      owner.set(cluster, domain.name);
+    }
+  }
+  const unmapped = (cluster: string, path: PropertyKey[]) =>
+    owner.has(cluster) ? [] : [{ path: formatPath(path), message: `cluster ${cluster} belongs to no trust domain` }];
+  for (const [index, node] of nodes.entries()) issues.push(...unmapped(node.cluster, ["nodes", index, "cluster"]));
+  for (const [key, endpoints] of services) {
+    for (const [index, endpoint] of endpoints.entries()) issues.push(...unmapped(endpoint.clusterName, ["services", key, index, "clusterName"]));
+  }
+  return [...bundleIssues(trust), ...dedupeByMessage(issues)];
+}
+
+/**
+ * No two services share a VIP. A VIP may name a service with no endpoints yet (or none left): it
+ * is captured once the service has a port.
+ */
+function vipIssues(vips: Readonly<Record<string, string>>): InputIssue[] {
+  const owner = new Map<string, string>();
+  return Object.entries(vips).flatMap(([key, vip]) => {
+    const path = formatPath(["vips", key]);
+    const other = owner.get(vip);
+    owner.set(vip, key);
+    return other ? [{ path, message: `VIP ${vip} is already ${other}'s` }] : [];
+  });
+}
+
+/**
+ * Two records on one node naming the same pod (namespace and name, the name made from the IP when
+ * a record has none) would give the node two pods with one listener name: the node could not be
+ * compiled. The later record is refused, naming the first. Pod names are per namespace, so only
+ * services of one namespace are compared (`only`: just those of that service's namespace).
+ */
+export function duplicatePodIssues(services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>, only?: ServiceKey): InputIssue[] {
+  // With `only`, its records come last, so a clash is reported on them.
+  const namespace = only && parseServiceKey(only)!.namespace;
+  const entries = only
+    ? [...[...services].filter(([key]) => key !== only && parseServiceKey(key)!.namespace === namespace), [only, services.get(only) ?? []] as const]
+    : [...services];
+  const first = new Map<string, string>();
+  const issues: InputIssue[] = [];
+  for (const [key, endpoints] of entries) {
+    for (const [index, endpoint] of endpoints.entries()) {
+      const node = endpoint.kubernetesMetadata.nodeName;
+      if (!node) continue;
+      const pod = JSON.stringify([endpoint.clusterName, node, endpoint.kubernetesMetadata.namespace, podNameOf(endpoint)]);
+      const earlier = first.get(pod);
+      if (earlier === undefined) {
+        first.set(pod, formatPath(["services", key, index]));
+        continue;
+      }
+      issues.push({
+        path: formatPath(["services", key, index, "kubernetesMetadata", "podName"]),
+        message: `pod ${endpoint.kubernetesMetadata.namespace}/${podNameOf(endpoint)} on node ${endpoint.clusterName}/${node} is also ${earlier}: one pod per name and node`,
+      });
+    }
+  }
+  return issues;
+}
+
+/** No service has more distinct ports than `SNAPSHOT_LIMITS.portsPerService`. */
+function servicePortIssues(services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>, protocols: NonNullable<MeshParts["protocols"]>): InputIssue[] {
+  const keys = new Set<string>([...services.keys(), ...Object.keys(protocols)]);
+  return [...keys].flatMap((key) => portCountIssues(key, services.get(key as ServiceKey) ?? [], Object.keys(protocols[key] ?? {}).map(Number)));
+}
+
+export function portCountIssues(key: string, endpoints: readonly ServiceEndpoint[], declared: readonly number[]): InputIssue[] {
+  const ports = new Set(declared);
+  for (const endpoint of endpoints) for (const port of endpoint.ports) ports.add(port);
+  if (ports.size <= SNAPSHOT_LIMITS.portsPerService) return [];
+  return [{ path: formatPath(["services", key]), message: `${ports.size} distinct ports, over the limit of ${SNAPSHOT_LIMITS.portsPerService} per service` }];
+}
+
+/** Under federation the bundles come from one map, or inline for every trust domain. */
+function bundleIssues(trust: Extract<TrustConfig, { mode: "federated" }>): InputIssue[] {
+  return trust.trustDomains.flatMap((domain, index) => {
+    const path = formatPath(["mesh", "trust", "trustDomains", index, "bundle"]);
+    if (trust.bundles && domain.bundle) return [{ path, message: "give mesh.trust.bundles or a bundle per trust domain, not both" }];
+    if (!trust.bundles && !domain.bundle)
+      return [{ path, message: "no CA bundle: give mesh.trust.bundles (a SPIFFE bundle map) or this domain's inlineString" }];
+    return [];
+  });
+}
+
+/** Reports an unmapped cluster once, at its first occurrence. */
+function dedupeByMessage(issues: InputIssue[]): InputIssue[] {
+  const seen = new Set<string>();
+  return issues.filter((issue) => !seen.has(issue.message) && seen.add(issue.message));
+}
+
+/** Every service must have a structured SNI within DNS limits, whatever port it serves. */
+function sniIssues(meshDomain: string, uses: readonly { key: string; path: PropertyKey[] }[]): InputIssue[] {
+  return uses.flatMap(({ key, path }) => {
+    const problem = structuredSniProblem(meshDomain, parseServiceKey(key)!);
+    return problem ? [{ path: formatPath(path), message: problem }] : [];
+  });
+}
+
+/**
+ * A node identity must not be a workload's: the node proxy presents it for traffic no hosted pod
+ * claims, so a node whose identity is a service's SVID would speak as that service. Checked for
+ * every node the file names (listed, or named by a record), filled in as `localNodeFrom` fills it.
+ */
+function nodeIdentityIssues(
+  mesh: NonNullable<MeshParts["mesh"]>,
+  nodes: readonly NodeStatus[],
+  services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>,
+): InputIssue[] {
+  const named = new Map<string, { cluster: string; node: string }>();
+  for (const node of nodes) named.set(JSON.stringify([node.cluster, node.name]), { cluster: node.cluster, node: node.name });
+  for (const endpoints of services.values()) {
+    for (const { clusterName, kubernetesMetadata } of endpoints) {
+      if (kubernetesMetadata.nodeName)
+        named.set(JSON.stringify([clusterName, kubernetesMetadata.nodeName]), { cluster: clusterName, node: kubernetesMetadata.nodeName });
+    }
+  }
+  for (const { cluster, node } of named.values()) {
+    const trustDomain = trustDomainOfCluster(mesh.trust, cluster);
+    if (!trustDomain) continue;
+    const identity = nodeSpiffeId(mesh.nodeIdentity, { trustDomain, cluster, node });
+    const workload = /^spiffe:\/\/[^/]+\/ns\/([^/]+)\/sa\/([^/]+)$/.exec(identity);
+    if (workload && services.has(`${workload[1]}/${workload[2]}`)) {
+      return [
+        { path: "mesh.nodeIdentity", message: `node ${cluster}/${node}'s identity ${identity} is service ${workload[1]}/${workload[2]}'s workload identity` },
+      ];
+    }
+  }
+  return [];
+}
+
+/** Pods at one address: of different services, in different clusters. */
+export interface SharedAddress {
+  readonly ip: string;
+  /** `"<cluster>/<namespace>/<pod>"` of each, sorted. */
+  readonly pods: readonly string[];
+}
+
+/**
+ * Addresses that name pods of different services in different clusters (overlapping pod CIDRs).
+ * Harmless while only waypoints cross clusters; a node that dials one directly from another
+ * cluster reaches the wrong service's pod (only its certificate pin stops it). Reported in every
+ * mode by `inspect` and the mesh check.
+ */
+export function sharedAddresses(services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>): SharedAddress[] {
+  const byIp = new Map<string, { clusters: Set<string>; services: Set<string>; pods: string[] }>();
+  for (const [key, endpoints] of services) {
+    for (const endpoint of endpoints) {
+      const owners = getOrInsert(byIp, endpoint.ip, () => ({ clusters: new Set<string>(), services: new Set<string>(), pods: [] as string[] }));
+      owners.clusters.add(endpoint.clusterName);
+      owners.services.add(key);
+      owners.pods.push(`${endpoint.clusterName}/${endpoint.kubernetesMetadata.namespace}/${podNameOf(endpoint)}`);
+    }
+  }
+  return [...byIp]
+    .filter(([, owners]) => owners.clusters.size > 1 && owners.services.size > 1)
+    .map(([ip, owners]) => ({ ip, pods: owners.pods.sort() }))
+    .sort((a, b) => (a.ip < b.ip ? -1 : a.ip > b.ip ? 1 : 0));
+}
