@@ -25,9 +25,11 @@ import { selectedCertificateSocket, type UpstreamSocketSpec, upstreamSockets } f
 import { AGGREGATE_CLUSTER_CONFIG, EXTENSION } from "../envoy/types.js";
 import { protocolOf } from "../model/snapshot.js";
 import { directSni, outboundStatName, type SocketVariant, serviceSpiffeId, socketName, subClusterName, waypointSni } from "../naming.js";
+import { CacheSlot, singleEntrySlot } from "../plan/cache-slots.js";
 import { WAYPOINT_KEY } from "../plan/endpoints.js";
-import { cached, type NodePlan } from "../plan/node-plan.js";
+import type { NodePlan } from "../plan/node-plan.js";
 import type { IndexedService } from "../plan/snapshot-index.js";
+import { compositeKey } from "../util/keys.js";
 import { compareText } from "../util/order.js";
 import { clusterSettings, http2Keepalive } from "./settings.js";
 
@@ -119,8 +121,11 @@ export interface SourceMatchers {
   readonly perSource: Readonly<Record<SocketVariant, Matcher | undefined>>;
 }
 
+/** Per compile context: the source matchers, the same for every cluster of the node. */
+const SOURCE_MATCHERS = singleEntrySlot<SourceMatchers>("source matchers");
+
 function sourceMatchers(plan: NodePlan): SourceMatchers {
-  return cached(plan.cache, "matchers", () => {
+  return SOURCE_MATCHERS.get(plan.context, [], () => {
     const perSource = { local: perSourceMatcher(plan, "local"), waypoint: perSourceMatcher(plan, "waypoint") };
     return { matcher: plan.waypointOn ? byWaypointLabel(plan, perSource) : perSource.local, perSource };
   });
@@ -160,9 +165,19 @@ function perSourceSockets(plan: NodePlan, target: OutboundTarget): (variants: re
   };
 }
 
-/** The table's entries, sorted by name: the same for every cluster of the node, so built once. */
-function socketNames(plan: NodePlan, variants: readonly SocketVariant[]) {
-  return cached(plan.cache, `socket-names\u0000${variants.join(",")}`, () => {
+interface SocketEntry {
+  readonly name: string;
+  readonly identity: string;
+  readonly variant: SocketVariant;
+}
+
+/** Per compile context: a socket table's entries by variants, sorted by name (the same for every cluster of the node). */
+const SOCKET_NAMES = new CacheSlot<[variants: readonly SocketVariant[]], readonly SocketEntry[]>("socket table entries", (variants) =>
+  compositeKey(...variants),
+);
+
+function socketNames(plan: NodePlan, variants: readonly SocketVariant[]): readonly SocketEntry[] {
+  return SOCKET_NAMES.get(plan.context, [variants], () => {
     const identities = plan.identityByNetns.size > 0 ? plan.identities : [plan.nodeIdentity];
     return variants
       .flatMap((variant) => identities.map((identity) => ({ name: socketName(variant, identity), identity, variant })))

@@ -6,7 +6,8 @@ import type { ResourceSet } from "../envoy/resources.js";
 import { type LocalNode, type LocalNodeInput, parseNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
-import { cached, type NodePlan, planNode, reuseIfUnchanged } from "../plan/node-plan.js";
+import { singleEntrySlot } from "../plan/cache-slots.js";
+import { type NodePlan, planNode, reuseIfUnchanged } from "../plan/node-plan.js";
 import { asIndex, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { BoundedCache } from "../util/bounded-cache.js";
 import { getOrInsert } from "../util/maps.js";
@@ -38,6 +39,9 @@ export interface CompileResult extends ResourceSet {
   readonly diagnostics: readonly Diagnostic[];
 }
 
+/** Per compile context: outbound clusters by the service's cluster signature, then port (see `outboundCacheLimit`). */
+const OUTBOUND_CLUSTERS = singleEntrySlot<BoundedCache<string, Map<number, Cluster[]>>>("outbound clusters");
+
 /**
  * Compiles one node. Pure: the same snapshot, node and options give byte-identical resources,
  * whatever the order of the input. Pass an index (`indexSnapshot`) to share work across nodes.
@@ -51,7 +55,7 @@ export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode 
   checkNodeLimits(plan);
   // Outbound clusters by the service's cluster signature, then port. Bounded: a signature that
   // changes (a service's ports, protocols or trust domains) leaves its old entry behind.
-  const outbound = cached(plan.cache, "outbound", () => new BoundedCache<string, Map<number, Cluster[]>>(outboundCacheLimit(index)));
+  const outbound = OUTBOUND_CLUSTERS.get(plan.context, [], () => new BoundedCache<string, Map<number, Cluster[]>>(outboundCacheLimit(index)));
   const clusters: Cluster[] = [];
   const endpoints: ClusterLoadAssignment[] = [];
   const eds: PortAssignments[] = [];

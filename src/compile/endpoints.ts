@@ -8,10 +8,11 @@ import type { LbEndpoint, LocalityLbEndpoints } from "../../gen/envoy/config/end
 import { type Diagnostic, diagnostic, lazyDiagnostic } from "../diagnostics.js";
 import { locality } from "../envoy/core.js";
 import { subClusterName } from "../naming.js";
+import { CacheSlot } from "../plan/cache-slots.js";
 import { type EdsView, serviceViewKey } from "../plan/eds-view.js";
 import { type EncodingCell, withEncodingCells } from "../plan/encoding-cells.js";
 import { type PlannedEndpoint, type PortPlan, planPort } from "../plan/endpoints.js";
-import { type IndexedService, memoized, type SnapshotIndex } from "../plan/snapshot-index.js";
+import type { IndexedService, SnapshotIndex } from "../plan/snapshot-index.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareNumbers } from "../util/order.js";
 
@@ -25,12 +26,20 @@ export interface PortAssignments {
 }
 
 /**
+ * Per service version: its assignments by EDS view, then port. Keyed by the view's key string
+ * (built once per view, so its hash is computed once).
+ */
+const ASSIGNMENTS_BY_VIEW = new CacheSlot<[view: EdsView, service: IndexedService], Map<number, PortAssignments>>(
+  "port assignments by EDS view",
+  serviceViewKey,
+);
+
+/**
  * The assignments of one service port as a view sees them, memoized on the service: shared by
  * every node of the view, and by later indexes while the service is unchanged.
  */
 export function portAssignments(index: SnapshotIndex, view: EdsView, service: IndexedService, port: number): PortAssignments {
-  // Keyed by the view's key string (built once per view, so its hash is computed once), then port.
-  const byPort = memoized(service, serviceViewKey(view, service), () => new Map<number, PortAssignments>());
+  const byPort = ASSIGNMENTS_BY_VIEW.get(service.caches, [view, service], () => new Map<number, PortAssignments>());
   return getOrInsert(byPort, port, () => buildAssignments(planPort(index, view, service, port), view));
 }
 

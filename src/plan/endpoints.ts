@@ -15,9 +15,10 @@ import { outboundClusterName } from "../naming.js";
 import { compositeKey } from "../util/keys.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareText, ipSortKey } from "../util/order.js";
+import { CacheSlot } from "./cache-slots.js";
 import type { EdsView } from "./eds-view.js";
 import type { EncodingCell } from "./encoding-cells.js";
-import { type IndexedService, memoized, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
+import { type IndexedService, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
 
 export type Route = "direct" | "waypoint";
 
@@ -247,13 +248,11 @@ function waypointNode(index: SnapshotIndex, endpoint: ServiceEndpoint): Waypoint
 
 type ResolvedNode = { readonly node: WaypointNode; readonly listed: boolean } | WaypointProblem;
 
-/** Waypoint nodes by cluster and node name, resolved once per index. */
-const resolvedNodes = new WeakMap<SnapshotIndex, Map<string, Map<string, ResolvedNode>>>();
+/** Per index: waypoint nodes by cluster and node name, resolved once. */
+const RESOLVED_NODES = new CacheSlot<[cluster: string, name: string], ResolvedNode>("resolved waypoint nodes", (cluster, name) => compositeKey(cluster, name));
 
 function resolvedNode(index: SnapshotIndex, cluster: string, name: string): ResolvedNode {
-  const byCluster = getOrInsert(resolvedNodes, index, () => new Map<string, Map<string, ResolvedNode>>());
-  const byName = getOrInsert(byCluster, cluster, () => new Map<string, ResolvedNode>());
-  return getOrInsert(byName, name, () => resolveNode(index, cluster, name));
+  return RESOLVED_NODES.get(index.caches, [cluster, name], () => resolveNode(index, cluster, name));
 }
 
 function resolveNode(index: SnapshotIndex, cluster: string, name: string): ResolvedNode {
@@ -273,10 +272,15 @@ function resolveNode(index: SnapshotIndex, cluster: string, name: string): Resol
  * Envoy keeps one host per address, so every pod of the service behind one node becomes one
  * endpoint: healthy if any pod is, else draining if any is, else unhealthy; its weight is the sum
  * over the pods in that state. Which pods those are does not depend on the view, so the result is
- * memoized on the service.
+ * cached on the service.
  */
+const WAYPOINT_ENDPOINTS = new CacheSlot<[port: number, node: WaypointNode, tunnelPort: number], Omit<PlannedEndpoint, "tier">>(
+  "waypoint endpoints",
+  (port, node, tunnelPort) => compositeKey(port, node.key, node.ip, tunnelPort),
+);
+
 function waypointEndpoint(view: EdsView, service: IndexedService, port: number, node: WaypointNode, pods: readonly ServiceEndpoint[]): PlannedEndpoint {
-  const shared = memoized(service, compositeKey("waypoint", port, node.key, node.ip, view.tunnelPort), () => {
+  const shared = WAYPOINT_ENDPOINTS.get(service.caches, [port, node, view.tunnelPort], () => {
     const health = pods.map(envoyHealth).reduce(rollUpHealth);
     const weight = pods.filter((pod) => envoyHealth(pod) === health).reduce((sum, pod) => sum + pod.weight, 0);
     const values = userMetadata(pods);

@@ -16,6 +16,7 @@ import { bundleSecretName, type ServiceKey, type ServiceRef, serviceKey, service
 import { compositeKey } from "../util/keys.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareText } from "../util/order.js";
+import { type SlotCache, singleEntrySlot } from "./cache-slots.js";
 import { type EdsView, edsView } from "./eds-view.js";
 import { contextCache, type HostedEndpoint, type IndexedService, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
 
@@ -51,7 +52,7 @@ export interface NodePlan {
    * Work that depends only on this compile context — the node's identities and netns, its trust
    * domain and the options — cached across compiles (see `SnapshotIndex.contexts`).
    */
-  readonly cache: Map<string, unknown>;
+  readonly context: SlotCache;
   readonly eds: ConfigSource;
   readonly validation: TrustValidation;
   /**
@@ -81,7 +82,7 @@ export function planNode(index: SnapshotIndex, node: LocalNode, options: Options
   checkNodeAgainstMesh(index, node);
   const basics = nodeBasics(node, options);
   const diagnostics: Diagnostic[] = [...basics.diagnostics];
-  const cache = contextCache(index, basics.contextKey);
+  const context = contextCache(index, basics.contextKey);
   const { hosted, waypointSignature } = hostedSide(index, node, basics);
   return {
     index,
@@ -97,9 +98,9 @@ export function planNode(index: SnapshotIndex, node: LocalNode, options: Options
     nodeSide: basics.nodeSide,
     dependencies: dependencyScope(index, node, diagnostics),
     sds: basics.sds,
-    certificates: cached(cache, "certificates", () => certificateEncoder(basics.sds)),
+    certificates: CERTIFICATES.get(context, [], () => certificateEncoder(basics.sds)),
     certificateSelection: basics.certificateSelection,
-    cache,
+    context,
     eds: basics.eds,
     validation: trustValidation(index.snapshot.mesh.trust, basics.sds),
     workloadSanPrefixes: workloadSanPrefixes(index.snapshot.mesh.trust),
@@ -213,15 +214,8 @@ export function reuseIfUnchanged<T>(slot: ReuseSlot, inputs: readonly unknown[],
   return value;
 }
 
-/** A cache entry, computed on first use. */
-export function cached<T>(cache: Map<string, unknown>, key: string, compute: () => T): T {
-  let value = cache.get(key) as T | undefined;
-  if (value === undefined) {
-    value = compute();
-    cache.set(key, value);
-  }
-  return value;
-}
+/** Per compile context: the source identities' encoded certificate configs (one per context). */
+const CERTIFICATES = singleEntrySlot<CertificateEncoder>("certificate configs");
 
 /** A pod's SVID identity: its override, or its service account in the node's trust domain. */
 export function podIdentity(node: LocalNode, pod: HostedPod): string {

@@ -20,6 +20,7 @@ import { parseServiceKey, type ServiceKey, type ServiceRef } from "../naming.js"
 import { LayeredMap } from "../util/layered-map.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareNumbers, compareText, ipSortKey } from "../util/order.js";
+import { SlotCache } from "./cache-slots.js";
 
 export interface IndexedService {
   readonly key: ServiceKey;
@@ -37,8 +38,8 @@ export interface IndexedService {
   readonly nodes: ReadonlySet<string>;
   /** Everything its outbound clusters depend on (not its endpoints' health or addresses). */
   readonly clusterSignature: string;
-  /** Work derived from this service alone (its EDS by view); lives as long as the service is unchanged. */
-  readonly memo: Map<string, unknown>;
+  /** Work derived from this service alone (its EDS by view); lives as long as this version of the service. */
+  readonly caches: SlotCache;
   /** Unique to this version of the service: cache keys use it to notice a change. */
   readonly serial: number;
 }
@@ -64,7 +65,9 @@ export interface SnapshotIndex {
   /** Registry endpoints by the node running them, `"<cluster>/<node>"`, sorted by pod. */
   readonly hostedBy: ReadonlyMap<string, readonly HostedEndpoint[]>;
   /** Per compile context, its cached work; most recently used last. Shared with later indexes. */
-  readonly contexts: Map<string, Map<string, unknown>>;
+  readonly contexts: Map<string, SlotCache>;
+  /** Work derived from this index as a whole (e.g. resolved waypoint nodes); lives as long as the index. */
+  readonly caches: SlotCache;
 }
 
 /** How many compile contexts (roughly: nodes) keep their clusters cached. */
@@ -123,6 +126,7 @@ function buildIndex(snapshot: Snapshot): SnapshotIndex {
     clustersWithNodeList: new Set(snapshot.nodes.map((node) => node.cluster)),
     hostedBy,
     contexts: new Map(),
+    caches: new SlotCache(),
   };
 }
 
@@ -167,6 +171,7 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
     serviceKeys: keys,
     nodeAddresses: LayeredMap.of(previous.nodeAddresses, addresses),
     hostedBy,
+    caches: new SlotCache(),
   };
 }
 
@@ -212,7 +217,7 @@ function indexService(snapshot: Snapshot, key: ServiceKey): IndexedService {
     trustDomains: sortedDomains,
     nodes: new Set(endpoints.filter((e) => e.kubernetesMetadata.nodeName).map((e) => nodeKey(e.clusterName, e.kubernetesMetadata.nodeName))),
     clusterSignature: `${key}|${protocolList.join(",")}|${sortedDomains.join(",")}`,
-    memo: new Map(),
+    caches: new SlotCache(),
     serial: ++serials,
   };
 }
@@ -283,21 +288,11 @@ function podSortKey(service: ServiceKey, endpoint: ServiceEndpoint): string {
   return `${endpoint.kubernetesMetadata.namespace}/${endpoint.kubernetesMetadata.podName}\u0000${service}\u0000${ipSortKey(endpoint.ip)}`;
 }
 
-/** A service's memo entry, computed on first use. */
-export function memoized<T>(service: IndexedService, key: string, compute: () => T): T {
-  let value = service.memo.get(key) as T | undefined;
-  if (value === undefined) {
-    value = compute();
-    service.memo.set(key, value);
-  }
-  return value;
-}
-
 /** A compile context's cache (see `SnapshotIndex.contexts`); the least recently used is evicted. */
-export function contextCache(index: SnapshotIndex, context: string): Map<string, unknown> {
+export function contextCache(index: SnapshotIndex, context: string): SlotCache {
   let cache = index.contexts.get(context);
   if (cache) index.contexts.delete(context);
-  else cache = new Map();
+  else cache = new SlotCache();
   index.contexts.set(context, cache);
   while (index.contexts.size > CACHED_CONTEXTS) index.contexts.delete(index.contexts.keys().next().value!);
   return cache;

@@ -1,0 +1,56 @@
+/**
+ * Typed, named caches. The compiler keeps reusable work in `SlotCache`s with one owner each:
+ *
+ * - a service version of the index (`IndexedService.caches`): dropped with that version of the service;
+ * - a compile context (`NodePlan.context`): one of the `CACHED_CONTEXTS` most recently used;
+ * - the index itself (`SnapshotIndex.caches`): lives as long as that index.
+ *
+ * Each kind of entry is a `CacheSlot`, declared beside the code that fills it, with the one
+ * function that builds its key and the type of its values. A slot's entries live in their own map
+ * inside the cache, so two slots never share a key. README "What is cached, and for how long"
+ * lists every slot.
+ */
+
+/** One kind of cache entry: its name (for readers and tests), how its key is built, its value type. */
+export class CacheSlot<Args extends readonly unknown[], Value> {
+  constructor(
+    readonly name: string,
+    readonly keyOf: (...args: Args) => string,
+  ) {}
+
+  /** The entry for `args` in `cache`, computed on first use. */
+  get(cache: SlotCache, args: Args, compute: () => Value): Value {
+    const entries = cache.entriesOf(this);
+    const key = this.keyOf(...args);
+    let value = entries.get(key) as Value | undefined;
+    if (value === undefined) {
+      value = compute();
+      entries.set(key, value);
+    }
+    return value;
+  }
+}
+
+/** A slot with one entry per cache (its value depends only on the cache's owner). */
+export function singleEntrySlot<Value>(name: string): CacheSlot<[], Value> {
+  return new CacheSlot<[], Value>(name, () => "");
+}
+
+/** The entries of several slots, each slot in a map of its own. */
+export class SlotCache {
+  readonly #bySlot = new Map<object, Map<string, unknown>>();
+
+  entriesOf(slot: CacheSlot<never, unknown>): Map<string, unknown> {
+    let entries = this.#bySlot.get(slot);
+    if (!entries) {
+      entries = new Map();
+      this.#bySlot.set(slot, entries);
+    }
+    return entries;
+  }
+
+  /** How many entries a slot holds (for tests). */
+  sizeOf(slot: CacheSlot<never, unknown>): number {
+    return this.#bySlot.get(slot)?.size ?? 0;
+  }
+}
