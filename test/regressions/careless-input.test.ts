@@ -383,6 +383,31 @@ describe("8. a pod without a network namespace is never advertised", () => {
     expect(addresses(waypoint)).not.toContain("10.244.1.8");
     expect(verifyMesh(snapshot, { eastWestWaypoint: "always" }).ok).toBe(true);
   });
+
+  test("two records claiming one netns on a node are left out everywhere, with NETNS_SHARED naming both", () => {
+    const doc = meshDocument();
+    const [y1, y2] = doc.services["team-a/checkout"].slice(2, 4); // west/node-2: 10.244.1.7 and 10.244.1.8
+    y2.containerMetadata.networkNamespace = `${y1.containerMetadata.networkNamespace}/`;
+    const snapshot = parseSnapshot(doc);
+    const emitted = (result: ReturnType<typeof compileNode>) =>
+      result.diagnostics
+        .filter((d) => d.code === "ENDPOINT_DIRECT" || d.code === "ENDPOINT_VIA_WAYPOINT")
+        .map((d) => `${d.endpoint?.cluster}/${d.endpoint?.ip}`);
+    const westNode1 = compileNode(snapshot, localNodeFrom(snapshot, "west", "node-1"), { eastWestWaypoint: "off" });
+    expect(emitted(westNode1)).toContain("west/10.244.0.8");
+    expect(emitted(westNode1)).not.toContain("west/10.244.1.7");
+    expect(emitted(westNode1)).not.toContain("west/10.244.1.8");
+    const shared = westNode1.diagnostics.filter((d) => d.code === "NETNS_SHARED" && d.resource === "checkout.team-a.mesh.aether:8080");
+    expect(shared.map((d) => d.endpoint?.ip)).toEqual(["10.244.1.7", "10.244.1.8"]);
+    expect(shared[0]!.message).toContain("team-a/checkout pod checkout-9a1e-y2 (west, 10.244.1.8)");
+    // East sees west/node-2 through its waypoint, which would front only these two pods.
+    const east = compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), { eastWestWaypoint: "cross-cluster" });
+    expect(emitted(east)).not.toContain("west/10.244.1.7");
+    expect(east.diagnostics.filter((d) => d.code === "NETNS_SHARED").length).toBeGreaterThan(0);
+    const waypoint = compileNode(snapshot, localNodeFrom(snapshot, "west", "node-2"), { eastWestWaypoint: "cross-cluster" });
+    const ingress = waypoint.endpoints.filter((a) => a.cluster_name?.startsWith("ew_ingress") && a.cluster_name.includes("checkout"));
+    expect(ingress.flatMap((a) => a.endpoints ?? [])).toEqual([]);
+  });
 });
 
 describe("14. validated values cannot change after validation", () => {
