@@ -213,6 +213,44 @@ describe("9. input that is not what it looks like", () => {
   });
 });
 
+describe("9. a binary record's string fields are decoded strictly", () => {
+  const record = parseSnapshot(meshDocument()).services.get("team-a/frontend")![0]!;
+  /** The record with one more length-delimited field (a nested message merges into the first). */
+  const withField = (tag: number, value: Buffer) => Buffer.concat([Buffer.from(encodeServiceEndpoint(record)), Buffer.from([tag]), lengthPrefixed(value)]);
+  const invalid = Buffer.from([0x70, 0x6f, 0x64, 0xff]); // "pod" and a byte that never starts a UTF-8 sequence
+  const surrogate = Buffer.from([0x78, 0xed, 0xa0, 0x80]); // "x" and an encoded lone surrogate
+
+  test("invalid UTF-8 in a base64 record's nested string is refused with its path, not replaced", () => {
+    const podName = withField(0x42, Buffer.concat([Buffer.from([0x12]), lengthPrefixed(invalid)])).toString("base64");
+    expect(problems((doc) => (doc.services["team-a/frontend"][0] = podName))).toEqual([
+      'services["team-a/frontend"][0].kubernetesMetadata.podName: not valid UTF-8',
+    ]);
+  });
+
+  test("in a Uint8Array record's top-level, netns and metadata strings too", () => {
+    const cases: [Buffer, string][] = [
+      [withField(0x12, surrogate), "clusterName"],
+      [withField(0x3a, Buffer.concat([Buffer.from([0x12]), lengthPrefixed(invalid)])), "containerMetadata.networkNamespace"],
+      [
+        withField(0x32, Buffer.concat([Buffer.from([0x0a]), lengthPrefixed(Buffer.from("k")), Buffer.from([0x12]), lengthPrefixed(invalid)])),
+        "metadata (a value)",
+      ],
+    ];
+    for (const [bytes, path] of cases) {
+      expect(problems((doc) => (doc.services["team-a/frontend"][0] = new Uint8Array(bytes)))).toEqual([
+        `services["team-a/frontend"][0].${path}: not valid UTF-8`,
+      ]);
+    }
+    const valid = withField(
+      0x32,
+      Buffer.concat([Buffer.from([0x0a]), lengthPrefixed(Buffer.from("k")), Buffer.from([0x12]), lengthPrefixed(Buffer.from("h\u00e9"))]),
+    );
+    const doc = meshDocument();
+    doc.services["team-a/frontend"][0] = new Uint8Array(valid);
+    expect(parseSnapshot(doc).services.get("team-a/frontend")![0]!.metadata.k).toBe("h\u00e9");
+  });
+});
+
 function lengthPrefixed(bytes: Buffer): Buffer {
   return Buffer.concat([Buffer.from([bytes.length]), bytes]);
 }
