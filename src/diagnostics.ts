@@ -19,6 +19,7 @@ export const DIAGNOSTIC_CODES = {
   NETNS_SHARED: "warning",
   // Endpoints emitted that cannot work as the mesh describes it.
   POD_IP_NOT_ROUTABLE: "warning",
+  SHARED_POD_ADDRESS: "warning",
   // Endpoints emitted with an adjustment.
   NODE_IP_MISMATCH: "warning",
   RESERVED_METADATA_KEY: "warning",

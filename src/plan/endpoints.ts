@@ -11,11 +11,12 @@ import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_com
 import { type Diagnostic, diagnostic, type EndpointRef } from "../diagnostics.js";
 import { hostPort, lbMetadata, socketAddress } from "../envoy/core.js";
 import type { ServiceEndpoint } from "../model/registry.js";
+import { type SharedAddress, sharedAddresses } from "../model/snapshot-checks.js";
 import { outboundClusterName } from "../naming.js";
 import { compositeKey } from "../util/keys.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareText, ipSortKey } from "../util/order.js";
-import { CacheSlot } from "./cache-slots.js";
+import { CacheSlot, singleEntrySlot } from "./cache-slots.js";
 import type { EdsView } from "./eds-view.js";
 import type { EncodingCell } from "./encoding-cells.js";
 import { type HostedEndpoint, type IndexedService, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
@@ -136,6 +137,30 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
     }
   }
   return { service, port, clusterName, endpoints, diagnostics };
+}
+
+/** Per index: the addresses naming pods of different services in different clusters (`sharedAddresses`), by IP. */
+const SHARED_ADDRESSES = singleEntrySlot<ReadonlyMap<string, SharedAddress>>("shared pod addresses");
+
+function sharedAddressesOf(index: SnapshotIndex): ReadonlyMap<string, SharedAddress> {
+  return SHARED_ADDRESSES.get(index.caches, [], () => new Map(sharedAddresses(index.snapshot.services).map((shared) => [shared.ip, shared])));
+}
+
+/**
+ * A port's emitted direct endpoints at an address that names pods of different services in
+ * different clusters. Computed per index rather than cached with the port's plan: a change to
+ * another service can make or unmake such an address.
+ */
+export function sharedAddressDiagnostics(index: SnapshotIndex, plan: PortPlan): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
+  for (const endpoint of plan.endpoints) {
+    const shared = endpoint.route === "direct" ? sharedAddressesOf(index).get(endpoint.ip) : undefined;
+    if (!shared) continue;
+    const pod = endpoint.pods[0]!;
+    const message = `${describePod(pod)} is dialed at ${endpoint.ip}, which names ${shared.pods.join(", ")}: pods of different services in different clusters share it, so a connection to it that lands in the wrong cluster reaches another service's pod (only its certificate pin stops it)`;
+    diagnostics.push(diagnostic("SHARED_POD_ADDRESS", message, { resource: plan.clusterName, service: plan.service.key, endpoint: pod }));
+  }
+  return diagnostics;
 }
 
 /** Per index: by node, each record whose netns other records of that node also claim, with those records. */

@@ -392,6 +392,28 @@ describe("10. mesh.podNetwork: the off mode on an isolated pod network", () => {
     expect(verifyMesh(parseSnapshot(meshDocument()), { eastWestWaypoint: "off" }).sharedAddresses).toEqual([]);
   });
 
+  test("an IP naming pods of different services in different clusters is a compile diagnostic on the nodes whose EDS carries it", () => {
+    const doc = meshDocument();
+    doc.mesh.podNetwork = "routable";
+    doc.services["team-b/payments"][0].ip = "10.244.1.8"; // east's payments pod at west's checkout-9a1e-y2 address
+    const snapshot = parseSnapshot(doc);
+    const shared = (cluster: string, node: string, mode: "off" | "cross-cluster") =>
+      compileNode(snapshot, localNodeFrom(snapshot, cluster, node), { eastWestWaypoint: mode })
+        .diagnostics.filter((d) => d.code === "SHARED_POD_ADDRESS")
+        .map((d) => `${d.resource} ${d.endpoint?.cluster}/${d.endpoint?.ip}`);
+    expect(shared("east", "node-1", "off")).toEqual([
+      "checkout.team-a.mesh.aether:8080 west/10.244.1.8",
+      "checkout.team-a.mesh.aether:9090 west/10.244.1.8",
+      "payments.team-b.mesh.aether:8443 east/10.244.1.8",
+    ]);
+    // Across clusters only waypoints are dialed: each cluster carries only its own pod at that address.
+    expect(shared("west", "node-1", "cross-cluster")).toEqual([
+      "checkout.team-a.mesh.aether:8080 west/10.244.1.8",
+      "checkout.team-a.mesh.aether:9090 west/10.244.1.8",
+    ]);
+    expect(shared("east", "node-2", "cross-cluster")).toEqual(["payments.team-b.mesh.aether:8443 east/10.244.1.8"]);
+  });
+
   test("on a routable pod network, the off mode's failover to a remote pod lands on it", () => {
     const doc = meshDocument();
     doc.mesh.podNetwork = "routable";
