@@ -93,7 +93,7 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
     const rivals = netnsRivals(index, endpoint);
     if (rivals.length > 0) {
       const others = rivals.map((rival) => `${rival.service} ${describePod(rival.endpoint)}`).join(", ");
-      const reason = `${others} also claim its network namespace ${endpoint.containerMetadata.networkNamespace} on its node, which tells none of them apart and gives none an inbound listener (NETNS_CONFLICT there)`;
+      const reason = `its network namespace ${endpoint.containerMetadata.networkNamespace} is also claimed by ${others} on its node, which tells them apart by it and so gives none an inbound listener (NETNS_CONFLICT there)`;
       report("NETNS_SHARED", leftOut(service, endpoint, reason), endpoint);
       continue;
     }
