@@ -8,7 +8,8 @@
  *   routes to that service port's cluster, and any other authority gets a 404.
  * - `capture_<pod>_<ns>`: for services with a VIP, a transparent capture listener on the capture
  *   port (where the node's redirect rules send VIP traffic); `original_dst` restores the VIP:port
- *   the pod dialed, and a chain per VIP and port proxies the bytes to the outbound cluster.
+ *   the pod dialed, and a chain per VIP and port reaches the outbound cluster: HTTP routed as the
+ *   egress listener routes it, a TCP port's bytes proxied.
  *
  * A pod's routes cover its own service's dependencies when the mesh has dependency data, else
  * every service the node has a cluster for. Nothing else is captured.
@@ -18,7 +19,7 @@ import { TrafficDirection } from "../../gen/envoy/config/core/v3/base.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { Filter, FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import { socketAddress } from "../envoy/core.js";
-import { type AuthorityRoute, httpEgress, originalDst, stampFilterState, tcpProxy } from "../envoy/listener.js";
+import { type AuthorityRoute, httpCapture, httpEgress, originalDst, stampFilterState, tcpProxy } from "../envoy/listener.js";
 import { FILTER_STATE } from "../envoy/types.js";
 import { protocolOf } from "../model/snapshot.js";
 import { captureChainName, captureListenerName, outboundClusterName, outboundListenerName, type PodRef, type ServiceKey, serviceAuthority } from "../naming.js";
@@ -94,12 +95,7 @@ function egressListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, dest
       stat_prefix: name,
       filter_chains: [
         {
-          filters: [
-            ...stamp,
-            httpEgress(name, routes, egressRetryPolicy(plan.options.settings), {
-              accessLog: accessLogs(plan, { reporter: "source", listener: name, http: true, sourceIdentity: hosted.identity }),
-            }),
-          ],
+          filters: [...stamp, httpEgress(name, routes, egressRetryPolicy(plan.options.settings), { accessLog: sourceLogs(plan, hosted, name, true) })],
           name: "http",
         },
       ],
@@ -146,17 +142,28 @@ function captureListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, des
   return [listener];
 }
 
+/**
+ * The chain for one VIP and port: `tcp_proxy` for a TCP port; an HTTP port's requests are
+ * terminated and routed like the egress listener's, since the mesh hop is HTTP/2 whatever the
+ * app speaks (passed-through HTTP/1.1 bytes would reach an HTTP/2 peer).
+ */
 function captureChain(plan: NodePlan, hosted: HostedPodPlan, statPrefix: string, destination: Destination, stamp: readonly Filter[]): FilterChain {
   const vip = destination.vip!;
+  const name = captureChainName({ ...destination.service.ref, port: destination.port });
+  const { settings } = plan.options;
+  const accessLog = sourceLogs(plan, hosted, statPrefix, destination.http);
   return {
     filter_chain_match: { destination_port: destination.port, prefix_ranges: [{ address_prefix: vip, prefix_len: vip.includes(":") ? 128 : 32 }] },
     filters: [
       ...stamp,
-      tcpProxy(statPrefix, destination.cluster, {
-        idleTimeout: tcpIdleTimeout(plan.options.settings),
-        accessLog: accessLogs(plan, { reporter: "source", listener: statPrefix, http: false, sourceIdentity: hosted.identity }),
-      }),
+      destination.http
+        ? httpCapture(statPrefix, { name, cluster: destination.cluster }, egressRetryPolicy(settings), { accessLog })
+        : tcpProxy(statPrefix, destination.cluster, { idleTimeout: tcpIdleTimeout(settings), accessLog }),
     ],
-    name: captureChainName({ ...destination.service.ref, port: destination.port }),
+    name,
   };
+}
+
+function sourceLogs(plan: NodePlan, hosted: HostedPodPlan, listener: string, http: boolean) {
+  return accessLogs(plan, { reporter: "source", listener, http, sourceIdentity: hosted.identity });
 }

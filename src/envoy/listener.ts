@@ -4,7 +4,7 @@ import type { AccessLog } from "../../gen/envoy/config/accesslog/v3/accesslog.js
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { KeepaliveSettings } from "../../gen/envoy/config/core/v3/protocol.js";
 import type { Filter, ListenerFilter } from "../../gen/envoy/config/listener/v3/listener_components.js";
-import type { RetryPolicy, VirtualHost } from "../../gen/envoy/config/route/v3/route_components.js";
+import type { RetryPolicy, Route, VirtualHost } from "../../gen/envoy/config/route/v3/route_components.js";
 import { FilterStateValue_SharedWithUpstream } from "../../gen/envoy/extensions/filters/common/set_filter_state/v3/value.js";
 import {
   HttpConnectionManager_CodecType,
@@ -107,9 +107,26 @@ export function httpEgress(statPrefix: string, routes: readonly AuthorityRoute[]
   const virtualHosts: VirtualHost[] = routes.map((route) => ({
     name: route.name,
     domains: [...route.domains],
-    routes: [{ match: { prefix: "/" }, route: { cluster: route.cluster, timeout: NO_TIMEOUT, ...(retryPolicy ? { retry_policy: retryPolicy } : {}) } }],
+    routes: [egressRoute(route.cluster, retryPolicy)],
   }));
   virtualHosts.push({ name: "unknown_authority", domains: ["*"], routes: [{ match: { prefix: "/" }, direct_response: { status: 404 } }] });
+  return appConnectionManager(statPrefix, virtualHosts, extras);
+}
+
+/**
+ * A pod's HTTP to a captured VIP and port: the chain already chose the service port, so every
+ * authority (the app may send the VIP, a name of its own, none) goes to `route`'s cluster, as
+ * an egress route would.
+ */
+export function httpCapture(statPrefix: string, route: Omit<AuthorityRoute, "domains">, retryPolicy?: RetryPolicy, extras: ProxyExtras = {}): Filter {
+  return appConnectionManager(statPrefix, [{ name: route.name, domains: ["*"], routes: [egressRoute(route.cluster, retryPolicy)] }], extras);
+}
+
+/**
+ * Terminates a pod app's cleartext HTTP: AUTO tells HTTP/1.1 from h2c by the first bytes; what
+ * goes upstream is the cluster's protocol options' choice, not the app's.
+ */
+function appConnectionManager(statPrefix: string, virtualHosts: VirtualHost[], extras: ProxyExtras): Filter {
   return {
     name: EXTENSION.httpConnectionManager,
     typed_config: pack(HTTP_CONNECTION_MANAGER, {
@@ -120,6 +137,10 @@ export function httpEgress(statPrefix: string, routes: readonly AuthorityRoute[]
       ...(extras.accessLog?.length ? { access_log: [...extras.accessLog] } : {}),
     }),
   };
+}
+
+function egressRoute(cluster: string, retryPolicy: RetryPolicy | undefined): Route {
+  return { match: { prefix: "/" }, route: { cluster, timeout: NO_TIMEOUT, ...(retryPolicy ? { retry_policy: retryPolicy } : {}) } };
 }
 
 /** `timeout: 0s`: the application owns its deadlines; Envoy's default 15 s would cut long-lived gRPC streams. */

@@ -80,8 +80,9 @@ function clusterLine(cluster: Cluster): string {
   return parts.join("; ");
 }
 
-/** The egress route to the cluster (retries) or the capture chain proxying to it (idle timeout). */
+/** The egress or VIP capture route to the cluster (retries), or the capture chain proxying a TCP port to it (idle timeout). */
 function entryLine(listener: Listener, cluster: string): string | undefined {
+  const capture = listener.listener_filters?.some((filter) => filter.name === EXTENSION.originalDst) ?? false;
   for (const chain of listener.filter_chains ?? []) {
     for (const filter of chain.filters ?? []) {
       const config = filter.typed_config ? unpackAny(filter.typed_config)?.message : undefined;
@@ -91,7 +92,7 @@ function entryLine(listener: Listener, cluster: string): string | undefined {
         if (!route) continue;
         const retry = route.route?.retry_policy;
         const retries = retry ? `retries ${retry.num_retries ?? 1} on ${retry.retry_on}` : "no retries";
-        return `egress route: ${retries}; ${hcm.access_log?.length ? "source access log" : "no access log"}`;
+        return `${capture ? "VIP capture route" : "egress route"}: ${retries}; ${hcm.access_log?.length ? "source access log" : "no access log"}`;
       }
       if (filter.name === EXTENSION.tcpProxy) {
         const proxy = config as TcpProxy;

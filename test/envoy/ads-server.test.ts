@@ -1,8 +1,8 @@
 /**
  * A real Envoy on the ADS server: started with `aether-xds bootstrap --ads`'s bootstrap (nothing
  * inline), it gets its clusters, their assignments and its listeners over ADS and ACKs each, and
- * a registry change reaches the health of its hosts. The mesh is the example with no pod netns (so the
- * node binds no listener in a namespace that does not exist here) and the waypoint off; no SDS
+ * a registry change reaches the health of its hosts. The mesh is the example with no pod netns on the
+ * node under test (so it binds no listener in a namespace that does not exist here) and the waypoint off; no SDS
  * server runs, so Envoy warms its TLS clusters after SDS's initial fetch timeout.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -34,11 +34,18 @@ if (found.length === 0) test.skip(`no Envoy at or above ${FLOOR}`, () => {});
 const dir = mkdtempSync(join(tmpdir(), "aether-envoy-ads-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The example mesh without pod network namespaces. */
+type MeshRecord = { clusterName: string; kubernetesMetadata: { nodeName: string }; containerMetadata: { networkNamespace?: string } };
+
+/**
+ * The example mesh with no pod network namespace on east/node-1, the node under test. Only there:
+ * a record without a netns is left out of every node's EDS, so the other pods keep theirs.
+ */
 function meshWithoutNetns(): Snapshot {
   const doc = meshDocument();
-  for (const records of Object.values(doc.services) as { containerMetadata: { networkNamespace?: string } }[][]) {
-    for (const record of records) delete record.containerMetadata.networkNamespace;
+  for (const records of Object.values(doc.services) as MeshRecord[][]) {
+    for (const record of records) {
+      if (record.clusterName === "east" && record.kubernetesMetadata.nodeName === "node-1") delete record.containerMetadata.networkNamespace;
+    }
   }
   return parseSnapshot(doc);
 }

@@ -160,23 +160,34 @@ describe.each(runs)("Envoy %s, %s mode: requests from a pod's app through its no
   });
 
   test.skipIf(!captureTested)(
-    "VIP capture: the pod's connection to checkout's VIP is redirected to its capture listener, which proxies it as the pod",
+    `VIP capture: the pod's connections to checkout's VIP are redirected to its capture listener, which sends them on as the pod (${sourceIdentity})`,
     async () => {
       if (!iptablesAvailable()) throw new Error("the capture test needs iptables in the pod's netns (apt-get install iptables)");
       const capturePort = lab.compiled.get("west/node-1")!.options.capturePort;
       lab.topology.redirect(WEST_FRONTEND, VIP, capturePort);
-      const [tcp, h2c] = await lab.probe({ pod: WEST_FRONTEND }, [
+      // The app dials the VIP as it would any address: no mesh authority, HTTP/1.1 or h2c.
+      const viaVip = (plain: "http1" | "h2c"): Probe => ({
+        kind: "http",
+        plain,
+        host: VIP,
+        port: 8080,
+        servername: VIP,
+        authority: `${VIP}:8080`,
+        path: `/captured/${plain}`,
+      });
+      const [tcp, http1, h2c] = await lab.probe({ pod: WEST_FRONTEND }, [
         { kind: "tcp", plain: "http1", host: VIP, port: 9090, servername: VIP, payload: "captured bytes" },
-        // h2c: the capture chain proxies bytes over a socket that offers ALPN h2, so an app speaking
-        // HTTP/1.1 to this HTTP/2 port is not understood by the pod's inbound listener (a known gap).
-        { kind: "http", plain: "h2c", host: VIP, port: 8080, servername: VIP, authority: AUTHORITY, path: "/captured" },
+        viaVip("http1"),
+        viaVip("h2c"),
       ]);
       expect(tcp, JSON.stringify(tcp)).toMatchObject({ ok: true, echoed: "captured bytes" });
-      const reply = replyOf(h2c!);
-      expect(reply.app).toBe(podName(Y1));
-      expect(xfccUri(reply.xfcc)).toBe(FRONTEND);
+      for (const result of [http1!, h2c!]) {
+        const reply = replyOf(result);
+        expect(reply.app).toBe(podName(Y1));
+        expect(xfccUri(reply.xfcc)).toBe(FRONTEND);
+      }
 
-      // original_dst restored the VIP:port the app dialed; its chain proxied the bytes with the pod's certificate.
+      // original_dst restored the VIP:port the app dialed; the TCP port's chain proxied the bytes with the pod's certificate.
       const captured = await envoyOf("west/node-1").waitForAccessLog((e) => e.kind === "tcp_proxy" && e.downstream_local === `${VIP}:9090`);
       expect(captured).toMatchObject({
         listener: "capture_frontend-84c2-fghij_team-a",
@@ -187,6 +198,24 @@ describe.each(runs)("Envoy %s, %s mode: requests from a pod's app through its no
       // The record at the end of the connection (at upstream connect the pod's handshake may not be done).
       const landed = await envoyOf("west/node-2").waitForAccessLog((e) => e.kind === "tcp_proxy" && e.chain === "port_9090");
       expect(landed).toMatchObject({ listener: "inbound_checkout-9a1e-y1_team-a", sni: "9090", downstream_peer_uri: FRONTEND });
+      // The HTTP port's chain ended the app's HTTP (either version) and routed each request over the mesh's HTTP/2.
+      for (const [plain, protocol] of [
+        ["http1", "HTTP/1.1"],
+        ["h2c", "HTTP/2"],
+      ] as const) {
+        const path = `/captured/${plain}`;
+        const request = await envoyOf("west/node-1").waitForAccessLog((e) => e.kind === "http" && e.path === path);
+        expect(request).toMatchObject({
+          listener: "capture_frontend-84c2-fghij_team-a",
+          chain: "vip_checkout_team-a_8080",
+          downstream_local: `${VIP}:8080`,
+          protocol,
+          upstream_cluster: CHECKOUT_8080,
+          upstream_peer_uri: CHECKOUT,
+        });
+        const inbound = await envoyOf("west/node-2").waitForAccessLog((e) => e.kind === "http" && e.path === path);
+        expect(inbound).toMatchObject({ listener: "inbound_checkout-9a1e-y1_team-a", sni: "8080", protocol: "HTTP/2", downstream_peer_uri: FRONTEND });
+      }
     },
   );
 

@@ -317,7 +317,7 @@ describe("explainPath", () => {
         "    mTLS spiffe://aether.internal/ns/team-a/sa/frontend ↔ spiffe://aether.internal/ns/team-a/sa/checkout",
         "settings on this path:",
         "  checkout.team-a.mesh.aether:8080: connect timeout 2s; circuit breaker connections 65536, pending 65536, requests 65536, retries 65536; panic threshold 0%; outlier detection (5 local-origin failures, 5 5xx); HTTP/2 keepalive every 10s (timeout 5s)",
-        "  capture_frontend-7d9f-abcde_team-a: VIP capture: idle timeout 3600s; no access log",
+        "  capture_frontend-7d9f-abcde_team-a: VIP capture route: retries 2 on connect-failure,refused-stream,reset-before-request; no access log",
         "  outbound_frontend-7d9f-abcde_team-a: egress route: retries 2 on connect-failure,refused-stream,reset-before-request; no access log",
         ...["y1", "y2"].map(
           (pod) =>
@@ -383,12 +383,18 @@ describe("explainPath", () => {
     expect(settings).toEqual([
       "settings on this path:",
       "  checkout.team-a.mesh.aether:8080: connect timeout Envoy's default (5s); circuit breaker Envoy's default (1024); panic threshold Envoy's default (50%); no outlier detection",
-      "  capture_frontend-7d9f-abcde_team-a: VIP capture: idle timeout Envoy's default (1h); source access log",
+      "  capture_frontend-7d9f-abcde_team-a: VIP capture route: no retries; source access log",
       "  outbound_frontend-7d9f-abcde_team-a: egress route: no retries; source access log",
       ...["y1", "y2"].map(
         (pod) =>
           `  to the app on west/team-a/checkout-9a1e-${pod}: HTTP/1.1; connect timeout Envoy's default (5s); circuit breaker Envoy's default (1024); destination access log`,
       ),
     ]);
+  });
+
+  test("a TCP port's VIP capture chain proxies bytes: its idle timeout, not retries", () => {
+    const declared = snapshot(true, { "team-a/checkout": { "8080": "http", "9090": "tcp" } });
+    const { trace } = explainPath(declared, "east/team-a/frontend-7d9f-abcde", "team-a/checkout:9090", crossCluster);
+    expect(trace.split("\n")).toContain("  capture_frontend-7d9f-abcde_team-a: VIP capture: idle timeout 3600s; no access log");
   });
 });
