@@ -16,8 +16,10 @@ export const DIAGNOSTIC_CODES = {
   NOT_EXPORTED: "info",
   ADDRESS_CONFLICT: "warning",
   NO_NETNS: "warning",
+  NETNS_SHARED: "warning",
   // Endpoints emitted that cannot work as the mesh describes it.
   POD_IP_NOT_ROUTABLE: "warning",
+  SHARED_POD_ADDRESS: "warning",
   // Endpoints emitted with an adjustment.
   NODE_IP_MISMATCH: "warning",
   RESERVED_METADATA_KEY: "warning",
@@ -44,6 +46,7 @@ export const LEFT_OUT_CODES: ReadonlySet<DiagnosticCode> = new Set([
   "NOT_EXPORTED",
   "ADDRESS_CONFLICT",
   "NO_NETNS",
+  "NETNS_SHARED",
 ]);
 /** `info` for what the compiler did as designed, `warning` for input it could not use as given. */
 export type Severity = (typeof DIAGNOSTIC_CODES)[DiagnosticCode];

@@ -7,6 +7,7 @@ import { type LocalNode, type LocalNodeInput, parseNode } from "../model/node.js
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { singleEntrySlot } from "../plan/cache-slots.js";
+import { sharedAddressDiagnostics } from "../plan/endpoints.js";
 import { type NodePlan, planNode, reuseIfUnchanged } from "../plan/node-plan.js";
 import { asIndex, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { BoundedCache } from "../util/bounded-cache.js";
@@ -81,7 +82,7 @@ export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode 
     listeners: side.listeners,
     // Gathered when first read: most of them (one per emitted endpoint) are never looked at.
     get diagnostics() {
-      diagnostics ??= [...plan.diagnostics, ...eds.flatMap((a) => a.diagnostics), ...side.diagnostics];
+      diagnostics ??= [...plan.diagnostics, ...eds.flatMap((a) => [...a.diagnostics, ...sharedAddressDiagnostics(index, a.plan)]), ...side.diagnostics];
       return diagnostics;
     },
   });

@@ -25,6 +25,7 @@ import {
   tunnelServerName,
   waypointSni,
 } from "../naming.js";
+import { netnsRivals } from "../plan/endpoints.js";
 import type { NodePlan } from "../plan/node-plan.js";
 import { compareText, ipSortKey } from "../util/order.js";
 import { accessLogs } from "./access-log.js";
@@ -88,12 +89,15 @@ function servingPods(plan: NodePlan, service: ServiceRef): ServingPod[] {
   const { clusterName, nodeName } = plan.node;
   const terminating = new Set(plan.hostedPods.filter((h) => h.service === key && h.pod.terminating).map((h) => h.pod.ip));
   return (plan.index.services.get(key)?.endpoints ?? [])
-    .filter((e) => e.clusterName === clusterName && serving(e) && !terminating.has(e.ip))
+    .filter((e) => e.clusterName === clusterName && serving(e) && netnsRivals(plan.index, e).length === 0 && !terminating.has(e.ip))
     .map((e) => ({ ip: e.ip, weight: e.weight, ports: e.ports, local: e.kubernetesMetadata.nodeName === nodeName }))
     .sort((a, b) => compareText(ipSortKey(a.ip), ipSortKey(b.ip)));
 }
 
-/** Healthy, and with a netns its node binds an inbound listener in (else nothing answers at pod_ip:inboundPort). */
+/**
+ * Healthy, and with a netns its node binds an inbound listener in (else nothing answers at
+ * pod_ip:inboundPort); a netns other records also claim gets none either (see `netnsRivals`).
+ */
 function serving(endpoint: ServiceEndpoint): boolean {
   return (endpoint.health === "HEALTHY" || endpoint.health === "UNSPECIFIED") && endpoint.containerMetadata.networkNamespace !== "";
 }

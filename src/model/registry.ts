@@ -124,6 +124,49 @@ function wireMetadata(bytes: Uint8Array): Record<string, string> {
 /** `map<string, string> metadata = 6;` in aether/registry/v1/endpoint.proto. */
 const METADATA_FIELD = 6;
 
+/** The string fields of the binary record by field number, with their JSON names; nested messages with theirs. */
+type StringFields = { readonly [field: number]: string | readonly [name: string, fields: StringFields] };
+const STRING_FIELDS: StringFields = {
+  1: "ip",
+  2: "clusterName",
+  5: ["locality", { 1: "region", 2: "zone" }],
+  6: ["metadata", { 1: "(a key)", 2: "(a value)" }],
+  7: ["containerMetadata", { 1: "containerId", 2: "networkNamespace" }],
+  8: ["kubernetesMetadata", { 1: "namespace", 2: "podName", 3: "nodeName", 5: "nodeIp" }],
+};
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * The JSON path of the first string field of a binary record that is not valid UTF-8, if any. The
+ * protobuf decoder replaces invalid sequences with U+FFFD, so a record would silently name
+ * something other than what its bytes say; this reads the raw bytes of each string field first.
+ */
+export function invalidUtf8Field(bytes: Uint8Array, fields: StringFields = STRING_FIELDS, prefix = ""): string | undefined {
+  const reader = new BinaryReader(bytes);
+  while (reader.pos < reader.len) {
+    const [field, wireType] = reader.tag();
+    const spec = fields[field];
+    if (spec === undefined || wireType !== WireType.LengthDelimited) {
+      reader.skip(wireType);
+      continue;
+    }
+    const value = reader.bytes();
+    if (typeof spec !== "string") {
+      const [name, nested] = spec;
+      const found = invalidUtf8Field(value, nested, `${prefix}${name}${name === "metadata" ? " " : "."}`);
+      if (found !== undefined) return found;
+      continue;
+    }
+    try {
+      strictUtf8.decode(value);
+    } catch {
+      return `${prefix}${spec}`;
+    }
+  }
+  return undefined;
+}
+
 /** Decodes a binary `aether.registry.v1.ServiceEndpoint` into its JSON form (not yet validated). */
 export function decodeServiceEndpoint(bytes: Uint8Array): ServiceEndpointInput {
   const wire = WireServiceEndpoint.decode(bytes);

@@ -10,7 +10,7 @@ import { compositeKey } from "../util/keys.js";
 import { compareByKey } from "../util/order.js";
 import { clusterName, dnsSubdomain, ipAddress, trustDomain } from "./fields.js";
 import { collectIssues, describeValue, unsafeInputIssues } from "./issues.js";
-import { decodeServiceEndpoint, type ServiceEndpoint, serviceEndpoint } from "./registry.js";
+import { decodeServiceEndpoint, invalidUtf8Field, type ServiceEndpoint, serviceEndpoint } from "./registry.js";
 import { crossCheck, duplicatePodIssues, type MeshParts, portCountIssues, SNAPSHOT_LIMITS } from "./snapshot-checks.js";
 
 export { SNAPSHOT_LIMITS } from "./snapshot-checks.js";
@@ -311,7 +311,7 @@ function parseRecords(key: ServiceKey, records: readonly unknown[], issues: Inpu
     const path: PropertyKey[] = ["services", key, index];
     const json = recordJson(record);
     if ("problem" in json) {
-      issues.push({ path: formatPath(path), message: json.problem });
+      issues.push({ path: formatPath(path) + prefixed(json.path ?? ""), message: json.problem });
       continue;
     }
     // A binary record meets the checks its JSON form would have met before parsing.
@@ -346,11 +346,13 @@ function prefixed(path: string): string {
   return path === "" || path.startsWith("[") ? path : `.${path}`;
 }
 
-function recordJson(record: unknown): { value: unknown } | { problem: string } {
+function recordJson(record: unknown): { value: unknown } | { problem: string; path?: string } {
   if (typeof record !== "string" && !(record instanceof Uint8Array)) return { value: record };
   const bytes = typeof record === "string" ? decodeBase64(record) : record;
   if (!bytes) return { problem: "a string record must be a base64 binary ServiceEndpoint" };
   try {
+    const invalid = invalidUtf8Field(bytes);
+    if (invalid !== undefined) return { problem: "not valid UTF-8", path: invalid };
     return { value: decodeServiceEndpoint(bytes) };
   } catch (error) {
     return { problem: `not a binary ServiceEndpoint record (${(error as Error).message})` };

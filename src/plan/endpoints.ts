@@ -11,14 +11,15 @@ import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_com
 import { type Diagnostic, diagnostic, type EndpointRef } from "../diagnostics.js";
 import { hostPort, lbMetadata, socketAddress } from "../envoy/core.js";
 import type { ServiceEndpoint } from "../model/registry.js";
+import { type SharedAddress, sharedAddresses } from "../model/snapshot-checks.js";
 import { outboundClusterName } from "../naming.js";
 import { compositeKey } from "../util/keys.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareText, ipSortKey } from "../util/order.js";
-import { CacheSlot } from "./cache-slots.js";
+import { CacheSlot, singleEntrySlot } from "./cache-slots.js";
 import type { EdsView } from "./eds-view.js";
 import type { EncodingCell } from "./encoding-cells.js";
-import { type IndexedService, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
+import { type HostedEndpoint, type IndexedService, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
 
 export type Route = "direct" | "waypoint";
 
@@ -89,6 +90,13 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
       report("NO_NETNS", leftOut(service, endpoint, "its record has no network namespace, so its node gives it no inbound listener"), endpoint);
       continue;
     }
+    const rivals = netnsRivals(index, endpoint);
+    if (rivals.length > 0) {
+      const others = rivals.map((rival) => `${rival.service} ${describePod(rival.endpoint)}`).join(", ");
+      const reason = `its network namespace ${endpoint.containerMetadata.networkNamespace} is also claimed by ${others} on its node, which tells them apart by it and so gives none an inbound listener (NETNS_CONFLICT there)`;
+      report("NETNS_SHARED", leftOut(service, endpoint, reason), endpoint);
+      continue;
+    }
     const route = routeOf(view, service, endpoint);
     if (route === "not-exported") {
       report("NOT_EXPORTED", leftOut(service, endpoint, `${service.key} is not exported, so other clusters cannot reach it through a waypoint`), endpoint);
@@ -129,6 +137,62 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
     }
   }
   return { service, port, clusterName, endpoints, diagnostics };
+}
+
+/** Per index: the addresses naming pods of different services in different clusters (`sharedAddresses`), by IP. */
+const SHARED_ADDRESSES = singleEntrySlot<ReadonlyMap<string, SharedAddress>>("shared pod addresses");
+
+function sharedAddressesOf(index: SnapshotIndex): ReadonlyMap<string, SharedAddress> {
+  return SHARED_ADDRESSES.get(index.caches, [], () => new Map(sharedAddresses(index.snapshot.services).map((shared) => [shared.ip, shared])));
+}
+
+/**
+ * A port's emitted direct endpoints at an address that names pods of different services in
+ * different clusters. Computed per index rather than cached with the port's plan: a change to
+ * another service can make or unmake such an address.
+ */
+export function sharedAddressDiagnostics(index: SnapshotIndex, plan: PortPlan): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
+  for (const endpoint of plan.endpoints) {
+    const shared = endpoint.route === "direct" ? sharedAddressesOf(index).get(endpoint.ip) : undefined;
+    if (!shared) continue;
+    const pod = endpoint.pods[0]!;
+    const message = `${describePod(pod)} is dialed at ${endpoint.ip}, which names ${shared.pods.join(", ")}: pods of different services in different clusters share it, so a connection to it that lands in the wrong cluster reaches another service's pod (only its certificate pin stops it)`;
+    diagnostics.push(diagnostic("SHARED_POD_ADDRESS", message, { resource: plan.clusterName, service: plan.service.key, endpoint: pod }));
+  }
+  return diagnostics;
+}
+
+/** Per index: by node, each record whose netns other records of that node also claim, with those records. */
+const NETNS_RIVALS = new CacheSlot<[node: string], ReadonlyMap<ServiceEndpoint, readonly HostedEndpoint[]>>("records sharing a netns", (node) => node);
+
+/**
+ * The other records of an endpoint's node that claim its netns. The node cannot tell them apart
+ * (NETNS_CONFLICT), so it serves none of them: no node may advertise any of them.
+ */
+export function netnsRivals(index: SnapshotIndex, endpoint: ServiceEndpoint): readonly HostedEndpoint[] {
+  const { nodeName } = endpoint.kubernetesMetadata;
+  if (!nodeName || !endpoint.containerMetadata.networkNamespace) return [];
+  const key = nodeKey(endpoint.clusterName, nodeName);
+  return NETNS_RIVALS.get(index.caches, [key], () => rivalsByRecord(index.hostedBy.get(key) ?? [])).get(endpoint) ?? [];
+}
+
+function rivalsByRecord(hosted: readonly HostedEndpoint[]): Map<ServiceEndpoint, readonly HostedEndpoint[]> {
+  const claims = new Map<string, HostedEndpoint[]>();
+  for (const record of hosted) {
+    const netns = record.endpoint.containerMetadata.networkNamespace;
+    if (netns) getOrInsert(claims, netns, () => []).push(record);
+  }
+  const rivals = new Map<ServiceEndpoint, readonly HostedEndpoint[]>();
+  for (const records of claims.values()) {
+    if (records.length < 2) continue;
+    for (const record of records)
+      rivals.set(
+        record.endpoint,
+        records.filter((other) => other !== record),
+      );
+  }
+  return rivals;
 }
 
 function routeOf(view: EdsView, service: IndexedService, endpoint: ServiceEndpoint): Route | "not-exported" {

@@ -17,6 +17,7 @@ import { pickNodeAddress } from "../model/node-address.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import { changesSince, type NodeStatus, type PortProtocol, protocolOf, type Snapshot } from "../model/snapshot.js";
 import { parseServiceKey, type ServiceKey, type ServiceRef } from "../naming.js";
+import { compositeKey } from "../util/keys.js";
 import { LayeredMap } from "../util/layered-map.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareNumbers, compareText, ipSortKey } from "../util/order.js";
@@ -159,7 +160,12 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
   // A node whose address comes from its records moves when they do: every other service with a
   // pod there has a waypoint endpoint at the old address cached, so it is indexed afresh too.
   const moved = [...addresses].filter(([node, address]) => address !== previous.nodeAddresses.get(node)).map(([node]) => node);
-  const stale = new Set(moved.flatMap((node) => (hostedBy.get(node) ?? []).map((hosted) => hosted.service)).filter((key) => !changedKeys.has(key)));
+  const stale = new Set(
+    [
+      ...moved.flatMap((node) => (hostedBy.get(node) ?? []).map((hosted) => hosted.service)),
+      ...netnsNeighbours(hostedBy, touchedNodes, [...changed, ...replaced]),
+    ].filter((key) => !changedKeys.has(key)),
+  );
   const serviceChanges = new Map<ServiceKey, IndexedService | undefined>([...changedKeys].map((key) => [key, undefined]));
   for (const service of [...changed, ...[...stale].map((key) => indexService(snapshot, key))]) serviceChanges.set(service.key, service);
   const layered = LayeredMap.of(previous.services, serviceChanges);
@@ -173,6 +179,30 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
     hostedBy,
     caches: new SlotCache(),
   };
+}
+
+/**
+ * Services with a record on a touched node in a netns a changed record claims (or claimed): a
+ * record joining or leaving a netns changes whether, and beside whom, the others there are
+ * advertised (`NETNS_SHARED`), so their cached assignments are redone.
+ */
+function netnsNeighbours(
+  hostedBy: ReadonlyMap<string, readonly HostedEndpoint[]>,
+  touched: ReadonlySet<string>,
+  changed: readonly IndexedService[],
+): ServiceKey[] {
+  const claims = new Set<string>();
+  for (const endpoint of changed.flatMap((service) => service.endpoints)) {
+    const { nodeName } = endpoint.kubernetesMetadata;
+    const netns = endpoint.containerMetadata.networkNamespace;
+    if (nodeName && netns) claims.add(compositeKey(nodeKey(endpoint.clusterName, nodeName), netns));
+  }
+  if (claims.size === 0) return [];
+  return [...touched].flatMap((node) =>
+    (hostedBy.get(node) ?? [])
+      .filter((hosted) => claims.has(compositeKey(node, hosted.endpoint.containerMetadata.networkNamespace)))
+      .map((hosted) => hosted.service),
+  );
 }
 
 /** Services whose records changed, were added or removed; and whether the set of keys is the same. */

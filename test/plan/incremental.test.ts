@@ -36,6 +36,24 @@ describe("incremental recompiles", () => {
     expect(versions(fromPrevious)).toEqual(versions(compiled(parseSnapshot(doc))));
   });
 
+  test("a changed record that comes to share an unchanged service's netns takes that service's endpoint out too (NETNS_SHARED)", () => {
+    const base = parseSnapshot(meshDocument());
+    const index = indexSnapshot(base);
+    const emitted = (snapshot: Snapshot, at = indexSnapshot(snapshot)) =>
+      compileNode(at, localNodeFrom(snapshot, "west", "node-2"), { eastWestWaypoint: "cross-cluster" })
+        .diagnostics.filter((d) => d.code === "ENDPOINT_DIRECT")
+        .map((d) => `${d.resource} ${d.endpoint?.cluster}/${d.endpoint?.ip}`);
+    expect(emitted(base, index)).toContain("payments.team-b.mesh.aether:8443 west/10.244.0.8");
+    const payments = base.services.get("team-b/payments")!.find((r) => r.clusterName === "west" && r.ip === "10.244.0.8")!;
+    const frontend = base.services
+      .get("team-a/frontend")!
+      .map((r) => (r.clusterName === "west" && r.kubernetesMetadata.nodeName === "node-1" ? { ...r, containerMetadata: payments.containerMetadata } : r));
+    const next = withServiceRecords(base, "team-a/frontend", frontend);
+    const fresh = emitted(parseSnapshot({ ...meshDocument(), services: { ...meshDocument().services, "team-a/frontend": frontend } }));
+    expect(fresh).not.toContain("payments.team-b.mesh.aether:8443 west/10.244.0.8");
+    expect(emitted(next, indexSnapshot(next, index))).toEqual(fresh);
+  });
+
   test("only the changed service's assignment gets a new version; unchanged services keep their index entries", () => {
     const base = parseSnapshot(meshDocument());
     const index = indexSnapshot(base);

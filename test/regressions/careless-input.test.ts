@@ -213,6 +213,44 @@ describe("9. input that is not what it looks like", () => {
   });
 });
 
+describe("9. a binary record's string fields are decoded strictly", () => {
+  const record = parseSnapshot(meshDocument()).services.get("team-a/frontend")![0]!;
+  /** The record with one more length-delimited field (a nested message merges into the first). */
+  const withField = (tag: number, value: Buffer) => Buffer.concat([Buffer.from(encodeServiceEndpoint(record)), Buffer.from([tag]), lengthPrefixed(value)]);
+  const invalid = Buffer.from([0x70, 0x6f, 0x64, 0xff]); // "pod" and a byte that never starts a UTF-8 sequence
+  const surrogate = Buffer.from([0x78, 0xed, 0xa0, 0x80]); // "x" and an encoded lone surrogate
+
+  test("invalid UTF-8 in a base64 record's nested string is refused with its path, not replaced", () => {
+    const podName = withField(0x42, Buffer.concat([Buffer.from([0x12]), lengthPrefixed(invalid)])).toString("base64");
+    expect(problems((doc) => (doc.services["team-a/frontend"][0] = podName))).toEqual([
+      'services["team-a/frontend"][0].kubernetesMetadata.podName: not valid UTF-8',
+    ]);
+  });
+
+  test("in a Uint8Array record's top-level, netns and metadata strings too", () => {
+    const cases: [Buffer, string][] = [
+      [withField(0x12, surrogate), "clusterName"],
+      [withField(0x3a, Buffer.concat([Buffer.from([0x12]), lengthPrefixed(invalid)])), "containerMetadata.networkNamespace"],
+      [
+        withField(0x32, Buffer.concat([Buffer.from([0x0a]), lengthPrefixed(Buffer.from("k")), Buffer.from([0x12]), lengthPrefixed(invalid)])),
+        "metadata (a value)",
+      ],
+    ];
+    for (const [bytes, path] of cases) {
+      expect(problems((doc) => (doc.services["team-a/frontend"][0] = new Uint8Array(bytes)))).toEqual([
+        `services["team-a/frontend"][0].${path}: not valid UTF-8`,
+      ]);
+    }
+    const valid = withField(
+      0x32,
+      Buffer.concat([Buffer.from([0x0a]), lengthPrefixed(Buffer.from("k")), Buffer.from([0x12]), lengthPrefixed(Buffer.from("h\u00e9"))]),
+    );
+    const doc = meshDocument();
+    doc.services["team-a/frontend"][0] = new Uint8Array(valid);
+    expect(parseSnapshot(doc).services.get("team-a/frontend")![0]!.metadata.k).toBe("h\u00e9");
+  });
+});
+
 function lengthPrefixed(bytes: Buffer): Buffer {
   return Buffer.concat([Buffer.from([bytes.length]), bytes]);
 }
@@ -354,6 +392,28 @@ describe("10. mesh.podNetwork: the off mode on an isolated pod network", () => {
     expect(verifyMesh(parseSnapshot(meshDocument()), { eastWestWaypoint: "off" }).sharedAddresses).toEqual([]);
   });
 
+  test("an IP naming pods of different services in different clusters is a compile diagnostic on the nodes whose EDS carries it", () => {
+    const doc = meshDocument();
+    doc.mesh.podNetwork = "routable";
+    doc.services["team-b/payments"][0].ip = "10.244.1.8"; // east's payments pod at west's checkout-9a1e-y2 address
+    const snapshot = parseSnapshot(doc);
+    const shared = (cluster: string, node: string, mode: "off" | "cross-cluster") =>
+      compileNode(snapshot, localNodeFrom(snapshot, cluster, node), { eastWestWaypoint: mode })
+        .diagnostics.filter((d) => d.code === "SHARED_POD_ADDRESS")
+        .map((d) => `${d.resource} ${d.endpoint?.cluster}/${d.endpoint?.ip}`);
+    expect(shared("east", "node-1", "off")).toEqual([
+      "checkout.team-a.mesh.aether:8080 west/10.244.1.8",
+      "checkout.team-a.mesh.aether:9090 west/10.244.1.8",
+      "payments.team-b.mesh.aether:8443 east/10.244.1.8",
+    ]);
+    // Across clusters only waypoints are dialed: each cluster carries only its own pod at that address.
+    expect(shared("west", "node-1", "cross-cluster")).toEqual([
+      "checkout.team-a.mesh.aether:8080 west/10.244.1.8",
+      "checkout.team-a.mesh.aether:9090 west/10.244.1.8",
+    ]);
+    expect(shared("east", "node-2", "cross-cluster")).toEqual(["payments.team-b.mesh.aether:8443 east/10.244.1.8"]);
+  });
+
   test("on a routable pod network, the off mode's failover to a remote pod lands on it", () => {
     const doc = meshDocument();
     doc.mesh.podNetwork = "routable";
@@ -382,6 +442,31 @@ describe("8. a pod without a network namespace is never advertised", () => {
     const waypoint = compileNode(snapshot, localNodeFrom(snapshot, "west", "node-2"), { eastWestWaypoint: "cross-cluster" });
     expect(addresses(waypoint)).not.toContain("10.244.1.8");
     expect(verifyMesh(snapshot, { eastWestWaypoint: "always" }).ok).toBe(true);
+  });
+
+  test("two records claiming one netns on a node are left out everywhere, with NETNS_SHARED naming both", () => {
+    const doc = meshDocument();
+    const [y1, y2] = doc.services["team-a/checkout"].slice(2, 4); // west/node-2: 10.244.1.7 and 10.244.1.8
+    y2.containerMetadata.networkNamespace = `${y1.containerMetadata.networkNamespace}/`;
+    const snapshot = parseSnapshot(doc);
+    const emitted = (result: ReturnType<typeof compileNode>) =>
+      result.diagnostics
+        .filter((d) => d.code === "ENDPOINT_DIRECT" || d.code === "ENDPOINT_VIA_WAYPOINT")
+        .map((d) => `${d.endpoint?.cluster}/${d.endpoint?.ip}`);
+    const westNode1 = compileNode(snapshot, localNodeFrom(snapshot, "west", "node-1"), { eastWestWaypoint: "off" });
+    expect(emitted(westNode1)).toContain("west/10.244.0.8");
+    expect(emitted(westNode1)).not.toContain("west/10.244.1.7");
+    expect(emitted(westNode1)).not.toContain("west/10.244.1.8");
+    const shared = westNode1.diagnostics.filter((d) => d.code === "NETNS_SHARED" && d.resource === "checkout.team-a.mesh.aether:8080");
+    expect(shared.map((d) => d.endpoint?.ip)).toEqual(["10.244.1.7", "10.244.1.8"]);
+    expect(shared[0]!.message).toContain("team-a/checkout pod checkout-9a1e-y2 (west, 10.244.1.8)");
+    // East sees west/node-2 through its waypoint, which would front only these two pods.
+    const east = compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), { eastWestWaypoint: "cross-cluster" });
+    expect(emitted(east)).not.toContain("west/10.244.1.7");
+    expect(east.diagnostics.filter((d) => d.code === "NETNS_SHARED").length).toBeGreaterThan(0);
+    const waypoint = compileNode(snapshot, localNodeFrom(snapshot, "west", "node-2"), { eastWestWaypoint: "cross-cluster" });
+    const ingress = waypoint.endpoints.filter((a) => a.cluster_name?.startsWith("ew_ingress") && a.cluster_name.includes("checkout"));
+    expect(ingress.flatMap((a) => a.endpoints ?? [])).toEqual([]);
   });
 });
 
