@@ -8,6 +8,7 @@
  */
 import type { DiscoveryRequest, DiscoveryResponse } from "../../gen/envoy/service/discovery/v3/discovery.js";
 import { XDS_TYPE_URLS, type XdsResource, type XdsTypeUrl } from "../emit/xds.js";
+import { compositeKey } from "../util/keys.js";
 import { type NodeResources, TYPE_ORDER } from "./mesh-state.js";
 import { type AdsStreamState, type StreamHost, typeStatus } from "./stream.js";
 import { type Desired, desiredListeners, type Subscription, servedType, subscribed, withRetained } from "./stream-state.js";
@@ -40,7 +41,7 @@ export class SotwStream implements AdsStreamState {
     let state = this.#types.get(url);
     if (state?.sent && nonce !== "" && nonce !== state.sent.nonce) return; // stale: a newer response is on its way
     const names = request.resource_names ?? [];
-    const namesKey = names.join("\n");
+    const namesKey = compositeKey(...names);
     if (!state) {
       state = { subscription: { wildcard: false, names: new Set() }, namesKey };
       this.#types.set(url, state);
