@@ -163,36 +163,12 @@ export function sharedAddressDiagnostics(index: SnapshotIndex, plan: PortPlan): 
   return diagnostics;
 }
 
-/** Per index: by node, each record whose netns other records of that node also claim, with those records. */
-const NETNS_RIVALS = new CacheSlot<[node: string], ReadonlyMap<ServiceEndpoint, readonly HostedEndpoint[]>>("records sharing a netns", (node) => node);
-
 /**
  * The other records of an endpoint's node that claim its netns. The node cannot tell them apart
  * (NETNS_CONFLICT), so it serves none of them: no node may advertise any of them.
  */
 export function netnsRivals(index: SnapshotIndex, endpoint: ServiceEndpoint): readonly HostedEndpoint[] {
-  const { nodeName } = endpoint.kubernetesMetadata;
-  if (!nodeName || !endpoint.containerMetadata.networkNamespace) return [];
-  const key = nodeKey(endpoint.clusterName, nodeName);
-  return NETNS_RIVALS.get(index.caches, [key], () => rivalsByRecord(index.hostedBy.get(key) ?? [])).get(endpoint) ?? [];
-}
-
-function rivalsByRecord(hosted: readonly HostedEndpoint[]): Map<ServiceEndpoint, readonly HostedEndpoint[]> {
-  const claims = new Map<string, HostedEndpoint[]>();
-  for (const record of hosted) {
-    const netns = record.endpoint.containerMetadata.networkNamespace;
-    if (netns) getOrInsert(claims, netns, () => []).push(record);
-  }
-  const rivals = new Map<ServiceEndpoint, readonly HostedEndpoint[]>();
-  for (const records of claims.values()) {
-    if (records.length < 2) continue;
-    for (const record of records)
-      rivals.set(
-        record.endpoint,
-        records.filter((other) => other !== record),
-      );
-  }
-  return rivals;
+  return index.netnsRivals.get(endpoint) ?? [];
 }
 
 function routeOf(view: EdsView, service: IndexedService, endpoint: ServiceEndpoint): Route | "not-exported" {
