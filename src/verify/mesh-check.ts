@@ -28,6 +28,7 @@ import {
 } from "./compiled-mesh.js";
 import { PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type PoolUse, type ReplayContext, replayPath } from "./path.js";
 import { pathSettingsLines } from "./path-settings.js";
+import { ReplayMemo } from "./replay-memo.js";
 
 /** The mesh path check's result: every path replayed, and the nodes that could not be compiled. */
 export interface MeshCheckReport {
@@ -92,7 +93,7 @@ function withSharedPoolFailures(paths: readonly PathReport[]): PathReport[] {
 }
 
 export function replayContext(mesh: CompiledMesh): ReplayContext {
-  return { mesh, tunnels: tunnelAddresses(mesh), pods: podsByAddress(mesh.index), resources: resourceLookups() };
+  return { mesh, tunnels: tunnelAddresses(mesh), pods: podsByAddress(mesh.index), resources: resourceLookups(), memo: new ReplayMemo() };
 }
 
 /**
@@ -142,7 +143,8 @@ export function explainPath(
   const source = findSource(mesh, from);
   const target = parseTarget(mesh.index, to);
   if (!mesh.node(source.node)) throw noSource(from);
-  const report = replayPath({ mesh, tunnels: lazyTunnels(mesh), pods: lazyPods(mesh.index), resources: resourceLookups() }, source, target);
+  const context = { mesh, tunnels: lazyTunnels(mesh), pods: lazyPods(mesh.index), resources: resourceLookups(), memo: new ReplayMemo() };
+  const report = replayPath(context, source, target);
   return { report, trace: [formatPathReport(report), ...pathSettingsLines(mesh, report)].join("\n") };
 }
 

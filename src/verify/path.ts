@@ -16,11 +16,13 @@ import type { SPIFFECertValidatorConfig } from "../../gen/envoy/extensions/trans
 import { hostPort } from "../envoy/core.js";
 import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION, FILTER_STATE } from "../envoy/types.js";
+import type { ServiceEndpoint } from "../model/registry.js";
 import { bundleSecretName, outboundClusterName, parseInboundChainName, parseServiceKey, type ServiceKey, trustDomainOf } from "../naming.js";
 import { getOrInsert } from "../util/maps.js";
 import type { CompiledNode, MeshView, NodeResources, PodLookup, RegistryPod, TunnelLookup } from "./compiled-mesh.js";
 import { enterAtSource, type StampedValue } from "./entry.js";
-import { chosenPriority, evaluateSocketMatcher, selectFilterChain } from "./envoy-match.js";
+import { chosenPriority, evaluateSocketMatcher, readsFilterState, selectFilterChain } from "./envoy-match.js";
+import type { ReplayMemo } from "./replay-memo.js";
 
 /** Every mistake the path check can find, by stable code, with what it means. */
 export const PATH_FAILURES = {
@@ -137,6 +139,8 @@ export interface ReplayContext {
   readonly pods: PodLookup;
   /** A compiled node's resources by name and address (see `resourceLookups`). */
   readonly resources: (node: CompiledNode) => NodeResources;
+  /** What paths derive from the same compiled resources, kept for this replay. */
+  readonly memo: ReplayMemo;
 }
 
 class PathError extends Error {
@@ -167,9 +171,7 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   }
   const base = { source, target, cluster: entry.cluster };
   const resources = context.resources(node);
-  const { clusters, chosen } = getOrInsert(resources.memo as Map<string, ReturnType<typeof levelOf>>, `level\u0000${entry.cluster}`, () =>
-    levelOf(resources, entry.cluster),
-  );
+  const { clusters, chosen } = getOrInsert(resources.memo as Map<string, Level>, `level\u0000${entry.cluster}`, () => levelOf(resources, entry.cluster));
   if (clusters.length === 0) {
     const failure = { code: "NO_CLUSTER" as const, reason: `${PATH_FAILURES.NO_CLUSTER}: ${entry.cluster}`, hops: [...entry.hops] };
     return { ...base, status: "failed", ...none, failures: [failure] };
@@ -178,80 +180,111 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   const landings: Landing[] = [];
   const failures: PathFailure[] = [];
   const unverified: PathFailure[] = [];
-  for (const endpoint of chosen.endpoints) {
-    const address = addressOf(endpoint);
-    const hops = [...entry.hops, `${chosen.cluster.name} priority ${chosen.priority}: dial ${address}`, poolHop(chosen.cluster, entry.filterState)];
-    const trip: Trip = { source, target, filterState: entry.filterState, hops };
+  const pool = poolHop(context, chosen.cluster, entry.filterState);
+  for (const dial of chosen.dials) {
+    const trip: Trip = { source, target, filterState: entry.filterState, hops: [...entry.hops, dial.hop, pool] };
     try {
-      landings.push(...connect(context, trip, chosen.cluster, endpoint, chosen.priority));
+      landings.push(...connect(context, trip, chosen.cluster, dial, chosen.priority));
     } catch (error) {
       if (!(error instanceof PathError)) throw error;
       (error.code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code: error.code, reason: error.message, hops: trip.hops });
     }
   }
-  failures.push(...unroutableFailover(context, node, clusters, { source, hops: entry.hops, dialed: new Set(chosen.endpoints) }));
+  const unroutable = getOrInsert(resources.memo as Map<string, Unroutable[]>, `failover\u0000${entry.cluster}\u0000${source.cluster}`, () =>
+    unroutableFailover(context, resources, clusters, { cluster: source.cluster, dialed: new Set(chosen.endpoints) }),
+  );
+  for (const { reason, hop } of unroutable) failures.push({ code: "POD_IP_NOT_ROUTABLE", reason, hops: [...entry.hops, hop] });
   const status = failures.length > 0 ? "failed" : landings.length > 0 ? "ok" : "unverified";
   // Every landing presented the source's own certificate (else it failed): that is what its pool carries.
-  const pool = landings.length > 0 ? poolUse(source, chosen.cluster, entry.filterState) : undefined;
-  return { ...base, status, landings, failures, unverified, ...(pool ? { pool } : {}) };
+  const poolUsed = landings.length > 0 ? poolUse(context, source, chosen.cluster, entry.filterState) : undefined;
+  return { ...base, status, landings, failures, unverified, ...(poolUsed ? { pool: poolUsed } : {}) };
+}
+
+/** A direct endpoint a path fails on when Envoy fails over to it: its reason and its last hop. */
+interface Unroutable {
+  readonly reason: string;
+  readonly hop: string;
 }
 
 /**
  * On an isolated pod network, a direct endpoint in another cluster fails whenever Envoy fails over
  * to it, whatever priority it has: every such endpoint of the cluster is a failure of the path,
- * not only those of the priority chosen today.
+ * not only those of the priority chosen today. The same for every source of the node in one cluster.
  */
 function unroutableFailover(
   context: ReplayContext,
-  node: CompiledNode,
+  resources: NodeResources,
   clusters: readonly Cluster[],
-  trip: { source: PathSource; hops: readonly string[]; dialed: ReadonlySet<LbEndpoint> },
-): PathFailure[] {
-  const { source, hops, dialed } = trip;
+  source: { cluster: string; dialed: ReadonlySet<LbEndpoint> },
+): Unroutable[] {
   if (context.mesh.index.snapshot.mesh.podNetwork !== "isolated") return [];
-  const failures: PathFailure[] = [];
+  const unroutable: Unroutable[] = [];
   for (const cluster of clusters) {
     const serviceName = cluster.eds_cluster_config?.service_name || cluster.name;
-    const assignment = node.result.endpoints.find((a) => a.cluster_name === serviceName);
+    const assignment = resources.assignment(serviceName ?? "");
     for (const group of assignment?.endpoints ?? []) {
       for (const endpoint of group.lb_endpoints ?? []) {
         const address = addressOf(endpoint);
         const { ip, port } = splitAddress(address);
         // Direct endpoints only (pod_ip:inboundPort): a waypoint's address routes, compiled or not.
-        if (port !== context.mesh.options.inboundPort || dialed.has(endpoint) || context.tunnels.has(address)) continue;
+        if (port !== context.mesh.options.inboundPort || source.dialed.has(endpoint) || context.tunnels.has(address)) continue;
         if (context.pods(ip).has(source.cluster)) continue;
         const reason = `${PATH_FAILURES.POD_IP_NOT_ROUTABLE}: ${address} (priority ${group.priority ?? 0}) from cluster ${source.cluster}, and mesh.podNetwork is isolated`;
-        failures.push({ code: "POD_IP_NOT_ROUTABLE", reason, hops: [...hops, `${cluster.name} priority ${group.priority ?? 0}: dial ${address}`] });
+        unroutable.push({ reason, hop: `${cluster.name} priority ${group.priority ?? 0}: dial ${address}` });
       }
     }
   }
-  return failures;
+  return unroutable;
 }
 
-function poolHop(cluster: Cluster, filterState: ReadonlyMap<string, StampedValue>): string {
+function poolHop(context: ReplayContext, cluster: Cluster, filterState: ReadonlyMap<string, StampedValue>): string {
   if (cluster.connection_pool_per_downstream_connection) return "connection pool: one per downstream connection";
-  const key = poolKey(filterState);
-  return key ? `connection pool: per host and ${key}` : "connection pool: per host, shared with every source that stamps nothing hashable";
+  return context.memo.get(filterState, "poolHop", () => {
+    const key = poolKey(context, filterState);
+    return key ? `connection pool: per host and ${key}` : "connection pool: per host, shared with every source that stamps nothing hashable";
+  });
 }
 
-function poolKey(filterState: ReadonlyMap<string, StampedValue>): string {
-  return [...filterState]
-    .filter(([, stamped]) => stamped.hashable)
-    .map(([key, { value }]) => `${key}=${value}`)
-    .sort()
-    .join(",");
+function poolKey(context: ReplayContext, filterState: ReadonlyMap<string, StampedValue>): string {
+  return context.memo.get(filterState, "poolKey", () =>
+    [...filterState]
+      .filter(([, stamped]) => stamped.hashable)
+      .map(([key, { value }]) => `${key}=${value}`)
+      .sort()
+      .join(","),
+  );
 }
 
 /** The pool the source's connections to this cluster use. */
-function poolUse(source: PathSource, cluster: Cluster, filterState: ReadonlyMap<string, StampedValue>): PoolUse {
-  const key = cluster.connection_pool_per_downstream_connection ? undefined : poolKey(filterState);
+function poolUse(context: ReplayContext, source: PathSource, cluster: Cluster, filterState: ReadonlyMap<string, StampedValue>): PoolUse {
+  const key = cluster.connection_pool_per_downstream_connection ? undefined : poolKey(context, filterState);
   return { node: source.node, cluster: cluster.name ?? "", key, certificate: source.identity };
 }
 
+/** A healthy endpoint of the chosen level, with its address and the hop that dials it. */
+interface Dial {
+  readonly endpoint: LbEndpoint;
+  readonly address: string;
+  readonly ip: string;
+  readonly port: number;
+  readonly hop: string;
+}
+
+interface Level {
+  readonly clusters: readonly Cluster[];
+  readonly chosen?: { readonly cluster: Cluster; readonly priority: number; readonly endpoints: readonly LbEndpoint[]; readonly dials: readonly Dial[] };
+}
+
 /** A cluster's EDS clusters and the level Envoy picks among them: the same for every source of the node. */
-function levelOf(resources: NodeResources, name: string) {
+function levelOf(resources: NodeResources, name: string): Level {
   const clusters = edsClustersOf(resources, name);
-  return { clusters, chosen: clusters.length === 0 ? undefined : chooseLevel(resources, clusters) };
+  const level = clusters.length === 0 ? undefined : chooseLevel(resources, clusters);
+  if (!level) return { clusters };
+  const dials = level.endpoints.map((endpoint): Dial => {
+    const address = addressOf(endpoint);
+    return { endpoint, address, ...splitAddress(address), hop: `${level.cluster.name} priority ${level.priority}: dial ${address}` };
+  });
+  return { clusters, chosen: { ...level, dials } };
 }
 
 /** The EDS cluster(s) Envoy balances over: the cluster itself, or an aggregate's halves in order. */
@@ -281,42 +314,93 @@ function addressOf(endpoint: LbEndpoint): string {
   return hostPort(socket?.address ?? "", socket?.port_value ?? 0);
 }
 
-function connect(context: ReplayContext, trip: Trip, cluster: Cluster, endpoint: LbEndpoint, priority: number): Landing[] {
-  const { name: socketName, socket } = socketFor(trip, cluster, endpoint);
-  const client = tlsOf<UpstreamTlsContext>(socket, "upstream");
-  const identity = presentedCertificate(client, trip.filterState);
-  const sni = client.sni ?? "";
-  trip.hops.push(`socket ${socketName}: SNI "${sni}", client certificate ${identity}`);
+function connect(context: ReplayContext, trip: Trip, cluster: Cluster, dial: Dial, priority: number): Landing[] {
+  const socket = socketStep(context, cluster, dial.endpoint, trip.filterState);
+  trip.hops.push(...socket.hops);
+  if (socket.error) throw socket.error;
+  const identity = presentedCertificate(socket.presents, trip.filterState);
+  trip.hops.push(getOrInsert(socket.hopByCertificate, identity, () => `socket ${socket.name}: SNI "${socket.sni}", client certificate ${identity}`));
   if (identity !== trip.source.identity) throw new PathError("WRONG_CLIENT_CERT", `${identity}, expected ${trip.source.identity}`);
-  const pins = pinnedSans(client.common_tls_context);
-  if (pins.length === 0) throw new PathError("NO_SAN_PIN", socketName);
-  const address = addressOf(endpoint);
-  const waypoint = context.tunnels.get(address);
+  if (socket.pins.length === 0) throw new PathError("NO_SAN_PIN", socket.name);
+  const waypoint = context.tunnels.get(dial.address);
   // Each pod a waypoint may forward to is its own branch of the trip.
   const arrive = (pod: RegistryPod, branch: Trip, via?: string): Landing => ({
-    address,
+    address: dial.address,
     priority,
-    socket: socketName,
-    sni,
+    socket: socket.name,
+    sni: socket.sni,
     ...(via ? { via } : {}),
-    pod: landOn(context, branch, pod, sni, client.common_tls_context ?? {}, pins),
+    pod: landOn(context, branch, pod, socket),
     hops: branch.hops,
   });
-  if (!waypoint) return [arrive(dialPod(context, trip, address), trip)];
-  return throughWaypoint(context, trip, waypoint, sni).map(({ pod, hop }) => arrive(pod, { ...trip, hops: [...trip.hops, hop] }, waypoint));
+  if (!waypoint) return [arrive(dialPod(context, trip, dial), trip)];
+  return throughWaypoint(context, trip, waypoint, socket.sni).map(({ pod, hop }) => arrive(pod, { ...trip, hops: [...trip.hops, hop] }, waypoint));
 }
 
-function socketFor(trip: Trip, cluster: Cluster, endpoint: LbEndpoint): { name: string; socket: TransportSocket } {
+/**
+ * The client side of one connection to one endpoint, up to the certificate: the socket the matcher
+ * picks, its TLS context, SNI and pinned SANs. `hops` were recorded before `error` stopped it.
+ */
+interface SocketStep {
+  readonly hops: readonly string[];
+  readonly error?: PathError;
+  readonly name: string;
+  readonly sni: string;
+  readonly tls: CommonTlsContext;
+  readonly pins: readonly string[];
+  readonly presents: Presented;
+  /** The socket hop, by the certificate presented. */
+  readonly hopByCertificate: Map<string, string>;
+}
+
+/** The certificate a client TLS context presents: its own, or the mapper's choice (else `fallback`). */
+type Presented = { readonly certificate: string } | { readonly fallback: string };
+
+/**
+ * The socket step for one cluster and endpoint, kept per cluster, endpoint and — only when the
+ * cluster's matcher reads filter state — the values the source shares with upstream.
+ */
+function socketStep(context: ReplayContext, cluster: Cluster, endpoint: LbEndpoint, filterState: ReadonlyMap<string, StampedValue>): SocketStep {
+  const byEndpoint = context.memo.get(cluster, "sockets", () => ({
+    readsFilterState: cluster.transport_socket_matcher !== undefined && readsFilterState(cluster.transport_socket_matcher),
+    steps: new WeakMap<LbEndpoint, Map<string, SocketStep>>(),
+  }));
+  const key = byEndpoint.readsFilterState ? [...filterState].map(([name, { value }]) => `${name}=${value}`).join("\u0000") : "";
+  const steps = getOrInsert(byEndpoint.steps, endpoint, () => new Map<string, SocketStep>());
+  return getOrInsert(steps, key, () => buildSocketStep(cluster, endpoint, filterState));
+}
+
+function buildSocketStep(cluster: Cluster, endpoint: LbEndpoint, filterState: ReadonlyMap<string, StampedValue>): SocketStep {
+  const hops: string[] = [];
+  const partial = { hops, name: "", sni: "", tls: {}, pins: [], presents: { certificate: "" }, hopByCertificate: new Map() };
+  try {
+    const { name, socket } = socketFor(hops, cluster, endpoint, filterState);
+    const client = tlsOf<UpstreamTlsContext>(socket, "upstream");
+    const presents = certificateSource(client);
+    const tls = client.common_tls_context ?? {};
+    return { hops, name, sni: client.sni ?? "", tls, pins: pinnedSans(client.common_tls_context), presents, hopByCertificate: new Map() };
+  } catch (error) {
+    if (!(error instanceof PathError)) throw error;
+    return { ...partial, error };
+  }
+}
+
+function socketFor(
+  hops: string[],
+  cluster: Cluster,
+  endpoint: LbEndpoint,
+  stamped: ReadonlyMap<string, StampedValue>,
+): { name: string; socket: TransportSocket } {
   if (!cluster.transport_socket_matcher) {
     if (!cluster.transport_socket) throw new PathError("NO_TLS", `cluster ${cluster.name} has no transport socket`);
     return { name: "(the cluster's transport_socket)", socket: cluster.transport_socket };
   }
-  const filterState = Object.fromEntries([...trip.filterState].map(([key, { value }]) => [key, value]));
+  const filterState = Object.fromEntries([...stamped].map(([key, { value }]) => [key, value]));
   const outcome = evaluateSocketMatcher(cluster.transport_socket_matcher, {
     endpointMetadata: (endpoint.metadata?.filter_metadata ?? {}) as Record<string, Record<string, unknown>>,
     filterState,
   });
-  trip.hops.push(`matcher: ${outcome.trace.join("; ")}`);
+  hops.push(`matcher: ${outcome.trace.join("; ")}`);
   if (outcome.kind === "invalid") throw new PathError("MATCHER_INVALID", outcome.reason);
   if (outcome.kind === "no-match") throw new PathError("MATCHER_NO_MATCH", `cluster ${cluster.name}`);
   const match = cluster.transport_socket_matches?.find((m) => m.name === outcome.name);
@@ -335,19 +419,24 @@ function certificateOf(context: CommonTlsContext | undefined): string {
 }
 
 /**
- * The client certificate a connection presents: with a certificate selector, the SDS secret its
- * mapper names — the shared filter-state value under the mapper's key, else its default — and
- * otherwise the socket's own certificate.
+ * Where the client certificate of a connection comes from: with a certificate selector, the SDS
+ * secret its mapper names — the shared filter-state value under the mapper's key, else its
+ * default — and otherwise the socket's own certificate.
  */
-function presentedCertificate(tls: UpstreamTlsContext, filterState: ReadonlyMap<string, StampedValue>): string {
+function certificateSource(tls: UpstreamTlsContext): Presented {
   const selector = tls.common_tls_context?.custom_tls_certificate_selector;
-  if (!selector?.typed_config) return certificateOf(tls.common_tls_context);
+  if (!selector?.typed_config) return { certificate: certificateOf(tls.common_tls_context) };
   const config = unpackAny(selector.typed_config)?.message as OnDemandSecretConfig | undefined;
   if (!config?.config_source?.api_config_source) throw new PathError("SELECTOR_OVER_ADS", selector.name ?? "");
   const mapper = config.certificate_mapper;
-  if (mapper?.name !== EXTENSION.filterStateOverrideMapper || !mapper.typed_config) return "(no certificate mapper)";
-  const fallback = (unpackAny(mapper.typed_config)?.message as FilterStateOverrideConfig | undefined)?.default_value ?? "(none)";
-  return filterState.get(FILTER_STATE.certificateMapperKey)?.value ?? fallback;
+  if (mapper?.name !== EXTENSION.filterStateOverrideMapper || !mapper.typed_config) return { certificate: "(no certificate mapper)" };
+  return { fallback: (unpackAny(mapper.typed_config)?.message as FilterStateOverrideConfig | undefined)?.default_value ?? "(none)" };
+}
+
+/** The client certificate a connection presents, given what its source shares with upstream. */
+function presentedCertificate(presents: Presented, filterState: ReadonlyMap<string, StampedValue>): string {
+  if ("certificate" in presents) return presents.certificate;
+  return filterState.get(FILTER_STATE.certificateMapperKey)?.value ?? presents.fallback;
 }
 
 function pinnedSans(context: CommonTlsContext | undefined): string[] {
@@ -356,8 +445,7 @@ function pinnedSans(context: CommonTlsContext | undefined): string[] {
 }
 
 /** Pod IPs route within their own cluster; across clusters only in the flat-network mode (off) on a routable pod network. */
-function dialPod(context: ReplayContext, trip: Trip, address: string): RegistryPod {
-  const { ip, port } = splitAddress(address);
+function dialPod(context: ReplayContext, trip: Trip, { address, ip, port }: Dial): RegistryPod {
   const inboundPort = context.mesh.options.inboundPort;
   if (port !== inboundPort) throw new PathError("UNKNOWN_ADDRESS", address);
   const byCluster = context.pods(ip);
@@ -381,11 +469,38 @@ function splitAddress(address: string): { ip: string; port: number } {
 }
 
 /** The waypoint reads the SNI and forwards raw bytes to a local pod (or one in its cluster). */
-function throughWaypoint(context: ReplayContext, trip: Trip, nodeKey: string, sni: string): { pod: RegistryPod; hop: string }[] {
+function throughWaypoint(context: ReplayContext, trip: Trip, nodeKey: string, sni: string): readonly { pod: RegistryPod; hop: string }[] {
   const mode = context.mesh.options.eastWestWaypoint;
   const waypoint = context.mesh.receiving(nodeKey)!;
   if (mode === "off") throw new PathError("WAYPOINT_IN_OFF_MODE", nodeKey);
   if (mode === "cross-cluster" && waypoint.local.clusterName === trip.source.cluster) throw new PathError("SAME_CLUSTER_VIA_WAYPOINT", nodeKey);
+  const resources = context.resources(waypoint);
+  const forwarded = getOrInsert(resources.memo as Map<string, Forwarded>, `waypoint\u0000${sni}\u0000${trip.target.service}`, () =>
+    forwardedBy(context, waypoint, nodeKey, sni, trip.target.service),
+  );
+  trip.hops.push(...forwarded.hops);
+  if (forwarded.error) throw forwarded.error;
+  return forwarded.pods;
+}
+
+/** Where a waypoint forwards one SNI, the same for every source: `hops` were recorded before `error` stopped it. */
+interface Forwarded {
+  readonly hops: readonly string[];
+  readonly error?: PathError;
+  readonly pods: readonly { pod: RegistryPod; hop: string }[];
+}
+
+function forwardedBy(context: ReplayContext, waypoint: CompiledNode, nodeKey: string, sni: string, service: ServiceKey): Forwarded {
+  const hops: string[] = [];
+  try {
+    return { hops, pods: forwardTo(context, waypoint, nodeKey, sni, service, hops) };
+  } catch (error) {
+    if (!(error instanceof PathError)) throw error;
+    return { hops, error, pods: [] };
+  }
+}
+
+function forwardTo(context: ReplayContext, waypoint: CompiledNode, nodeKey: string, sni: string, service: ServiceKey, hops: string[]) {
   const resources = context.resources(waypoint);
   const tunnel = resources.tunnel!;
   const chain = selectFilterChain(tunnel.filter_chains ?? [], sni);
@@ -393,7 +508,7 @@ function throughWaypoint(context: ReplayContext, trip: Trip, nodeKey: string, sn
   if (chain.transport_socket) throw new PathError("TLS_TERMINATED_AT_NODE", `${nodeKey} chain ${chain.name}`);
   const proxy = chain.filters?.find((f) => f.name === EXTENSION.tcpProxy);
   const ingressName = proxy?.typed_config ? (unpackAny(proxy.typed_config)?.message as TcpProxy | undefined)?.cluster : undefined;
-  trip.hops.push(`waypoint ${nodeKey}: ew_tunnel chain ${chain.name} → tcp_proxy ${ingressName ?? "(none)"}`);
+  hops.push(`waypoint ${nodeKey}: ew_tunnel chain ${chain.name} → tcp_proxy ${ingressName ?? "(none)"}`);
   const ingress = ingressName === undefined ? undefined : resources.clusters(ingressName)[0];
   if (!ingress) throw new PathError("INGRESS_CLUSTER_MISSING", `${ingressName} at ${nodeKey}`);
   if (ingress.transport_socket || ingress.transport_socket_matches?.length || ingress.transport_socket_matcher) {
@@ -408,13 +523,30 @@ function throughWaypoint(context: ReplayContext, trip: Trip, nodeKey: string, sn
     const { ip, port } = splitAddress(address);
     const pods = context.pods(ip).get(waypoint.local.clusterName);
     if (!pods || port !== context.mesh.options.inboundPort) throw new PathError("UNKNOWN_ADDRESS", `${address} from ${nodeKey}`);
-    return { pod: preferService(pods, trip.target.service), hop: `${ingress.name} priority ${level.priority}: ${address}` };
+    return { pod: preferService(pods, service), hop: `${ingress.name} priority ${level.priority}: ${address}` };
   });
 }
 
-/** At the pod: the inbound chain the SNI selects, its port, and mTLS identities on both ends. */
-function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, sni: string, client: CommonTlsContext, pins: readonly string[]): Landing["pod"] {
-  const { endpoint } = target;
+/**
+ * What a connection with one SNI meets at one pod, whatever its source: its inbound chain and the
+ * server side of its TLS. `error` stops it before the chain hop, `serverError` after the chain's
+ * port and service are checked.
+ */
+interface Arrival {
+  readonly pod: Landing["pod"];
+  readonly where: string;
+  readonly error?: PathError;
+  readonly hop: string;
+  readonly chain: string;
+  readonly port: number | undefined;
+  readonly serverError?: PathError;
+  readonly server: CommonTlsContext;
+  readonly identity: string;
+  /** The mTLS hop, by source identity. */
+  readonly hopBySource: Map<string, string>;
+}
+
+function arrivalAt(context: ReplayContext, endpoint: ServiceEndpoint, sni: string): Arrival {
   const pod = {
     cluster: endpoint.clusterName,
     namespace: endpoint.kubernetesMetadata.namespace,
@@ -422,27 +554,47 @@ function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, sni: st
     ip: endpoint.ip,
   };
   const where = `${pod.cluster}/${pod.namespace}/${pod.name}`;
+  const arrival = { pod, where, hop: "", chain: "", port: undefined, server: {}, identity: "", hopBySource: new Map() };
   const node = context.mesh.receiving(`${endpoint.clusterName}/${endpoint.kubernetesMetadata.nodeName}`);
-  if (!node) throw new PathError("POD_NODE_NOT_COMPILED", where);
+  if (!node) return { ...arrival, error: new PathError("POD_NODE_NOT_COMPILED", where) };
   const listener = context.resources(node).listenerIn(endpoint.containerMetadata.networkNamespace, context.mesh.options.inboundPort);
-  if (!listener || !endpoint.containerMetadata.networkNamespace) throw new PathError("NO_INBOUND_LISTENER", where);
+  if (!listener || !endpoint.containerMetadata.networkNamespace) return { ...arrival, error: new PathError("NO_INBOUND_LISTENER", where) };
   const chain = selectFilterChain(listener.filter_chains ?? [], sni);
-  if (!chain) throw new PathError("NO_INBOUND_CHAIN", `SNI "${sni}" at ${listener.name}`);
-  trip.hops.push(`pod ${where}: ${listener.name} chain ${chain.name}`);
-  if (parseInboundChainName(chain.name ?? "") !== trip.target.port) throw new PathError("WRONG_PORT", `${chain.name} for port ${trip.target.port}`);
-  if (target.service !== trip.target.service) throw new PathError("WRONG_SERVICE", `${where} serves ${target.service}`);
-  const server = tlsOf<DownstreamTlsContext>(chain.transport_socket, "downstream");
-  if (server.require_client_certificate !== true) throw new PathError("CLIENT_CERT_NOT_REQUIRED", listener.name ?? "");
-  const serverIdentity = certificateOf(server.common_tls_context);
-  if (!pins.includes(serverIdentity)) throw new PathError("SAN_MISMATCH", `${serverIdentity} is not among ${pins.join(", ")}`);
-  for (const [validator, peer] of [
-    [client, serverIdentity],
-    [server.common_tls_context ?? {}, trip.source.identity],
-  ] as const) {
-    if (!trusts(context, validator, peer)) throw new PathError("PEER_NOT_TRUSTED", peer);
+  if (!chain) return { ...arrival, error: new PathError("NO_INBOUND_CHAIN", `SNI "${sni}" at ${listener.name}`) };
+  const reached = {
+    ...arrival,
+    hop: `pod ${where}: ${listener.name} chain ${chain.name}`,
+    chain: chain.name ?? "",
+    port: parseInboundChainName(chain.name ?? ""),
+  };
+  try {
+    const server = tlsOf<DownstreamTlsContext>(chain.transport_socket, "downstream");
+    if (server.require_client_certificate !== true) throw new PathError("CLIENT_CERT_NOT_REQUIRED", listener.name ?? "");
+    return { ...reached, server: server.common_tls_context ?? {}, identity: certificateOf(server.common_tls_context) };
+  } catch (error) {
+    if (!(error instanceof PathError)) throw error;
+    return { ...reached, serverError: error };
   }
-  trip.hops.push(`mTLS ${trip.source.identity} ↔ ${serverIdentity}`);
-  return pod;
+}
+
+/** At the pod: the inbound chain the SNI selects, its port, and mTLS identities on both ends. */
+function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, client: SocketStep): Landing["pod"] {
+  const arrival = context.memo.get(target.endpoint, `arrival\u0000${client.sni}`, () => arrivalAt(context, target.endpoint, client.sni));
+  if (arrival.error) throw arrival.error;
+  trip.hops.push(arrival.hop);
+  if (arrival.port !== trip.target.port) throw new PathError("WRONG_PORT", `${arrival.chain} for port ${trip.target.port}`);
+  if (target.service !== trip.target.service) throw new PathError("WRONG_SERVICE", `${arrival.where} serves ${target.service}`);
+  if (arrival.serverError) throw arrival.serverError;
+  const serverIdentity = arrival.identity;
+  if (!client.pins.includes(serverIdentity)) throw new PathError("SAN_MISMATCH", `${serverIdentity} is not among ${client.pins.join(", ")}`);
+  for (const [validator, peer] of [
+    [client.tls, serverIdentity],
+    [arrival.server, trip.source.identity],
+  ] as const) {
+    if (!context.memo.get(validator, peer, () => trusts(context, validator, peer))) throw new PathError("PEER_NOT_TRUSTED", peer);
+  }
+  trip.hops.push(getOrInsert(arrival.hopBySource, trip.source.identity, () => `mTLS ${trip.source.identity} ↔ ${serverIdentity}`));
+  return arrival.pod;
 }
 
 /** Whether a TLS context's validation accepts a peer identity's trust domain. */
