@@ -13,6 +13,7 @@ import { parseServiceKey, type ServiceKey, serviceKey } from "../naming.js";
 import { planNode } from "../plan/node-plan.js";
 import type { SnapshotIndex } from "../plan/snapshot-index.js";
 import { compositeKey } from "../util/keys.js";
+import { getOrInsert } from "../util/maps.js";
 import { compareText } from "../util/order.js";
 import {
   type CompiledMesh,
@@ -52,8 +53,9 @@ export function verifyMesh(snapshot: Snapshot | SnapshotIndex, options: Options 
 /** The check over already-compiled output (tests seed mistakes into it). */
 export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
   const context = replayContext(mesh);
+  const targets = targetLookup(mesh);
   const replayed = [...mesh.nodes.values()].flatMap(({ local }) =>
-    sourcesOf(mesh, local).flatMap((source) => targetsOf(mesh, local, source).map((target) => replayPath(context, source, target))),
+    sourcesOf(mesh, local).flatMap((source) => targetsOf(mesh, local, source, targets).map((target) => replayPath(context, source, target))),
   );
   const paths = withSharedPoolFailures(replayed);
   const ok = mesh.failed.size === 0 && mesh.skipped.size === 0 && paths.every((p) => p.status !== "failed");
@@ -118,10 +120,16 @@ export function sourcesOf(mesh: Pick<MeshView, "index" | "options">, local: Loca
 }
 
 /** The service ports a source calls: its service's dependencies (the node's for the node itself). */
-function targetsOf(mesh: CompiledMesh, local: LocalNode, source: PathSource): PathTarget[] {
+function targetsOf(mesh: CompiledMesh, local: LocalNode, source: PathSource, targets: (key: ServiceKey) => readonly PathTarget[]): readonly PathTarget[] {
   const declared = source.pod ? mesh.index.snapshot.dependencies?.get(source.pod.service) : local.dependencies;
   const keys = declared ?? mesh.index.serviceKeys;
-  return keys.flatMap((key) => (mesh.index.services.get(key)?.ports ?? []).map((port) => ({ service: key, port })));
+  return keys.flatMap(targets);
+}
+
+/** Each service's ports as targets, one object per service port for the whole check (the replay memoizes by target). */
+function targetLookup(mesh: CompiledMesh): (key: ServiceKey) => readonly PathTarget[] {
+  const targets = new Map<ServiceKey, readonly PathTarget[]>();
+  return (key) => getOrInsert(targets, key, () => (mesh.index.services.get(key)?.ports ?? []).map((port) => ({ service: key, port })));
 }
 
 /**

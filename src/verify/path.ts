@@ -20,7 +20,7 @@ import type { ServiceEndpoint } from "../model/registry.js";
 import { bundleSecretName, outboundClusterName, parseInboundChainName, parseServiceKey, type ServiceKey, trustDomainOf } from "../naming.js";
 import { getOrInsert } from "../util/maps.js";
 import type { CompiledNode, MeshView, NodeResources, PodLookup, RegistryPod, TunnelLookup } from "./compiled-mesh.js";
-import { enterAtSource, type StampedValue } from "./entry.js";
+import { enterAtSource, type StampedValue, targetNames } from "./entry.js";
 import { chosenPriority, evaluateSocketMatcher, readsFilterState, selectFilterChain } from "./envoy-match.js";
 import type { ReplayMemo } from "./replay-memo.js";
 
@@ -162,7 +162,7 @@ interface Trip {
 export function replayPath(context: ReplayContext, source: PathSource, target: PathTarget): PathReport {
   const node = context.mesh.node(source.node)!;
   const entry = enterAtSource(context, node, source, target);
-  const expected = outboundClusterName(context.mesh.index.snapshot.mesh.meshDomain, { ...parseServiceKey(target.service)!, port: target.port });
+  const expected = targetNames(context, target).cluster;
   const none = { landings: [], failures: [], unverified: [] };
   if (entry.kind === "not-captured") return { source, target, cluster: expected, status: "not-captured", ...none, note: entry.reason };
   if (entry.kind === "failed") {
@@ -171,7 +171,8 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   }
   const base = { source, target, cluster: entry.cluster };
   const resources = context.resources(node);
-  const { clusters, chosen } = getOrInsert(resources.memo as Map<string, Level>, `level\u0000${entry.cluster}`, () => levelOf(resources, entry.cluster));
+  const level = context.memo.get(resources, entry.cluster, () => levelOf(resources, entry.cluster));
+  const { clusters, chosen } = level;
   if (clusters.length === 0) {
     const failure = { code: "NO_CLUSTER" as const, reason: `${PATH_FAILURES.NO_CLUSTER}: ${entry.cluster}`, hops: [...entry.hops] };
     return { ...base, status: "failed", ...none, failures: [failure] };
@@ -190,7 +191,7 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
       (error.code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code: error.code, reason: error.message, hops: trip.hops });
     }
   }
-  const unroutable = getOrInsert(resources.memo as Map<string, Unroutable[]>, `failover\u0000${entry.cluster}\u0000${source.cluster}`, () =>
+  const unroutable = context.memo.get(level, source.cluster, () =>
     unroutableFailover(context, resources, clusters, { cluster: source.cluster, dialed: new Set(chosen.endpoints) }),
   );
   for (const { reason, hop } of unroutable) failures.push({ code: "POD_IP_NOT_ROUTABLE", reason, hops: [...entry.hops, hop] });
@@ -475,9 +476,8 @@ function throughWaypoint(context: ReplayContext, trip: Trip, nodeKey: string, sn
   if (mode === "off") throw new PathError("WAYPOINT_IN_OFF_MODE", nodeKey);
   if (mode === "cross-cluster" && waypoint.local.clusterName === trip.source.cluster) throw new PathError("SAME_CLUSTER_VIA_WAYPOINT", nodeKey);
   const resources = context.resources(waypoint);
-  const forwarded = getOrInsert(resources.memo as Map<string, Forwarded>, `waypoint\u0000${sni}\u0000${trip.target.service}`, () =>
-    forwardedBy(context, waypoint, nodeKey, sni, trip.target.service),
-  );
+  const byService = context.memo.get(resources, `waypoint\u0000${sni}`, () => new Map<ServiceKey, Forwarded>());
+  const forwarded = getOrInsert(byService, trip.target.service, () => forwardedBy(context, waypoint, nodeKey, sni, trip.target.service));
   trip.hops.push(...forwarded.hops);
   if (forwarded.error) throw forwarded.error;
   return forwarded.pods;

@@ -7,7 +7,8 @@ import type { Any } from "../../gen/google/protobuf/any.js";
 import { unpackAny } from "../envoy/schema.js";
 
 export class ReplayMemo {
-  readonly #byOwner = new WeakMap<object, Map<string, unknown>>();
+  // A Map, not a WeakMap: the memo lives only as long as one replay, and weak keys cost the GC.
+  readonly #byOwner = new Map<object, Map<string, unknown>>();
 
   /** The value derived from `owner` under `key`, built on first use. */
   get<T>(owner: object, key: string, build: () => T): T {
