@@ -43,7 +43,7 @@ export interface TargetNames {
 }
 
 export function targetNames(context: ReplayContext, target: PathTarget): TargetNames {
-  return context.memo.get(target, "names", () => {
+  return context.memo.get("target names", target, () => {
     const { meshDomain } = context.mesh.index.snapshot.mesh;
     const ref = parseServiceKey(target.service)!;
     return {
@@ -97,7 +97,7 @@ function throughCapture(context: ReplayContext, node: CompiledNode, netns: strin
 
 /** What the entry chain shares with upstream, read once per chain: every path through it shares the same map. */
 function entered(context: ReplayContext, chain: FilterChain, cluster: string, hops: string[]): Entry {
-  const { filterState, hop } = context.memo.get(chain, "stamped", () => {
+  const { filterState, hop } = context.memo.get("stamped", chain, () => {
     const filterState = stampedValues(chain);
     const stamps = [...filterState].map(([key, { value, hashable }]) => `${key}=${value}${hashable ? " (hashable)" : " (not hashable)"}`);
     return { filterState, hop: stamps.length > 0 ? `shares with upstream: ${stamps.join(", ")}` : "shares nothing with upstream" };

@@ -6,6 +6,7 @@
  */
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { TransportSocket } from "../../gen/envoy/config/core/v3/base.js";
+import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import type { ClusterConfig } from "../../gen/envoy/extensions/clusters/aggregate/v3/cluster.js";
 import type { TcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
@@ -17,11 +18,11 @@ import { hostPort } from "../envoy/core.js";
 import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION, FILTER_STATE } from "../envoy/types.js";
 import type { ServiceEndpoint } from "../model/registry.js";
-import { bundleSecretName, outboundClusterName, parseInboundChainName, parseServiceKey, type ServiceKey, trustDomainOf } from "../naming.js";
+import { bundleSecretName, parseInboundChainName, type ServiceKey, trustDomainOf } from "../naming.js";
 import { getOrInsert } from "../util/maps.js";
 import type { CompiledNode, MeshView, NodeResources, PodLookup, RegistryPod, TunnelLookup } from "./compiled-mesh.js";
 import { enterAtSource, type StampedValue, targetNames } from "./entry.js";
-import { chosenPriority, evaluateSocketMatcher, readsFilterState, selectFilterChain } from "./envoy-match.js";
+import { chosenPriority, evaluateSocketMatcher, selectFilterChain } from "./envoy-match.js";
 import type { ReplayMemo } from "./replay-memo.js";
 
 /** Every mistake the path check can find, by stable code, with what it means. */
@@ -163,21 +164,19 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   const node = context.mesh.node(source.node)!;
   const entry = enterAtSource(context, node, source, target);
   const expected = targetNames(context, target).cluster;
-  const none = { landings: [], failures: [], unverified: [] };
-  if (entry.kind === "not-captured") return { source, target, cluster: expected, status: "not-captured", ...none, note: entry.reason };
+  if (entry.kind === "not-captured")
+    return { source, target, cluster: expected, status: "not-captured", landings: [], failures: [], unverified: [], note: entry.reason };
   if (entry.kind === "failed") {
     const failure = { code: entry.code, reason: `${PATH_FAILURES[entry.code]}: ${entry.detail}`, hops: entry.hops };
-    return { source, target, cluster: expected, status: "failed", ...none, failures: [failure] };
+    return { source, target, cluster: expected, status: "failed", landings: [], failures: [failure], unverified: [] };
   }
-  const base = { source, target, cluster: entry.cluster };
-  const resources = context.resources(node);
-  const level = context.memo.get(resources, entry.cluster, () => levelOf(resources, entry.cluster));
-  const { clusters, chosen } = level;
+  const cluster = entry.cluster;
+  const { clusters, chosen, unroutable } = levelFor(context, context.resources(node), cluster);
   if (clusters.length === 0) {
-    const failure = { code: "NO_CLUSTER" as const, reason: `${PATH_FAILURES.NO_CLUSTER}: ${entry.cluster}`, hops: [...entry.hops] };
-    return { ...base, status: "failed", ...none, failures: [failure] };
+    const failure = { code: "NO_CLUSTER" as const, reason: `${PATH_FAILURES.NO_CLUSTER}: ${cluster}`, hops: [...entry.hops] };
+    return { source, target, cluster, status: "failed", landings: [], failures: [failure], unverified: [] };
   }
-  if (!chosen) return { ...base, status: "unreachable", ...none };
+  if (!chosen) return { source, target, cluster, status: "unreachable", landings: [], failures: [], unverified: [] };
   const landings: Landing[] = [];
   const failures: PathFailure[] = [];
   const unverified: PathFailure[] = [];
@@ -191,14 +190,14 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
       (error.code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code: error.code, reason: error.message, hops: trip.hops });
     }
   }
-  const unroutable = context.memo.get(level, source.cluster, () =>
-    unroutableFailover(context, resources, clusters, { cluster: source.cluster, dialed: new Set(chosen.endpoints) }),
+  const failover = getOrInsert(unroutable, source.cluster, () =>
+    unroutableFailover(context, clusters, { cluster: source.cluster, dialed: new Set(chosen.endpoints) }),
   );
-  for (const { reason, hop } of unroutable) failures.push({ code: "POD_IP_NOT_ROUTABLE", reason, hops: [...entry.hops, hop] });
+  for (const { reason, hop } of failover) failures.push({ code: "POD_IP_NOT_ROUTABLE", reason, hops: [...entry.hops, hop] });
   const status = failures.length > 0 ? "failed" : landings.length > 0 ? "ok" : "unverified";
+  if (landings.length === 0) return { source, target, cluster, status, landings, failures, unverified };
   // Every landing presented the source's own certificate (else it failed): that is what its pool carries.
-  const poolUsed = landings.length > 0 ? poolUse(context, source, chosen.cluster, entry.filterState) : undefined;
-  return { ...base, status, landings, failures, unverified, ...(poolUsed ? { pool: poolUsed } : {}) };
+  return { source, target, cluster, status, landings, failures, unverified, pool: poolUse(context, source, chosen.cluster, entry.filterState) };
 }
 
 /** A direct endpoint a path fails on when Envoy fails over to it: its reason and its last hop. */
@@ -210,23 +209,19 @@ interface Unroutable {
 /**
  * On an isolated pod network, a direct endpoint in another cluster fails whenever Envoy fails over
  * to it, whatever priority it has: every such endpoint of the cluster is a failure of the path,
- * not only those of the priority chosen today. The same for every source of the node in one cluster.
+ * not only those of the priority chosen today.
  */
 function unroutableFailover(
   context: ReplayContext,
-  resources: NodeResources,
-  clusters: readonly Cluster[],
+  clusters: readonly EdsCluster[],
   source: { cluster: string; dialed: ReadonlySet<LbEndpoint> },
 ): Unroutable[] {
   if (context.mesh.index.snapshot.mesh.podNetwork !== "isolated") return [];
   const unroutable: Unroutable[] = [];
-  for (const cluster of clusters) {
-    const serviceName = cluster.eds_cluster_config?.service_name || cluster.name;
-    const assignment = resources.assignment(serviceName ?? "");
+  for (const { cluster, assignment } of clusters) {
     for (const group of assignment?.endpoints ?? []) {
       for (const endpoint of group.lb_endpoints ?? []) {
-        const address = addressOf(endpoint);
-        const { ip, port } = splitAddress(address);
+        const { address, ip, port } = addressOf(context, endpoint);
         // Direct endpoints only (pod_ip:inboundPort): a waypoint's address routes, compiled or not.
         if (port !== context.mesh.options.inboundPort || source.dialed.has(endpoint) || context.tunnels.has(address)) continue;
         if (context.pods(ip).has(source.cluster)) continue;
@@ -240,14 +235,14 @@ function unroutableFailover(
 
 function poolHop(context: ReplayContext, cluster: Cluster, filterState: ReadonlyMap<string, StampedValue>): string {
   if (cluster.connection_pool_per_downstream_connection) return "connection pool: one per downstream connection";
-  return context.memo.get(filterState, "poolHop", () => {
+  return context.memo.get("pool hop", filterState, () => {
     const key = poolKey(context, filterState);
     return key ? `connection pool: per host and ${key}` : "connection pool: per host, shared with every source that stamps nothing hashable";
   });
 }
 
 function poolKey(context: ReplayContext, filterState: ReadonlyMap<string, StampedValue>): string {
-  return context.memo.get(filterState, "poolKey", () =>
+  return context.memo.get("pool key", filterState, () =>
     [...filterState]
       .filter(([, stamped]) => stamped.hashable)
       .map(([key, { value }]) => `${key}=${value}`)
@@ -262,47 +257,91 @@ function poolUse(context: ReplayContext, source: PathSource, cluster: Cluster, f
   return { node: source.node, cluster: cluster.name ?? "", key, certificate: source.identity };
 }
 
-/** A healthy endpoint of the chosen level, with its address and the hop that dials it. */
-interface Dial {
-  readonly endpoint: LbEndpoint;
+/** Where an endpoint listens, read once per endpoint object (nodes share them). */
+interface Address {
   readonly address: string;
   readonly ip: string;
   readonly port: number;
+}
+
+function addressOf(context: ReplayContext, endpoint: LbEndpoint): Address {
+  return context.memo.get("address", endpoint, () => {
+    const socket = endpoint.endpoint?.address?.socket_address;
+    const address = hostPort(socket?.address ?? "", socket?.port_value ?? 0);
+    return { address, ...splitAddress(address) };
+  });
+}
+
+/** A healthy endpoint of the chosen level, with its address and the hop that dials it. */
+interface Dial extends Address {
+  readonly endpoint: LbEndpoint;
   readonly hop: string;
 }
 
-interface Level {
-  readonly clusters: readonly Cluster[];
-  readonly chosen?: { readonly cluster: Cluster; readonly priority: number; readonly endpoints: readonly LbEndpoint[]; readonly dials: readonly Dial[] };
+/** An EDS cluster Envoy balances over and the node's assignment for it. */
+interface EdsCluster {
+  readonly cluster: Cluster;
+  readonly assignment: ClusterLoadAssignment | undefined;
 }
 
-/** A cluster's EDS clusters and the level Envoy picks among them: the same for every source of the node. */
-function levelOf(resources: NodeResources, name: string): Level {
-  const clusters = edsClustersOf(resources, name);
-  const level = clusters.length === 0 ? undefined : chooseLevel(resources, clusters);
-  if (!level) return { clusters };
+interface Level {
+  readonly clusters: readonly EdsCluster[];
+  readonly chosen?: { readonly cluster: Cluster; readonly priority: number; readonly endpoints: readonly LbEndpoint[]; readonly dials: readonly Dial[] };
+  /** Failover endpoints that do not route, by source cluster. */
+  readonly unroutable: Map<string, Unroutable[]>;
+}
+
+const NO_LEVEL: Level = { clusters: [], unroutable: new Map() };
+
+/**
+ * A cluster's EDS clusters and the level Envoy picks among them: the same for every source of the
+ * node, and for every node whose output holds the same cluster and assignment objects (the
+ * compiler shares identical ones across nodes).
+ */
+function levelFor(context: ReplayContext, resources: NodeResources, name: string): Level {
+  const clusters = edsClustersOf(context, resources, name).map((cluster) => ({
+    cluster,
+    assignment: resources.assignment(cluster.eds_cluster_config?.service_name || cluster.name || ""),
+  }));
+  if (clusters.length === 0) return NO_LEVEL;
+  const known = context.memo.get("levels", clusters[0]!.cluster, () => [] as Level[]);
+  const same = (level: Level) =>
+    level.clusters.length === clusters.length &&
+    level.clusters.every((eds, i) => eds.cluster === clusters[i]!.cluster && eds.assignment === clusters[i]!.assignment);
+  const found = known.find(same);
+  if (found) return found;
+  const level = levelOf(context, clusters);
+  known.push(level);
+  return level;
+}
+
+function levelOf(context: ReplayContext, clusters: readonly EdsCluster[]): Level {
+  const level = chooseLevel(clusters);
+  if (!level) return { clusters, unroutable: new Map() };
   const dials = level.endpoints.map((endpoint): Dial => {
-    const address = addressOf(endpoint);
-    return { endpoint, address, ...splitAddress(address), hop: `${level.cluster.name} priority ${level.priority}: dial ${address}` };
+    const address = addressOf(context, endpoint);
+    return { endpoint, ...address, hop: `${level.cluster.name} priority ${level.priority}: dial ${address.address}` };
   });
-  return { clusters, chosen: { ...level, dials } };
+  return { clusters, chosen: { ...level, dials }, unroutable: new Map() };
 }
 
 /** The EDS cluster(s) Envoy balances over: the cluster itself, or an aggregate's halves in order. */
-function edsClustersOf(resources: NodeResources, name: string): readonly Cluster[] {
+function edsClustersOf(context: ReplayContext, resources: NodeResources, name: string): readonly Cluster[] {
   const cluster = resources.clusters(name)[0];
   if (!cluster) return [];
   if (cluster.cluster_type?.name !== EXTENSION.aggregateCluster) return [cluster];
-  const config = unpackAny(cluster.cluster_type.typed_config!)?.message as ClusterConfig;
-  return (config.clusters ?? []).flatMap((half) => resources.clusters(half));
+  const any = cluster.cluster_type.typed_config!;
+  const halves = context.memo.get("aggregate", any, () => {
+    const config = unpackAny(any)?.message as ClusterConfig;
+    return config.clusters ?? [];
+  });
+  return halves.flatMap((half) => resources.clusters(half));
 }
 
 /** The first priority with a healthy endpoint; an aggregate's halves' levels are flattened in order. */
-function chooseLevel(resources: NodeResources, clusters: readonly Cluster[]) {
+function chooseLevel(clusters: readonly EdsCluster[]) {
   let offset = 0;
-  for (const cluster of clusters) {
-    const serviceName = cluster.eds_cluster_config?.service_name || cluster.name;
-    const assignment = resources.assignment(serviceName ?? "");
+  for (const { cluster, assignment } of clusters) {
     const level = assignment && chosenPriority(assignment);
     if (level) return { cluster, priority: offset + level.priority, endpoints: level.endpoints };
     offset += new Set((assignment?.endpoints ?? []).map((g) => g.priority ?? 0)).size;
@@ -310,79 +349,53 @@ function chooseLevel(resources: NodeResources, clusters: readonly Cluster[]) {
   return undefined;
 }
 
-function addressOf(endpoint: LbEndpoint): string {
-  const socket = endpoint.endpoint?.address?.socket_address;
-  return hostPort(socket?.address ?? "", socket?.port_value ?? 0);
-}
-
 function connect(context: ReplayContext, trip: Trip, cluster: Cluster, dial: Dial, priority: number): Landing[] {
-  const socket = socketStep(context, cluster, dial.endpoint, trip.filterState);
-  trip.hops.push(...socket.hops);
-  if (socket.error) throw socket.error;
-  const identity = presentedCertificate(socket.presents, trip.filterState);
-  trip.hops.push(getOrInsert(socket.hopByCertificate, identity, () => `socket ${socket.name}: SNI "${socket.sni}", client certificate ${identity}`));
+  const { name, socket } = socketFor(trip.hops, cluster, dial.endpoint, trip.filterState);
+  const client = context.memo.get("client TLS", socket, () => clientTls(socket));
+  if (client.error) throw client.error;
+  const identity = presentedCertificate(client.presents, trip.filterState);
+  const hops = getOrInsert(client.hops, name, () => new Map<string, string>());
+  trip.hops.push(getOrInsert(hops, identity, () => `socket ${name}: SNI "${client.sni}", client certificate ${identity}`));
   if (identity !== trip.source.identity) throw new PathError("WRONG_CLIENT_CERT", `${identity}, expected ${trip.source.identity}`);
-  if (socket.pins.length === 0) throw new PathError("NO_SAN_PIN", socket.name);
+  if (client.pins.length === 0) throw new PathError("NO_SAN_PIN", name);
   const waypoint = context.tunnels.get(dial.address);
   // Each pod a waypoint may forward to is its own branch of the trip.
-  const arrive = (pod: RegistryPod, branch: Trip, via?: string): Landing => ({
-    address: dial.address,
-    priority,
-    socket: socket.name,
-    sni: socket.sni,
-    ...(via ? { via } : {}),
-    pod: landOn(context, branch, pod, socket),
-    hops: branch.hops,
-  });
+  const arrive = (pod: RegistryPod, branch: Trip, via?: string): Landing => {
+    const landed = landOn(context, branch, pod, client);
+    return via
+      ? { address: dial.address, priority, socket: name, sni: client.sni, via, pod: landed, hops: branch.hops }
+      : { address: dial.address, priority, socket: name, sni: client.sni, pod: landed, hops: branch.hops };
+  };
   if (!waypoint) return [arrive(dialPod(context, trip, dial), trip)];
-  return throughWaypoint(context, trip, waypoint, socket.sni).map(({ pod, hop }) => arrive(pod, { ...trip, hops: [...trip.hops, hop] }, waypoint));
+  return throughWaypoint(context, trip, waypoint, client.sni).map(({ pod, hop }) => arrive(pod, { ...trip, hops: [...trip.hops, hop] }, waypoint));
 }
 
-/**
- * The client side of one connection to one endpoint, up to the certificate: the socket the matcher
- * picks, its TLS context, SNI and pinned SANs. `hops` were recorded before `error` stopped it.
- */
-interface SocketStep {
-  readonly hops: readonly string[];
+/** A client socket's TLS context as the replay reads it: SNI, pinned SANs, where its certificate comes from. */
+interface ClientTls {
+  /** No TLS context, or a certificate selector that cannot work. */
   readonly error?: PathError;
-  readonly name: string;
   readonly sni: string;
   readonly tls: CommonTlsContext;
   readonly pins: readonly string[];
   readonly presents: Presented;
-  /** The socket hop, by the certificate presented. */
-  readonly hopByCertificate: Map<string, string>;
+  /** The socket hop, by socket name and certificate presented. */
+  readonly hops: Map<string, Map<string, string>>;
+  /** Whether this side trusts a server identity, by identity. */
+  readonly trusts: Map<string, boolean>;
 }
 
 /** The certificate a client TLS context presents: its own, or the mapper's choice (else `fallback`). */
 type Presented = { readonly certificate: string } | { readonly fallback: string };
 
-/**
- * The socket step for one cluster and endpoint, kept per cluster, endpoint and — only when the
- * cluster's matcher reads filter state — the values the source shares with upstream.
- */
-function socketStep(context: ReplayContext, cluster: Cluster, endpoint: LbEndpoint, filterState: ReadonlyMap<string, StampedValue>): SocketStep {
-  const byEndpoint = context.memo.get(cluster, "sockets", () => ({
-    readsFilterState: cluster.transport_socket_matcher !== undefined && readsFilterState(cluster.transport_socket_matcher),
-    steps: new WeakMap<LbEndpoint, Map<string, SocketStep>>(),
-  }));
-  const key = byEndpoint.readsFilterState ? [...filterState].map(([name, { value }]) => `${name}=${value}`).join("\u0000") : "";
-  const steps = getOrInsert(byEndpoint.steps, endpoint, () => new Map<string, SocketStep>());
-  return getOrInsert(steps, key, () => buildSocketStep(cluster, endpoint, filterState));
-}
-
-function buildSocketStep(cluster: Cluster, endpoint: LbEndpoint, filterState: ReadonlyMap<string, StampedValue>): SocketStep {
-  const hops: string[] = [];
-  const partial = { hops, name: "", sni: "", tls: {}, pins: [], presents: { certificate: "" }, hopByCertificate: new Map() };
+function clientTls(socket: TransportSocket): ClientTls {
   try {
-    const { name, socket } = socketFor(hops, cluster, endpoint, filterState);
     const client = tlsOf<UpstreamTlsContext>(socket, "upstream");
     const presents = certificateSource(client);
     const tls = client.common_tls_context ?? {};
-    return { hops, name, sni: client.sni ?? "", tls, pins: pinnedSans(client.common_tls_context), presents, hopByCertificate: new Map() };
+    return { sni: client.sni ?? "", tls, pins: pinnedSans(client.common_tls_context), presents, hops: new Map(), trusts: new Map() };
   } catch (error) {
     if (!(error instanceof PathError)) throw error;
-    return { ...partial, error };
+    return { error, sni: "", tls: {}, pins: [], presents: { certificate: "" }, hops: new Map(), trusts: new Map() };
   }
 }
 
@@ -476,7 +489,8 @@ function throughWaypoint(context: ReplayContext, trip: Trip, nodeKey: string, sn
   if (mode === "off") throw new PathError("WAYPOINT_IN_OFF_MODE", nodeKey);
   if (mode === "cross-cluster" && waypoint.local.clusterName === trip.source.cluster) throw new PathError("SAME_CLUSTER_VIA_WAYPOINT", nodeKey);
   const resources = context.resources(waypoint);
-  const byService = context.memo.get(resources, `waypoint\u0000${sni}`, () => new Map<ServiceKey, Forwarded>());
+  const bySni = context.memo.get("forwarded", resources, () => new Map<string, Map<ServiceKey, Forwarded>>());
+  const byService = getOrInsert(bySni, sni, () => new Map<ServiceKey, Forwarded>());
   const forwarded = getOrInsert(byService, trip.target.service, () => forwardedBy(context, waypoint, nodeKey, sni, trip.target.service));
   trip.hops.push(...forwarded.hops);
   if (forwarded.error) throw forwarded.error;
@@ -518,9 +532,8 @@ function forwardTo(context: ReplayContext, waypoint: CompiledNode, nodeKey: stri
   const level = assignment && chosenPriority(assignment);
   if (!level) throw new PathError("INGRESS_EMPTY", `${ingress.name} at ${nodeKey}`);
   return level.endpoints.map((endpoint) => {
-    const address = addressOf(endpoint);
+    const { address, ip, port } = addressOf(context, endpoint);
     if (context.tunnels.has(address)) throw new PathError("WAYPOINT_TO_WAYPOINT", `${ingress.name} at ${nodeKey} lists ${address}`);
-    const { ip, port } = splitAddress(address);
     const pods = context.pods(ip).get(waypoint.local.clusterName);
     if (!pods || port !== context.mesh.options.inboundPort) throw new PathError("UNKNOWN_ADDRESS", `${address} from ${nodeKey}`);
     return { pod: preferService(pods, service), hop: `${ingress.name} priority ${level.priority}: ${address}` };
@@ -543,7 +556,8 @@ interface Arrival {
   readonly server: CommonTlsContext;
   readonly identity: string;
   /** The mTLS hop, by source identity. */
-  readonly hopBySource: Map<string, string>;
+  /** Whether the server trusts a source identity, and the mTLS hop, by source identity. */
+  readonly bySource: Map<string, { readonly trusted: boolean; readonly hop: string }>;
 }
 
 function arrivalAt(context: ReplayContext, endpoint: ServiceEndpoint, sni: string): Arrival {
@@ -554,7 +568,7 @@ function arrivalAt(context: ReplayContext, endpoint: ServiceEndpoint, sni: strin
     ip: endpoint.ip,
   };
   const where = `${pod.cluster}/${pod.namespace}/${pod.name}`;
-  const arrival = { pod, where, hop: "", chain: "", port: undefined, server: {}, identity: "", hopBySource: new Map() };
+  const arrival = { pod, where, hop: "", chain: "", port: undefined, server: {}, identity: "", bySource: new Map() };
   const node = context.mesh.receiving(`${endpoint.clusterName}/${endpoint.kubernetesMetadata.nodeName}`);
   if (!node) return { ...arrival, error: new PathError("POD_NODE_NOT_COMPILED", where) };
   const listener = context.resources(node).listenerIn(endpoint.containerMetadata.networkNamespace, context.mesh.options.inboundPort);
@@ -578,8 +592,9 @@ function arrivalAt(context: ReplayContext, endpoint: ServiceEndpoint, sni: strin
 }
 
 /** At the pod: the inbound chain the SNI selects, its port, and mTLS identities on both ends. */
-function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, client: SocketStep): Landing["pod"] {
-  const arrival = context.memo.get(target.endpoint, `arrival\u0000${client.sni}`, () => arrivalAt(context, target.endpoint, client.sni));
+function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, client: ClientTls): Landing["pod"] {
+  const bySni = context.memo.get("arrivals", target.endpoint, () => new Map<string, Arrival>());
+  const arrival = getOrInsert(bySni, client.sni, () => arrivalAt(context, target.endpoint, client.sni));
   if (arrival.error) throw arrival.error;
   trip.hops.push(arrival.hop);
   if (arrival.port !== trip.target.port) throw new PathError("WRONG_PORT", `${arrival.chain} for port ${trip.target.port}`);
@@ -587,13 +602,11 @@ function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, client:
   if (arrival.serverError) throw arrival.serverError;
   const serverIdentity = arrival.identity;
   if (!client.pins.includes(serverIdentity)) throw new PathError("SAN_MISMATCH", `${serverIdentity} is not among ${client.pins.join(", ")}`);
-  for (const [validator, peer] of [
-    [client.tls, serverIdentity],
-    [arrival.server, trip.source.identity],
-  ] as const) {
-    if (!context.memo.get(validator, peer, () => trusts(context, validator, peer))) throw new PathError("PEER_NOT_TRUSTED", peer);
-  }
-  trip.hops.push(getOrInsert(arrival.hopBySource, trip.source.identity, () => `mTLS ${trip.source.identity} ↔ ${serverIdentity}`));
+  if (!getOrInsert(client.trusts, serverIdentity, () => trusts(context, client.tls, serverIdentity))) throw new PathError("PEER_NOT_TRUSTED", serverIdentity);
+  const source = trip.source.identity;
+  const meets = getOrInsert(arrival.bySource, source, () => ({ trusted: trusts(context, arrival.server, source), hop: `mTLS ${source} ↔ ${serverIdentity}` }));
+  if (!meets.trusted) throw new PathError("PEER_NOT_TRUSTED", source);
+  trip.hops.push(meets.hop);
   return arrival.pod;
 }
 

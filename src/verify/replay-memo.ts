@@ -1,30 +1,23 @@
 /**
- * What many replayed paths derive from the same compiled resource (an unpacked Any, a socket's TLS
- * context, a pod's inbound chain for an SNI), kept by that resource object for one replay. One per
- * replay: tests change compiled output between two checks of the same mesh.
+ * What many replayed paths derive from the same compiled resource or name (a pod's inbound chain
+ * for an SNI, a socket's TLS context, what an entry chain shares upstream), kept for one replay in
+ * tables by kind. One per replay: tests change compiled output between two checks of the same mesh.
  */
-import type { Any } from "../../gen/google/protobuf/any.js";
-import { unpackAny } from "../envoy/schema.js";
-
 export class ReplayMemo {
-  // A Map, not a WeakMap: the memo lives only as long as one replay, and weak keys cost the GC.
-  readonly #byOwner = new Map<object, Map<string, unknown>>();
+  // Maps, not WeakMaps: the memo lives only as long as one replay, and weak keys cost the GC. A
+  // table per kind keeps each small.
+  readonly #tables = new Map<string, Map<unknown, unknown>>();
 
-  /** The value derived from `owner` under `key`, built on first use. */
-  get<T>(owner: object, key: string, build: () => T): T {
-    let values = this.#byOwner.get(owner);
-    if (!values) {
-      values = new Map();
-      this.#byOwner.set(owner, values);
+  /** The value for `key` in the table `kind`, built on first use. */
+  get<K, V>(kind: string, key: K, build: () => V): V {
+    let table = this.#tables.get(kind);
+    if (!table) {
+      table = new Map();
+      this.#tables.set(kind, table);
     }
-    if (values.has(key)) return values.get(key) as T;
+    if (table.has(key)) return table.get(key) as V;
     const value = build();
-    values.set(key, value);
+    table.set(key, value);
     return value;
-  }
-
-  /** The message inside an Any, decoded once. */
-  unpack<T>(any: Any): T | undefined {
-    return this.get(any, "unpack", () => unpackAny(any)?.message as T | undefined);
   }
 }
