@@ -12,7 +12,6 @@ import { type SharedAddress, sharedAddresses } from "../model/snapshot-checks.js
 import { parseServiceKey, type ServiceKey, serviceKey } from "../naming.js";
 import { planNode } from "../plan/node-plan.js";
 import type { SnapshotIndex } from "../plan/snapshot-index.js";
-import { compositeKey } from "../util/keys.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareText } from "../util/order.js";
 import {
@@ -76,17 +75,23 @@ export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
  * another's requests. Every path in such a group fails.
  */
 function withSharedPoolFailures(paths: readonly PathReport[]): PathReport[] {
-  const certificates = new Map<string, Set<string>>();
-  const groupOf = (pool: PoolUse) => (pool.key === undefined ? undefined : compositeKey(pool.node, pool.cluster, pool.key));
-  for (const { pool } of paths) {
-    const group = pool && groupOf(pool);
-    if (!group) continue;
-    if (!certificates.has(group)) certificates.set(group, new Set());
-    certificates.get(group)!.add(pool.certificate);
-  }
+  // By node, cluster and pool key: nested maps, so that no key is built per path.
+  const certificates = new Map<string, Map<string, Map<string, Set<string>>>>();
+  const groupOf = ({ node, cluster, key }: PoolUse) =>
+    key === undefined
+      ? undefined
+      : getOrInsert(
+          getOrInsert(
+            getOrInsert(certificates, node, () => new Map()),
+            cluster,
+            () => new Map(),
+          ),
+          key,
+          () => new Set<string>(),
+        );
+  for (const { pool } of paths) if (pool) groupOf(pool)?.add(pool.certificate);
   return paths.map((path) => {
-    const group = path.pool && groupOf(path.pool);
-    const shared = group ? certificates.get(group)! : undefined;
+    const shared = path.pool && groupOf(path.pool);
     if (!shared || shared.size < 2) return path;
     const others = [...shared].filter((certificate) => certificate !== path.pool!.certificate).sort(compareText);
     const reason = `${PATH_FAILURES.POOL_SHARED_ACROSS_SOURCES}: ${path.pool!.cluster} on ${path.pool!.node}, pool key "${path.pool!.key}", shared with ${others.join(", ")}`;

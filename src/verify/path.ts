@@ -22,7 +22,7 @@ import { bundleSecretName, parseInboundChainName, type ServiceKey, trustDomainOf
 import { getOrInsert } from "../util/maps.js";
 import type { CompiledNode, MeshView, NodeResources, PodLookup, RegistryPod, TunnelLookup } from "./compiled-mesh.js";
 import { enterAtSource, type StampedValue, targetNames } from "./entry.js";
-import { chosenPriority, evaluateSocketMatcher, selectFilterChain } from "./envoy-match.js";
+import { chosenPriority, evaluateSocketMatcher, readsFilterState, selectFilterChain } from "./envoy-match.js";
 import type { ReplayMemo } from "./replay-memo.js";
 
 /** Every mistake the path check can find, by stable code, with what it means. */
@@ -350,7 +350,10 @@ function chooseLevel(clusters: readonly EdsCluster[]) {
 }
 
 function connect(context: ReplayContext, trip: Trip, cluster: Cluster, dial: Dial, priority: number): Landing[] {
-  const { name, socket } = socketFor(trip.hops, cluster, dial.endpoint, trip.filterState);
+  const choice = socketChoice(context, cluster, dial.endpoint, trip.filterState);
+  if (choice.hop !== undefined) trip.hops.push(choice.hop);
+  if (choice.error) throw choice.error;
+  const { name, socket } = choice;
   const client = context.memo.get("client TLS", socket, () => clientTls(socket));
   if (client.error) throw client.error;
   const identity = presentedCertificate(client.presents, trip.filterState);
@@ -396,6 +399,29 @@ function clientTls(socket: TransportSocket): ClientTls {
   } catch (error) {
     if (!(error instanceof PathError)) throw error;
     return { error, sni: "", tls: {}, pins: [], presents: { certificate: "" }, hops: new Map(), trusts: new Map() };
+  }
+}
+
+/** The socket the cluster uses for one endpoint, with the matcher's hop; `error` when none is usable. */
+type SocketChoice =
+  | { readonly hop?: string; readonly error: PathError; readonly name?: undefined; readonly socket?: undefined }
+  | { readonly hop?: string; readonly error?: undefined; readonly name: string; readonly socket: TransportSocket };
+
+/** Kept per cluster and endpoint object, unless the cluster's matcher reads filter state. */
+function socketChoice(context: ReplayContext, cluster: Cluster, endpoint: LbEndpoint, filterState: ReadonlyMap<string, StampedValue>): SocketChoice {
+  const matcher = cluster.transport_socket_matcher;
+  if (matcher && context.memo.get("reads filter state", matcher, () => readsFilterState(matcher))) return chooseSocket(cluster, endpoint, filterState);
+  const byEndpoint = context.memo.get("socket choice", cluster, () => new Map<LbEndpoint, SocketChoice>());
+  return getOrInsert(byEndpoint, endpoint, () => chooseSocket(cluster, endpoint, filterState));
+}
+
+function chooseSocket(cluster: Cluster, endpoint: LbEndpoint, filterState: ReadonlyMap<string, StampedValue>): SocketChoice {
+  const hops: string[] = [];
+  try {
+    return { ...socketFor(hops, cluster, endpoint, filterState), ...(hops.length > 0 ? { hop: hops[0] } : {}) };
+  } catch (error) {
+    if (!(error instanceof PathError)) throw error;
+    return { error, ...(hops.length > 0 ? { hop: hops[0] } : {}) };
   }
 }
 
