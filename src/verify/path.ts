@@ -181,13 +181,17 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   const failures: PathFailure[] = [];
   const unverified: PathFailure[] = [];
   const pool = poolHop(context, chosen.cluster, entry.filterState);
+  const pathClass = pathClassOf(context, source, target, entry.filterState);
   for (const dial of chosen.dials) {
-    const trip: Trip = { source, target, filterState: entry.filterState, hops: [...entry.hops, dial.hop, pool] };
-    try {
-      landings.push(...connect(context, trip, chosen.cluster, dial, chosen.priority));
-    } catch (error) {
-      if (!(error instanceof PathError)) throw error;
-      (error.code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code: error.code, reason: error.message, hops: trip.hops });
+    const outcome = dialOutcome(context, { source, target, filterState: entry.filterState }, chosen, dial, pathClass);
+    if ("error" in outcome) {
+      const { code, message } = outcome.error;
+      (code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code, reason: message, hops: [...entry.hops, dial.hop, pool, ...outcome.hops] });
+      continue;
+    }
+    for (const { address, priority, socket, sni, via, pod, hops: tail } of outcome.landings) {
+      const hops = [...entry.hops, dial.hop, pool, ...tail];
+      landings.push(via === undefined ? { address, priority, socket, sni, pod, hops } : { address, priority, socket, sni, via, pod, hops });
     }
   }
   const failover = getOrInsert(unroutable, source.cluster, () =>
@@ -198,6 +202,40 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   if (landings.length === 0) return { source, target, cluster, status, landings, failures, unverified };
   // Every landing presented the source's own certificate (else it failed): that is what its pool carries.
   return { source, target, cluster, status, landings, failures, unverified, pool: poolUse(context, source, chosen.cluster, entry.filterState) };
+}
+
+/** One dial's landings, or the mistake that stops it, with the hops after the dial (the path's own come before). */
+type DialOutcome = { readonly landings: readonly Landing[] } | { readonly error: PathError; readonly hops: readonly string[] };
+
+/**
+ * What dialing one endpoint yields depends on the source only through its identity, its cluster
+ * and the values it shares with upstream: kept per dial (levels, and so dials, are shared across
+ * the nodes whose output holds the same objects), by the class of the path (`pathClass`).
+ */
+function dialOutcome(
+  context: ReplayContext,
+  trip: Omit<Trip, "hops">,
+  level: { readonly cluster: Cluster; readonly priority: number },
+  dial: Dial,
+  pathClass: number,
+): DialOutcome {
+  return getOrInsert(dial.outcomes, pathClass, () => {
+    const tail: Trip = { ...trip, hops: [] };
+    try {
+      return { landings: connect(context, tail, level.cluster, dial, level.priority) };
+    } catch (error) {
+      if (!(error instanceof PathError)) throw error;
+      return { error, hops: tail.hops };
+    }
+  });
+}
+
+/** A number per target, source identity, source cluster and values shared with upstream: paths alike in all four dial alike. */
+function pathClassOf(context: ReplayContext, source: PathSource, target: PathTarget, filterState: ReadonlyMap<string, StampedValue>): number {
+  const shared = context.memo.get("signature", filterState, () => [...filterState].map(([key, { value }]) => `${key}=${value}`).join("\u0000"));
+  const key = [target.service, target.port, source.identity, source.cluster, shared].join("\u0000");
+  const classes = context.memo.get("path classes", "", () => new Map<string, number>());
+  return getOrInsert(classes, key, () => classes.size);
 }
 
 /** A direct endpoint a path fails on when Envoy fails over to it: its reason and its last hop. */
@@ -276,6 +314,8 @@ function addressOf(context: ReplayContext, endpoint: LbEndpoint): Address {
 interface Dial extends Address {
   readonly endpoint: LbEndpoint;
   readonly hop: string;
+  /** What the dial yields, by path class. */
+  readonly outcomes: Map<number, DialOutcome>;
 }
 
 /** An EDS cluster Envoy balances over and the node's assignment for it. */
@@ -304,7 +344,8 @@ function levelFor(context: ReplayContext, resources: NodeResources, name: string
     assignment: resources.assignment(cluster.eds_cluster_config?.service_name || cluster.name || ""),
   }));
   if (clusters.length === 0) return NO_LEVEL;
-  const known = context.memo.get("levels", clusters[0]!.cluster, () => [] as Level[]);
+  const byAssignment = context.memo.get("levels", clusters[0]!.cluster, () => new Map<ClusterLoadAssignment | undefined, Level[]>());
+  const known = getOrInsert(byAssignment, clusters[0]!.assignment, () => []);
   const same = (level: Level) =>
     level.clusters.length === clusters.length &&
     level.clusters.every((eds, i) => eds.cluster === clusters[i]!.cluster && eds.assignment === clusters[i]!.assignment);
@@ -320,7 +361,7 @@ function levelOf(context: ReplayContext, clusters: readonly EdsCluster[]): Level
   if (!level) return { clusters, unroutable: new Map() };
   const dials = level.endpoints.map((endpoint): Dial => {
     const address = addressOf(context, endpoint);
-    return { endpoint, ...address, hop: `${level.cluster.name} priority ${level.priority}: dial ${address.address}` };
+    return { endpoint, ...address, hop: `${level.cluster.name} priority ${level.priority}: dial ${address.address}`, outcomes: new Map() };
   });
   return { clusters, chosen: { ...level, dials }, unroutable: new Map() };
 }
