@@ -168,7 +168,8 @@ export function sharedAddressDiagnostics(index: SnapshotIndex, plan: PortPlan): 
  * (NETNS_CONFLICT), so it serves none of them: no node may advertise any of them.
  */
 export function netnsRivals(index: SnapshotIndex, endpoint: ServiceEndpoint): readonly HostedEndpoint[] {
-  return index.netnsRivals.get(endpoint) ?? [];
+  // Almost always empty: skip hashing the record.
+  return index.netnsRivals.size === 0 ? [] : (index.netnsRivals.get(endpoint) ?? []);
 }
 
 function routeOf(view: EdsView, service: IndexedService, endpoint: ServiceEndpoint): Route | "not-exported" {
