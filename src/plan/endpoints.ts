@@ -168,7 +168,8 @@ export function sharedAddressDiagnostics(index: SnapshotIndex, plan: PortPlan): 
  * (NETNS_CONFLICT), so it serves none of them: no node may advertise any of them.
  */
 export function netnsRivals(index: SnapshotIndex, endpoint: ServiceEndpoint): readonly HostedEndpoint[] {
-  return index.netnsRivals.get(endpoint) ?? [];
+  // Almost always empty: skip hashing the record.
+  return index.netnsRivals.size === 0 ? [] : (index.netnsRivals.get(endpoint) ?? []);
 }
 
 function routeOf(view: EdsView, service: IndexedService, endpoint: ServiceEndpoint): Route | "not-exported" {
@@ -259,6 +260,8 @@ function buildLbEndpoint(ip: string, port: number, health: HealthStatus, metadat
 
 interface WaypointNode {
   readonly key: string;
+  /** Its key and address as one injective string, for cache keys. */
+  readonly cacheKey: string;
   readonly cluster: string;
   readonly name: string;
   readonly ip: string;
@@ -288,11 +291,13 @@ function waypointNode(index: SnapshotIndex, endpoint: ServiceEndpoint): Waypoint
 
 type ResolvedNode = { readonly node: WaypointNode; readonly listed: boolean } | WaypointProblem;
 
-/** Per index: waypoint nodes by cluster and node name, resolved once. */
-const RESOLVED_NODES = new CacheSlot<[cluster: string, name: string], ResolvedNode>("resolved waypoint nodes", (cluster, name) => compositeKey(cluster, name));
+/** Per index: waypoint nodes by cluster, then node name, resolved once (looked up per remote record: no key string is built). */
+const RESOLVED_NODES = singleEntrySlot<Map<string, Map<string, ResolvedNode>>>("resolved waypoint nodes");
 
 function resolvedNode(index: SnapshotIndex, cluster: string, name: string): ResolvedNode {
-  return RESOLVED_NODES.get(index.caches, [cluster, name], () => resolveNode(index, cluster, name));
+  const byCluster = RESOLVED_NODES.get(index.caches, [], () => new Map());
+  const byName = getOrInsert(byCluster, cluster, () => new Map<string, ResolvedNode>());
+  return getOrInsert(byName, name, () => resolveNode(index, cluster, name));
 }
 
 function resolveNode(index: SnapshotIndex, cluster: string, name: string): ResolvedNode {
@@ -305,7 +310,7 @@ function resolveNode(index: SnapshotIndex, cluster: string, name: string): Resol
     return { problem: "NODE_GONE", message: `node ${key} is not in the node list of cluster ${cluster}` };
   }
   const locality = listed ? { region: listed.region, zone: listed.zone } : { region: "", zone: "" };
-  return { node: { key, cluster, name, ip, locality }, listed: listed !== undefined };
+  return { node: { key, cacheKey: compositeKey(key, ip), cluster, name, ip, locality }, listed: listed !== undefined };
 }
 
 /**
@@ -316,7 +321,8 @@ function resolveNode(index: SnapshotIndex, cluster: string, name: string): Resol
  */
 const WAYPOINT_ENDPOINTS = new CacheSlot<[port: number, node: WaypointNode, tunnelPort: number], Omit<PlannedEndpoint, "tier">>(
   "waypoint endpoints",
-  (port, node, tunnelPort) => compositeKey(port, node.key, node.ip, tunnelPort),
+  // Numbers first, then the node's JSON key: injective without building another JSON array.
+  (port, node, tunnelPort) => `${port},${tunnelPort},${node.cacheKey}`,
 );
 
 function waypointEndpoint(view: EdsView, service: IndexedService, port: number, node: WaypointNode, pods: readonly ServiceEndpoint[]): PlannedEndpoint {
