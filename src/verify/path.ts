@@ -186,11 +186,11 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
     const outcome = dialOutcome(context, { source, target, filterState: entry.filterState }, chosen, dial, pathClass);
     if ("error" in outcome) {
       const { code, message } = outcome.error;
-      (code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code, reason: message, hops: [...entry.hops, dial.hop, pool, ...outcome.hops] });
+      (code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code, reason: message, hops: entry.hops.concat(dial.hop, pool, outcome.hops) });
       continue;
     }
     for (const { address, priority, socket, sni, via, pod, hops: tail } of outcome.landings) {
-      const hops = [...entry.hops, dial.hop, pool, ...tail];
+      const hops = entry.hops.concat(dial.hop, pool, tail);
       landings.push(via === undefined ? { address, priority, socket, sni, pod, hops } : { address, priority, socket, sni, via, pod, hops });
     }
   }
@@ -679,11 +679,15 @@ function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, client:
 
 /** Whether a TLS context's validation accepts a peer identity's trust domain. */
 function trusts(context: ReplayContext, tls: CommonTlsContext, peer: string): boolean {
-  const domain = trustDomainOf(peer);
+  const domain = context.memo.get("trust domain", peer, () => trustDomainOf(peer));
   const validator = tls.validation_context?.custom_validator_config;
   if (validator?.name === EXTENSION.spiffeValidator && validator.typed_config) {
-    const config = unpackAny(validator.typed_config)?.message as SPIFFECertValidatorConfig;
-    return (config.trust_domains ?? []).some((d) => d.name === domain);
+    const any = validator.typed_config;
+    const domains = context.memo.get("trusted domains", any, () => {
+      const config = unpackAny(any)?.message as SPIFFECertValidatorConfig;
+      return new Set((config.trust_domains ?? []).map((d) => d.name));
+    });
+    return domains.has(domain);
   }
   const trust = context.mesh.index.snapshot.mesh.trust;
   const bundle = tls.combined_validation_context?.validation_context_sds_secret_config?.name;

@@ -2,6 +2,7 @@ import { describe, expect, test } from "vitest";
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { ApiVersion } from "../../gen/envoy/config/core/v3/config_source.js";
 import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
+import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { Filter } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import type { HttpConnectionManager } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
@@ -407,7 +408,7 @@ describe("the replay reads each compiled object once, and only for the nodes who
     const shared = node(mesh, "east/node-1").clusters.find((c) => c.name === name);
     expect(node(mesh, "west/node-1").clusters.find((c) => c.name === name)).toBe(shared);
     // west/node-1 (replayed after east/node-1) loses every healthy endpoint of that cluster, in its own copy.
-    const endpoints = node(mesh, "west/node-1").endpoints;
+    const endpoints = node(mesh, "west/node-1").endpoints as ClusterLoadAssignment[];
     const at = endpoints.findIndex((a) => a.cluster_name === name);
     endpoints[at] = {
       ...endpoints[at],
