@@ -623,8 +623,6 @@ interface Arrival {
   readonly server: CommonTlsContext;
   readonly identity: string;
   /** The mTLS hop, by source identity. */
-  /** Whether the server trusts a source identity, and the mTLS hop, by source identity. */
-  readonly bySource: Map<string, { readonly trusted: boolean; readonly hop: string }>;
 }
 
 function arrivalAt(context: ReplayContext, endpoint: ServiceEndpoint, sni: string): Arrival {
@@ -635,7 +633,7 @@ function arrivalAt(context: ReplayContext, endpoint: ServiceEndpoint, sni: strin
     ip: endpoint.ip,
   };
   const where = `${pod.cluster}/${pod.namespace}/${pod.name}`;
-  const arrival = { pod, where, hop: "", chain: "", port: undefined, server: {}, identity: "", bySource: new Map() };
+  const arrival = { pod, where, hop: "", chain: "", port: undefined, server: {}, identity: "" };
   const node = context.mesh.receiving(`${endpoint.clusterName}/${endpoint.kubernetesMetadata.nodeName}`);
   if (!node) return { ...arrival, error: new PathError("POD_NODE_NOT_COMPILED", where) };
   const listener = context.resources(node).listenerIn(endpoint.containerMetadata.networkNamespace, context.mesh.options.inboundPort);
@@ -671,9 +669,9 @@ function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, client:
   if (!client.pins.includes(serverIdentity)) throw new PathError("SAN_MISMATCH", `${serverIdentity} is not among ${client.pins.join(", ")}`);
   if (!getOrInsert(client.trusts, serverIdentity, () => trusts(context, client.tls, serverIdentity))) throw new PathError("PEER_NOT_TRUSTED", serverIdentity);
   const source = trip.source.identity;
-  const meets = getOrInsert(arrival.bySource, source, () => ({ trusted: trusts(context, arrival.server, source), hop: `mTLS ${source} ↔ ${serverIdentity}` }));
-  if (!meets.trusted) throw new PathError("PEER_NOT_TRUSTED", source);
-  trip.hops.push(meets.hop);
+  if (!trusts(context, arrival.server, source)) throw new PathError("PEER_NOT_TRUSTED", source);
+  const bySource = context.memo.get("mTLS hops", serverIdentity, () => new Map<string, string>());
+  trip.hops.push(getOrInsert(bySource, source, () => `mTLS ${source} ↔ ${serverIdentity}`));
   return arrival.pod;
 }
 
