@@ -43,16 +43,18 @@ export interface TargetNames {
 }
 
 export function targetNames(context: ReplayContext, target: PathTarget): TargetNames {
-  return context.memo.get("target names", target, () => {
-    const { meshDomain } = context.mesh.index.snapshot.mesh;
-    const ref = parseServiceKey(target.service)!;
-    return {
-      cluster: outboundClusterName(meshDomain, { ...ref, port: target.port }),
-      authority: serviceAuthority(meshDomain, ref, target.port),
-      protocol: protocolOf(context.mesh.index.services.get(target.service)?.protocols, target.port),
-      vip: context.mesh.index.snapshot.vips?.get(target.service),
-    };
-  });
+  return context.memo.get("target names", target, namesOf, context);
+}
+
+function namesOf(target: PathTarget, context: ReplayContext): TargetNames {
+  const { meshDomain } = context.mesh.index.snapshot.mesh;
+  const ref = parseServiceKey(target.service)!;
+  return {
+    cluster: outboundClusterName(meshDomain, { ...ref, port: target.port }),
+    authority: serviceAuthority(meshDomain, ref, target.port),
+    protocol: protocolOf(context.mesh.index.services.get(target.service)?.protocols, target.port),
+    vip: context.mesh.index.snapshot.vips?.get(target.service),
+  };
 }
 
 export function enterAtSource(context: ReplayContext, node: CompiledNode, source: PathSource, target: PathTarget): Entry {
@@ -97,13 +99,15 @@ function throughCapture(context: ReplayContext, node: CompiledNode, netns: strin
 
 /** What the entry chain shares with upstream, read once per chain: every path through it shares the same map. */
 function entered(context: ReplayContext, chain: FilterChain, cluster: string, hops: string[]): Entry {
-  const { filterState, hop } = context.memo.get("stamped", chain, () => {
-    const filterState = stampedValues(chain);
-    const stamps = [...filterState].map(([key, { value, hashable }]) => `${key}=${value}${hashable ? " (hashable)" : " (not hashable)"}`);
-    return { filterState, hop: stamps.length > 0 ? `shares with upstream: ${stamps.join(", ")}` : "shares nothing with upstream" };
-  });
+  const { filterState, hop } = context.memo.get("stamped", chain, stampedBy);
   hops.push(hop);
   return { kind: "entered", cluster, filterState, hops };
+}
+
+function stampedBy(chain: FilterChain): { filterState: ReadonlyMap<string, StampedValue>; hop: string } {
+  const filterState = stampedValues(chain);
+  const stamps = [...filterState].map(([key, { value, hashable }]) => `${key}=${value}${hashable ? " (hashable)" : " (not hashable)"}`);
+  return { filterState, hop: stamps.length > 0 ? `shares with upstream: ${stamps.join(", ")}` : "shares nothing with upstream" };
 }
 
 /** What the chain's set_filter_state filters stamp and share with the upstream connection. */

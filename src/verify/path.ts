@@ -14,6 +14,7 @@ import type { Config as FilterStateOverrideConfig } from "../../gen/envoy/extens
 import type { Config as OnDemandSecretConfig } from "../../gen/envoy/extensions/transport_sockets/tls/cert_selectors/on_demand_secret/v3/config.js";
 import type { CommonTlsContext, DownstreamTlsContext, UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import type { SPIFFECertValidatorConfig } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls_spiffe_validator_config.js";
+import type { Any } from "../../gen/google/protobuf/any.js";
 import { hostPort } from "../envoy/core.js";
 import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION, FILTER_STATE } from "../envoy/types.js";
@@ -23,7 +24,7 @@ import { getOrInsert } from "../util/maps.js";
 import type { CompiledNode, MeshView, NodeResources, PodLookup, RegistryPod, TunnelLookup } from "./compiled-mesh.js";
 import { enterAtSource, type StampedValue, targetNames } from "./entry.js";
 import { chosenPriority, evaluateSocketMatcher, readsFilterState, selectFilterChain } from "./envoy-match.js";
-import type { ReplayMemo } from "./replay-memo.js";
+import { type ReplayMemo, remember } from "./replay-memo.js";
 
 /** Every mistake the path check can find, by stable code, with what it means. */
 export const PATH_FAILURES = {
@@ -194,9 +195,9 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
       landings.push(via === undefined ? { address, priority, socket, sni, pod, hops } : { address, priority, socket, sni, via, pod, hops });
     }
   }
-  const failover = getOrInsert(unroutable, source.cluster, () =>
-    unroutableFailover(context, clusters, { cluster: source.cluster, dialed: new Set(chosen.endpoints) }),
-  );
+  const failover =
+    unroutable.get(source.cluster) ??
+    remember(unroutable, source.cluster, unroutableFailover(context, clusters, { cluster: source.cluster, dialed: new Set(chosen.endpoints) }));
   for (const { reason, hop } of failover) failures.push({ code: "POD_IP_NOT_ROUTABLE", reason, hops: [...entry.hops, hop] });
   const status = failures.length > 0 ? "failed" : landings.length > 0 ? "ok" : "unverified";
   if (landings.length === 0) return { source, target, cluster, status, landings, failures, unverified };
@@ -219,23 +220,31 @@ function dialOutcome(
   dial: Dial,
   pathClass: number,
 ): DialOutcome {
-  return getOrInsert(dial.outcomes, pathClass, () => {
-    const tail: Trip = { ...trip, hops: [] };
-    try {
-      return { landings: connect(context, tail, level.cluster, dial, level.priority) };
-    } catch (error) {
-      if (!(error instanceof PathError)) throw error;
-      return { error, hops: tail.hops };
-    }
-  });
+  const known = dial.outcomes.get(pathClass);
+  if (known) return known;
+  const tail: Trip = { ...trip, hops: [] };
+  try {
+    return remember(dial.outcomes, pathClass, { landings: connect(context, tail, level.cluster, dial, level.priority) });
+  } catch (error) {
+    if (!(error instanceof PathError)) throw error;
+    return remember(dial.outcomes, pathClass, { error, hops: tail.hops });
+  }
 }
 
 /** A number per target, source identity, source cluster and values shared with upstream: paths alike in all four dial alike. */
 function pathClassOf(context: ReplayContext, source: PathSource, target: PathTarget, filterState: ReadonlyMap<string, StampedValue>): number {
-  const shared = context.memo.get("signature", filterState, () => [...filterState].map(([key, { value }]) => `${key}=${value}`).join("\u0000"));
+  const shared = context.memo.get("signature", filterState, signatureOf);
   const key = [target.service, target.port, source.identity, source.cluster, shared].join("\u0000");
-  const classes = context.memo.get("path classes", "", () => new Map<string, number>());
-  return getOrInsert(classes, key, () => classes.size);
+  const classes = context.memo.get("path classes", "", newMap<string, number>);
+  return classes.get(key) ?? remember(classes, key, classes.size);
+}
+
+function signatureOf(filterState: ReadonlyMap<string, StampedValue>): string {
+  return [...filterState].map(([key, { value }]) => `${key}=${value}`).join("\u0000");
+}
+
+function newMap<K, V>(): Map<K, V> {
+  return new Map();
 }
 
 /** A direct endpoint a path fails on when Envoy fails over to it: its reason and its last hop. */
@@ -273,20 +282,24 @@ function unroutableFailover(
 
 function poolHop(context: ReplayContext, cluster: Cluster, filterState: ReadonlyMap<string, StampedValue>): string {
   if (cluster.connection_pool_per_downstream_connection) return "connection pool: one per downstream connection";
-  return context.memo.get("pool hop", filterState, () => {
-    const key = poolKey(context, filterState);
-    return key ? `connection pool: per host and ${key}` : "connection pool: per host, shared with every source that stamps nothing hashable";
-  });
+  return context.memo.get("pool hop", filterState, poolHopOf, context);
+}
+
+function poolHopOf(filterState: ReadonlyMap<string, StampedValue>, context: ReplayContext): string {
+  const key = poolKey(context, filterState);
+  return key ? `connection pool: per host and ${key}` : "connection pool: per host, shared with every source that stamps nothing hashable";
 }
 
 function poolKey(context: ReplayContext, filterState: ReadonlyMap<string, StampedValue>): string {
-  return context.memo.get("pool key", filterState, () =>
-    [...filterState]
-      .filter(([, stamped]) => stamped.hashable)
-      .map(([key, { value }]) => `${key}=${value}`)
-      .sort()
-      .join(","),
-  );
+  return context.memo.get("pool key", filterState, poolKeyOf);
+}
+
+function poolKeyOf(filterState: ReadonlyMap<string, StampedValue>): string {
+  return [...filterState]
+    .filter(([, stamped]) => stamped.hashable)
+    .map(([key, { value }]) => `${key}=${value}`)
+    .sort()
+    .join(",");
 }
 
 /** The pool the source's connections to this cluster use. */
@@ -303,11 +316,13 @@ interface Address {
 }
 
 function addressOf(context: ReplayContext, endpoint: LbEndpoint): Address {
-  return context.memo.get("address", endpoint, () => {
-    const socket = endpoint.endpoint?.address?.socket_address;
-    const address = hostPort(socket?.address ?? "", socket?.port_value ?? 0);
-    return { address, ...splitAddress(address) };
-  });
+  return context.memo.get("address", endpoint, readAddress);
+}
+
+function readAddress(endpoint: LbEndpoint): Address {
+  const socket = endpoint.endpoint?.address?.socket_address;
+  const address = hostPort(socket?.address ?? "", socket?.port_value ?? 0);
+  return { address, ...splitAddress(address) };
 }
 
 /** A healthy endpoint of the chosen level, with its address and the hop that dials it. */
@@ -344,8 +359,8 @@ function levelFor(context: ReplayContext, resources: NodeResources, name: string
     assignment: resources.assignment(cluster.eds_cluster_config?.service_name || cluster.name || ""),
   }));
   if (clusters.length === 0) return NO_LEVEL;
-  const byAssignment = context.memo.get("levels", clusters[0]!.cluster, () => new Map<ClusterLoadAssignment | undefined, Level[]>());
-  const known = getOrInsert(byAssignment, clusters[0]!.assignment, () => []);
+  const byAssignment = context.memo.get("levels", clusters[0]!.cluster, newMap<ClusterLoadAssignment | undefined, Level[]>);
+  const known = byAssignment.get(clusters[0]!.assignment) ?? remember(byAssignment, clusters[0]!.assignment, []);
   const same = (level: Level) =>
     level.clusters.length === clusters.length &&
     level.clusters.every((eds, i) => eds.cluster === clusters[i]!.cluster && eds.assignment === clusters[i]!.assignment);
@@ -372,11 +387,13 @@ function edsClustersOf(context: ReplayContext, resources: NodeResources, name: s
   if (!cluster) return [];
   if (cluster.cluster_type?.name !== EXTENSION.aggregateCluster) return [cluster];
   const any = cluster.cluster_type.typed_config!;
-  const halves = context.memo.get("aggregate", any, () => {
-    const config = unpackAny(any)?.message as ClusterConfig;
-    return config.clusters ?? [];
-  });
+  const halves = context.memo.get("aggregate", any, halvesOf);
   return halves.flatMap((half) => resources.clusters(half));
+}
+
+function halvesOf(any: Any): readonly string[] {
+  const config = unpackAny(any)?.message as ClusterConfig;
+  return config.clusters ?? [];
 }
 
 /** The first priority with a healthy endpoint; an aggregate's halves' levels are flattened in order. */
@@ -395,11 +412,11 @@ function connect(context: ReplayContext, trip: Trip, cluster: Cluster, dial: Dia
   if (choice.hop !== undefined) trip.hops.push(choice.hop);
   if (choice.error) throw choice.error;
   const { name, socket } = choice;
-  const client = context.memo.get("client TLS", socket, () => clientTls(socket));
+  const client = context.memo.get("client TLS", socket, clientTls);
   if (client.error) throw client.error;
   const identity = presentedCertificate(client.presents, trip.filterState);
-  const hops = getOrInsert(client.hops, name, () => new Map<string, string>());
-  trip.hops.push(getOrInsert(hops, identity, () => `socket ${name}: SNI "${client.sni}", client certificate ${identity}`));
+  const hops = client.hops.get(name) ?? remember(client.hops, name, new Map<string, string>());
+  trip.hops.push(hops.get(identity) ?? remember(hops, identity, `socket ${name}: SNI "${client.sni}", client certificate ${identity}`));
   if (identity !== trip.source.identity) throw new PathError("WRONG_CLIENT_CERT", `${identity}, expected ${trip.source.identity}`);
   if (client.pins.length === 0) throw new PathError("NO_SAN_PIN", name);
   const waypoint = context.tunnels.get(dial.address);
@@ -451,9 +468,9 @@ type SocketChoice =
 /** Kept per cluster and endpoint object, unless the cluster's matcher reads filter state. */
 function socketChoice(context: ReplayContext, cluster: Cluster, endpoint: LbEndpoint, filterState: ReadonlyMap<string, StampedValue>): SocketChoice {
   const matcher = cluster.transport_socket_matcher;
-  if (matcher && context.memo.get("reads filter state", matcher, () => readsFilterState(matcher))) return chooseSocket(cluster, endpoint, filterState);
-  const byEndpoint = context.memo.get("socket choice", cluster, () => new Map<LbEndpoint, SocketChoice>());
-  return getOrInsert(byEndpoint, endpoint, () => chooseSocket(cluster, endpoint, filterState));
+  if (matcher && context.memo.get("reads filter state", matcher, readsFilterState)) return chooseSocket(cluster, endpoint, filterState);
+  const byEndpoint = context.memo.get("socket choice", cluster, newMap<LbEndpoint, SocketChoice>);
+  return byEndpoint.get(endpoint) ?? remember(byEndpoint, endpoint, chooseSocket(cluster, endpoint, filterState));
 }
 
 function chooseSocket(cluster: Cluster, endpoint: LbEndpoint, filterState: ReadonlyMap<string, StampedValue>): SocketChoice {
@@ -658,8 +675,8 @@ function arrivalAt(context: ReplayContext, endpoint: ServiceEndpoint, sni: strin
 
 /** At the pod: the inbound chain the SNI selects, its port, and mTLS identities on both ends. */
 function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, client: ClientTls): Landing["pod"] {
-  const bySni = context.memo.get("arrivals", target.endpoint, () => new Map<string, Arrival>());
-  const arrival = getOrInsert(bySni, client.sni, () => arrivalAt(context, target.endpoint, client.sni));
+  const bySni = context.memo.get("arrivals", target.endpoint, newMap<string, Arrival>);
+  const arrival = bySni.get(client.sni) ?? remember(bySni, client.sni, arrivalAt(context, target.endpoint, client.sni));
   if (arrival.error) throw arrival.error;
   trip.hops.push(arrival.hop);
   if (arrival.port !== trip.target.port) throw new PathError("WRONG_PORT", `${arrival.chain} for port ${trip.target.port}`);
@@ -667,25 +684,28 @@ function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, client:
   if (arrival.serverError) throw arrival.serverError;
   const serverIdentity = arrival.identity;
   if (!client.pins.includes(serverIdentity)) throw new PathError("SAN_MISMATCH", `${serverIdentity} is not among ${client.pins.join(", ")}`);
-  if (!getOrInsert(client.trusts, serverIdentity, () => trusts(context, client.tls, serverIdentity))) throw new PathError("PEER_NOT_TRUSTED", serverIdentity);
+  const trusted = client.trusts.get(serverIdentity) ?? remember(client.trusts, serverIdentity, trusts(context, client.tls, serverIdentity));
+  if (!trusted) throw new PathError("PEER_NOT_TRUSTED", serverIdentity);
   const source = trip.source.identity;
   if (!trusts(context, arrival.server, source)) throw new PathError("PEER_NOT_TRUSTED", source);
-  const bySource = context.memo.get("mTLS hops", serverIdentity, () => new Map<string, string>());
-  trip.hops.push(getOrInsert(bySource, source, () => `mTLS ${source} ↔ ${serverIdentity}`));
+  const bySource = context.memo.get("mTLS hops", serverIdentity, newMap<string, string>);
+  trip.hops.push(bySource.get(source) ?? remember(bySource, source, `mTLS ${source} ↔ ${serverIdentity}`));
   return arrival.pod;
+}
+
+/** The trust domains a SPIFFE validator accepts. */
+function trustedDomains(any: Any): ReadonlySet<string | undefined> {
+  const config = unpackAny(any)?.message as SPIFFECertValidatorConfig;
+  return new Set((config.trust_domains ?? []).map((d) => d.name));
 }
 
 /** Whether a TLS context's validation accepts a peer identity's trust domain. */
 function trusts(context: ReplayContext, tls: CommonTlsContext, peer: string): boolean {
-  const domain = context.memo.get("trust domain", peer, () => trustDomainOf(peer));
+  const domain = context.memo.get("trust domain", peer, trustDomainOf);
   const validator = tls.validation_context?.custom_validator_config;
   if (validator?.name === EXTENSION.spiffeValidator && validator.typed_config) {
     const any = validator.typed_config;
-    const domains = context.memo.get("trusted domains", any, () => {
-      const config = unpackAny(any)?.message as SPIFFECertValidatorConfig;
-      return new Set((config.trust_domains ?? []).map((d) => d.name));
-    });
-    return domains.has(domain);
+    return context.memo.get("trusted domains", any, trustedDomains).has(domain);
   }
   const trust = context.mesh.index.snapshot.mesh.trust;
   const bundle = tls.combined_validation_context?.validation_context_sds_secret_config?.name;

@@ -8,16 +8,26 @@ export class ReplayMemo {
   // table per kind keeps each small.
   readonly #tables = new Map<string, Map<unknown, unknown>>();
 
-  /** The value for `key` in the table `kind`, built on first use. */
-  get<K, V>(kind: string, key: K, build: () => V): V {
+  /**
+   * The value for `key` in the table `kind`, built by `build(key, arg)` on first use. `build` is
+   * best a function declared once, not a closure: the replay asks millions of times.
+   */
+  get<K, V, A = undefined>(kind: string, key: K, build: (key: K, arg: A) => V, arg?: A): V {
     let table = this.#tables.get(kind);
     if (!table) {
       table = new Map();
       this.#tables.set(kind, table);
     }
-    if (table.has(key)) return table.get(key) as V;
-    const value = build();
+    const known = table.get(key);
+    if (known !== undefined || table.has(key)) return known as V;
+    const value = build(key, arg as A);
     table.set(key, value);
     return value;
   }
+}
+
+/** Stores `value` under `key` and returns it: `map.get(key) ?? remember(map, key, build())` builds no closure. */
+export function remember<K, V>(map: Map<K, V>, key: K, value: V): V {
+  map.set(key, value);
+  return value;
 }
