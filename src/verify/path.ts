@@ -187,11 +187,11 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
     const outcome = dialOutcome(context, { source, target, filterState: entry.filterState }, chosen, dial, pathClass);
     if ("error" in outcome) {
       const { code, message } = outcome.error;
-      (code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code, reason: message, hops: entry.hops.concat(dial.hop, pool, outcome.hops) });
+      (code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code, reason: message, hops: joinHops(entry.hops, dial.hop, pool, outcome.hops) });
       continue;
     }
     for (const { address, priority, socket, sni, via, pod, hops: tail } of outcome.landings) {
-      const hops = entry.hops.concat(dial.hop, pool, tail);
+      const hops = joinHops(entry.hops, dial.hop, pool, tail);
       landings.push(via === undefined ? { address, priority, socket, sni, pod, hops } : { address, priority, socket, sni, via, pod, hops });
     }
   }
@@ -203,6 +203,17 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   if (landings.length === 0) return { source, target, cluster, status, landings, failures, unverified };
   // Every landing presented the source's own certificate (else it failed): that is what its pool carries.
   return { source, target, cluster, status, landings, failures, unverified, pool: poolUse(context, source, chosen.cluster, entry.filterState) };
+}
+
+/** The path's own hops, the dial's two, then the dial outcome's: one array, allocated once at its size. */
+function joinHops(entry: readonly string[], dial: string, pool: string, tail: readonly string[]): string[] {
+  const hops = new Array<string>(entry.length + 2 + tail.length);
+  let at = 0;
+  for (const hop of entry) hops[at++] = hop;
+  hops[at++] = dial;
+  hops[at++] = pool;
+  for (const hop of tail) hops[at++] = hop;
+  return hops;
 }
 
 /** One dial's landings, or the mistake that stops it, with the hops after the dial (the path's own come before). */
@@ -354,21 +365,31 @@ const NO_LEVEL: Level = { clusters: [], unroutable: new Map() };
  * compiler shares identical ones across nodes).
  */
 function levelFor(context: ReplayContext, resources: NodeResources, name: string): Level {
-  const clusters = edsClustersOf(context, resources, name).map((cluster) => ({
-    cluster,
-    assignment: resources.assignment(cluster.eds_cluster_config?.service_name || cluster.name || ""),
-  }));
+  const clusters = edsClustersOf(context, resources, name);
   if (clusters.length === 0) return NO_LEVEL;
-  const byAssignment = context.memo.get("levels", clusters[0]!.cluster, newMap<ClusterLoadAssignment | undefined, Level[]>);
-  const known = byAssignment.get(clusters[0]!.assignment) ?? remember(byAssignment, clusters[0]!.assignment, []);
-  const same = (level: Level) =>
-    level.clusters.length === clusters.length &&
-    level.clusters.every((eds, i) => eds.cluster === clusters[i]!.cluster && eds.assignment === clusters[i]!.assignment);
-  const found = known.find(same);
-  if (found) return found;
-  const level = levelOf(context, clusters);
+  const first = assignmentOf(resources, clusters[0]!);
+  const byAssignment = context.memo.get("levels", clusters[0]!, newMap<ClusterLoadAssignment | undefined, Level[]>);
+  const known = byAssignment.get(first) ?? remember(byAssignment, first, []);
+  for (const level of known) if (readFrom(level, resources, clusters)) return level;
+  const level = levelOf(
+    context,
+    clusters.map((cluster) => ({ cluster, assignment: assignmentOf(resources, cluster) })),
+  );
   known.push(level);
   return level;
+}
+
+function assignmentOf(resources: NodeResources, cluster: Cluster): ClusterLoadAssignment | undefined {
+  return resources.assignment(cluster.eds_cluster_config?.service_name || cluster.name || "");
+}
+
+/** Whether the level was read from exactly these cluster objects and the node's assignments for them. */
+function readFrom(level: Level, resources: NodeResources, clusters: readonly Cluster[]): boolean {
+  if (level.clusters.length !== clusters.length) return false;
+  for (const [i, eds] of level.clusters.entries()) {
+    if (eds.cluster !== clusters[i] || eds.assignment !== assignmentOf(resources, eds.cluster)) return false;
+  }
+  return true;
 }
 
 function levelOf(context: ReplayContext, clusters: readonly EdsCluster[]): Level {
