@@ -183,8 +183,10 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   const unverified: PathFailure[] = [];
   const pool = poolHop(context, chosen.cluster, entry.filterState);
   const pathClass = pathClassOf(context, source, target, entry.filterState);
-  for (const dial of chosen.dials) {
-    const outcome = dialOutcome(context, { source, target, filterState: entry.filterState }, chosen, dial, pathClass);
+  const outcomes =
+    chosen.outcomes.get(pathClass) ?? remember(chosen.outcomes, pathClass, dialAll(context, { source, target, filterState: entry.filterState }, chosen));
+  for (const [i, dial] of chosen.dials.entries()) {
+    const outcome = outcomes[i]!;
     if ("error" in outcome) {
       const { code, message } = outcome.error;
       (code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code, reason: message, hops: joinHops(entry.hops, dial.hop, pool, outcome.hops) });
@@ -220,26 +222,20 @@ function joinHops(entry: readonly string[], dial: string, pool: string, tail: re
 type DialOutcome = { readonly landings: readonly Landing[] } | { readonly error: PathError; readonly hops: readonly string[] };
 
 /**
- * What dialing one endpoint yields depends on the source only through its identity, its cluster
- * and the values it shares with upstream: kept per dial (levels, and so dials, are shared across
- * the nodes whose output holds the same objects), by the class of the path (`pathClass`).
+ * What dialing each endpoint of a level yields depends on the source only through its identity,
+ * its cluster and the values it shares with upstream: kept per level (levels are shared across the
+ * nodes whose output holds the same objects) by the class of the path (`pathClassOf`).
  */
-function dialOutcome(
-  context: ReplayContext,
-  trip: Omit<Trip, "hops">,
-  level: { readonly cluster: Cluster; readonly priority: number },
-  dial: Dial,
-  pathClass: number,
-): DialOutcome {
-  const known = dial.outcomes.get(pathClass);
-  if (known) return known;
-  const tail: Trip = { ...trip, hops: [] };
-  try {
-    return remember(dial.outcomes, pathClass, { landings: connect(context, tail, level.cluster, dial, level.priority) });
-  } catch (error) {
-    if (!(error instanceof PathError)) throw error;
-    return remember(dial.outcomes, pathClass, { error, hops: tail.hops });
-  }
+function dialAll(context: ReplayContext, trip: Omit<Trip, "hops">, level: Chosen): DialOutcome[] {
+  return level.dials.map((dial): DialOutcome => {
+    const tail: Trip = { ...trip, hops: [] };
+    try {
+      return { landings: connect(context, tail, level.cluster, dial, level.priority) };
+    } catch (error) {
+      if (!(error instanceof PathError)) throw error;
+      return { error, hops: tail.hops };
+    }
+  });
 }
 
 /** A number per target, source identity, source cluster and values shared with upstream: paths alike in all four dial alike. */
@@ -340,8 +336,6 @@ function readAddress(endpoint: LbEndpoint): Address {
 interface Dial extends Address {
   readonly endpoint: LbEndpoint;
   readonly hop: string;
-  /** What the dial yields, by path class. */
-  readonly outcomes: Map<number, DialOutcome>;
 }
 
 /** An EDS cluster Envoy balances over and the node's assignment for it. */
@@ -350,9 +344,18 @@ interface EdsCluster {
   readonly assignment: ClusterLoadAssignment | undefined;
 }
 
+/** The level Envoy picks, its endpoints to dial, and what dialing them yields, by path class. */
+interface Chosen {
+  readonly cluster: Cluster;
+  readonly priority: number;
+  readonly endpoints: readonly LbEndpoint[];
+  readonly dials: readonly Dial[];
+  readonly outcomes: Map<number, DialOutcome[]>;
+}
+
 interface Level {
   readonly clusters: readonly EdsCluster[];
-  readonly chosen?: { readonly cluster: Cluster; readonly priority: number; readonly endpoints: readonly LbEndpoint[]; readonly dials: readonly Dial[] };
+  readonly chosen?: Chosen;
   /** Failover endpoints that do not route, by source cluster. */
   readonly unroutable: Map<string, Unroutable[]>;
 }
@@ -397,9 +400,9 @@ function levelOf(context: ReplayContext, clusters: readonly EdsCluster[]): Level
   if (!level) return { clusters, unroutable: new Map() };
   const dials = level.endpoints.map((endpoint): Dial => {
     const address = addressOf(context, endpoint);
-    return { endpoint, ...address, hop: `${level.cluster.name} priority ${level.priority}: dial ${address.address}`, outcomes: new Map() };
+    return { endpoint, ...address, hop: `${level.cluster.name} priority ${level.priority}: dial ${address.address}` };
   });
-  return { clusters, chosen: { ...level, dials }, unroutable: new Map() };
+  return { clusters, chosen: { ...level, dials, outcomes: new Map() }, unroutable: new Map() };
 }
 
 /** The EDS cluster(s) Envoy balances over: the cluster itself, or an aggregate's halves in order. */
