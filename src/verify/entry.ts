@@ -26,12 +26,25 @@ export interface StampedValue {
   readonly hashable: boolean;
 }
 
+/** What an entry chain shares with upstream, and what the replay derives from that, read once per chain. */
+export interface Stamped {
+  readonly filterState: ReadonlyMap<string, StampedValue>;
+  /** Every shared value, `key=value`: sources alike in it choose sockets and certificates alike. */
+  readonly signature: string;
+  /** The hashable values, `key=value` sorted and joined: the upstream pool key. */
+  readonly poolKey: string;
+  /** The hop that says which upstream pools the source's connections use, unless each downstream connection has its own. */
+  readonly poolHop: string;
+  /** The hop that says what is shared. */
+  readonly hop: string;
+}
+
 export type Entry =
-  | { readonly kind: "entered"; readonly cluster: string; readonly filterState: ReadonlyMap<string, StampedValue>; readonly hops: readonly string[] }
+  | { readonly kind: "entered"; readonly cluster: string; readonly stamped: Stamped; readonly hops: readonly string[] }
   | { readonly kind: "not-captured"; readonly reason: string }
   | { readonly kind: "failed"; readonly code: PathFailureCode; readonly detail: string; readonly hops: readonly string[] };
 
-const NOTHING_STAMPED: ReadonlyMap<string, StampedValue> = new Map();
+const NOTHING_STAMPED: Stamped = stampedFrom(new Map());
 
 /** What a path's entry reads of its target: the same for every source calling that service port. */
 export interface TargetNames {
@@ -60,7 +73,7 @@ function namesOf(target: PathTarget, context: ReplayContext): TargetNames {
 export function enterAtSource(context: ReplayContext, node: CompiledNode, source: PathSource, target: PathTarget): Entry {
   const names = targetNames(context, target);
   const cluster = names.cluster;
-  if (!source.pod) return { kind: "entered", cluster, filterState: NOTHING_STAMPED, hops: [`node proxy: its own connection to ${cluster}`] };
+  if (!source.pod) return { kind: "entered", cluster, stamped: NOTHING_STAMPED, hops: [`node proxy: its own connection to ${cluster}`] };
   if (!source.netns) return { kind: "not-captured", reason: "the pod has no network namespace of its own, so no outbound listeners" };
   if (names.protocol !== "tcp") return throughEgress(context, node, source.netns, names.authority);
   const vip = names.vip;
@@ -97,17 +110,32 @@ function throughCapture(context: ReplayContext, node: CompiledNode, netns: strin
   return entered(context, chain, cluster, hops);
 }
 
-/** What the entry chain shares with upstream, read once per chain: every path through it shares the same map. */
+/** What the entry chain shares with upstream, read once per chain: every path through it shares the same `Stamped`. */
 function entered(context: ReplayContext, chain: FilterChain, cluster: string, hops: string[]): Entry {
-  const { filterState, hop } = context.memo.get("stamped", chain, stampedBy);
-  hops.push(hop);
-  return { kind: "entered", cluster, filterState, hops };
+  const stamped = context.memo.get("stamped", chain, stampedBy);
+  hops.push(stamped.hop);
+  return { kind: "entered", cluster, stamped, hops };
 }
 
-function stampedBy(chain: FilterChain): { filterState: ReadonlyMap<string, StampedValue>; hop: string } {
-  const filterState = stampedValues(chain);
-  const stamps = [...filterState].map(([key, { value, hashable }]) => `${key}=${value}${hashable ? " (hashable)" : " (not hashable)"}`);
-  return { filterState, hop: stamps.length > 0 ? `shares with upstream: ${stamps.join(", ")}` : "shares nothing with upstream" };
+function stampedBy(chain: FilterChain): Stamped {
+  return stampedFrom(stampedValues(chain));
+}
+
+function stampedFrom(filterState: ReadonlyMap<string, StampedValue>): Stamped {
+  const entries = [...filterState];
+  const stamps = entries.map(([key, { value, hashable }]) => `${key}=${value}${hashable ? " (hashable)" : " (not hashable)"}`);
+  const poolKey = entries
+    .filter(([, stamped]) => stamped.hashable)
+    .map(([key, { value }]) => `${key}=${value}`)
+    .sort()
+    .join(",");
+  return {
+    filterState,
+    signature: entries.map(([key, { value }]) => `${key}=${value}`).join("\u0000"),
+    poolKey,
+    poolHop: poolKey ? `connection pool: per host and ${poolKey}` : "connection pool: per host, shared with every source that stamps nothing hashable",
+    hop: stamps.length > 0 ? `shares with upstream: ${stamps.join(", ")}` : "shares nothing with upstream",
+  };
 }
 
 /** What the chain's set_filter_state filters stamp and share with the upstream connection. */

@@ -22,7 +22,7 @@ import type { ServiceEndpoint } from "../model/registry.js";
 import { bundleSecretName, parseInboundChainName, type ServiceKey, trustDomainOf } from "../naming.js";
 import { getOrInsert } from "../util/maps.js";
 import type { CompiledNode, MeshView, NodeResources, PodLookup, RegistryPod, TunnelLookup } from "./compiled-mesh.js";
-import { enterAtSource, type StampedValue, targetNames } from "./entry.js";
+import { enterAtSource, type Stamped, type StampedValue, targetNames } from "./entry.js";
 import { chosenPriority, evaluateSocketMatcher, readsFilterState, selectFilterChain } from "./envoy-match.js";
 import { type ReplayMemo, remember } from "./replay-memo.js";
 
@@ -181,10 +181,11 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   const landings: Landing[] = [];
   const failures: PathFailure[] = [];
   const unverified: PathFailure[] = [];
-  const pool = poolHop(context, chosen.cluster, entry.filterState);
-  const pathClass = pathClassOf(context, source, target, entry.filterState);
+  const { stamped } = entry;
+  const pool = poolHop(chosen.cluster, stamped);
+  const pathClass = pathClassOf(context, source, target, stamped);
   const outcomes =
-    chosen.outcomes.get(pathClass) ?? remember(chosen.outcomes, pathClass, dialAll(context, { source, target, filterState: entry.filterState }, chosen));
+    chosen.outcomes.get(pathClass) ?? remember(chosen.outcomes, pathClass, dialAll(context, { source, target, filterState: stamped.filterState }, chosen));
   for (const [i, dial] of chosen.dials.entries()) {
     const outcome = outcomes[i]!;
     if ("error" in outcome) {
@@ -204,7 +205,7 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   const status = failures.length > 0 ? "failed" : landings.length > 0 ? "ok" : "unverified";
   if (landings.length === 0) return { source, target, cluster, status, landings, failures, unverified };
   // Every landing presented the source's own certificate (else it failed): that is what its pool carries.
-  return { source, target, cluster, status, landings, failures, unverified, pool: poolUse(context, source, chosen.cluster, entry.filterState) };
+  return { source, target, cluster, status, landings, failures, unverified, pool: poolUse(source, chosen.cluster, stamped) };
 }
 
 /** The path's own hops, the dial's two, then the dial outcome's: one array, allocated once at its size. */
@@ -239,15 +240,10 @@ function dialAll(context: ReplayContext, trip: Omit<Trip, "hops">, level: Chosen
 }
 
 /** A number per target, source identity, source cluster and values shared with upstream: paths alike in all four dial alike. */
-function pathClassOf(context: ReplayContext, source: PathSource, target: PathTarget, filterState: ReadonlyMap<string, StampedValue>): number {
-  const shared = context.memo.get("signature", filterState, signatureOf);
-  const key = [target.service, target.port, source.identity, source.cluster, shared].join("\u0000");
+function pathClassOf(context: ReplayContext, source: PathSource, target: PathTarget, stamped: Stamped): number {
+  const key = [target.service, target.port, source.identity, source.cluster, stamped.signature].join("\u0000");
   const classes = context.memo.get("path classes", "", newMap<string, number>);
   return classes.get(key) ?? remember(classes, key, classes.size);
-}
-
-function signatureOf(filterState: ReadonlyMap<string, StampedValue>): string {
-  return [...filterState].map(([key, { value }]) => `${key}=${value}`).join("\u0000");
 }
 
 function newMap<K, V>(): Map<K, V> {
@@ -287,31 +283,13 @@ function unroutableFailover(
   return unroutable;
 }
 
-function poolHop(context: ReplayContext, cluster: Cluster, filterState: ReadonlyMap<string, StampedValue>): string {
-  if (cluster.connection_pool_per_downstream_connection) return "connection pool: one per downstream connection";
-  return context.memo.get("pool hop", filterState, poolHopOf, context);
-}
-
-function poolHopOf(filterState: ReadonlyMap<string, StampedValue>, context: ReplayContext): string {
-  const key = poolKey(context, filterState);
-  return key ? `connection pool: per host and ${key}` : "connection pool: per host, shared with every source that stamps nothing hashable";
-}
-
-function poolKey(context: ReplayContext, filterState: ReadonlyMap<string, StampedValue>): string {
-  return context.memo.get("pool key", filterState, poolKeyOf);
-}
-
-function poolKeyOf(filterState: ReadonlyMap<string, StampedValue>): string {
-  return [...filterState]
-    .filter(([, stamped]) => stamped.hashable)
-    .map(([key, { value }]) => `${key}=${value}`)
-    .sort()
-    .join(",");
+function poolHop(cluster: Cluster, stamped: Stamped): string {
+  return cluster.connection_pool_per_downstream_connection ? "connection pool: one per downstream connection" : stamped.poolHop;
 }
 
 /** The pool the source's connections to this cluster use. */
-function poolUse(context: ReplayContext, source: PathSource, cluster: Cluster, filterState: ReadonlyMap<string, StampedValue>): PoolUse {
-  const key = cluster.connection_pool_per_downstream_connection ? undefined : poolKey(context, filterState);
+function poolUse(source: PathSource, cluster: Cluster, stamped: Stamped): PoolUse {
+  const key = cluster.connection_pool_per_downstream_connection ? undefined : stamped.poolKey;
   return { node: source.node, cluster: cluster.name ?? "", key, certificate: source.identity };
 }
 
