@@ -125,7 +125,6 @@ function logs(listener: Listener): boolean {
   );
 }
 
-/** The first of `cluster`'s compiled nodes where `find` finds something (pod names are unique per cluster, not across). */
 /** The first node of the landing pod's cluster (by key) hosting a pod of that name or IP whose receiving side has what `find` looks for. */
 function findIn<T>(
   mesh: MeshView,
