@@ -112,7 +112,19 @@ export function selectedCertificateSocket(spec: Omit<UpstreamSocketSpec, "source
   return { name: EXTENSION.tlsTransportSocket, typed_config: pack(UPSTREAM_TLS_CONTEXT, message) };
 }
 
+/** The selector is the same for every socket of a node: built once per selection (compiled messages are never mutated). */
+const selectors = new WeakMap<CertificateSelection, TypedExtensionConfig>();
+
 function certificateSelector(selection: CertificateSelection): TypedExtensionConfig {
+  let selector = selectors.get(selection);
+  if (!selector) {
+    selector = buildCertificateSelector(selection);
+    selectors.set(selection, selector);
+  }
+  return selector;
+}
+
+function buildCertificateSelector(selection: CertificateSelection): TypedExtensionConfig {
   const mapper = { name: EXTENSION.filterStateOverrideMapper, typed_config: pack(FILTER_STATE_OVERRIDE, { default_value: selection.defaultIdentity }) };
   return {
     name: EXTENSION.onDemandSecretSelector,
