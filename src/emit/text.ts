@@ -5,8 +5,10 @@
 import { stringify as toYaml } from "yaml";
 import type { Diagnostic } from "../diagnostics.js";
 import { typeUrl } from "../envoy/any.js";
-import { type JsonValue, renderMessage } from "./render.js";
-import { blockYaml, YAML_OPTIONS } from "./yaml-text.js";
+import { JsonText } from "./json-text.js";
+import { type JsonValue, renderTyped } from "./render.js";
+import { NotWritable, type TextSink, writeMessage, writePlainArray } from "./text-walk.js";
+import { blockYaml, YAML_OPTIONS, YamlText } from "./yaml-text.js";
 
 export const RESOURCE_TYPES = {
   clusters: "envoy.config.cluster.v3.Cluster",
@@ -34,7 +36,7 @@ export interface RenderedResult {
 /** One resource as `{"@type": ..., ...fields}`. */
 export function renderResource(kind: ResourceKind, resource: unknown): { [key: string]: JsonValue } {
   const typeName = RESOURCE_TYPES[kind];
-  return { "@type": typeUrl(typeName), ...renderMessage(typeName, resource) };
+  return renderTyped(typeUrl(typeName), typeName, resource);
 }
 
 /**
@@ -52,12 +54,26 @@ export function renderResult(result: RenderableResult): RenderedResult {
 
 /** `renderResult` as indented JSON text. */
 export function renderJson(result: RenderableResult): string {
-  return `${JSON.stringify(renderResult(result), null, 2)}\n`;
+  const out = new JsonText();
+  try {
+    writeResult(result, out);
+  } catch (error) {
+    if (error instanceof NotWritable) return `${JSON.stringify(renderResult(result), null, 2)}\n`;
+    throw error;
+  }
+  return out.finish();
 }
 
 /** `renderResult` as YAML text, one value per line (the golden files' form). */
 export function renderYaml(result: RenderableResult): string {
-  return toYamlText(renderResult(result));
+  const out = new YamlText();
+  try {
+    writeResult(result, out);
+  } catch (error) {
+    if (error instanceof NotWritable) return toYamlText(renderResult(result));
+    throw error;
+  }
+  return out.finish();
 }
 
 /**
@@ -66,4 +82,23 @@ export function renderYaml(result: RenderableResult): string {
  */
 export function toYamlText(value: unknown): string {
   return blockYaml(value) ?? toYaml(value, YAML_OPTIONS);
+}
+
+/** `renderResult(result)`, piece by piece. */
+function writeResult(result: RenderableResult, sink: TextSink): void {
+  sink.beginObject();
+  for (const kind of ["clusters", "endpoints", "listeners"] as const) {
+    const typeName = RESOURCE_TYPES[kind];
+    const url = typeUrl(typeName);
+    sink.key(kind);
+    sink.beginArray();
+    for (const resource of result[kind]) {
+      sink.item();
+      writeMessage(typeName, resource, sink, url);
+    }
+    sink.endArray();
+  }
+  sink.key("diagnostics");
+  writePlainArray(result.diagnostics, sink);
+  sink.endObject();
 }
