@@ -1,12 +1,13 @@
 /**
- * Walks a compile result in `renderResult`'s order and form — the same fields, names, values and
- * omissions — and hands each piece to a text writer (JSON or YAML), so `renderJson` and
- * `renderYaml` print a full node without building its JSON value tree first. Each message type's
- * fields are planned once: a writer per field, enum names and nested plans looked up in advance.
+ * Envoy's canonical JSON form of generated messages, planned once per message type: each field's
+ * name, omission rule and value conversion (enum names, base64, Durations, unwrapped wrappers)
+ * resolved ahead, and nested plans on first use. Two walks share the plans: one builds JSON
+ * values (`renderMessage`, `renderResult`), the other hands pieces to a text writer, so
+ * `renderYaml` prints a full node without building its value tree first.
  */
 import type { Any } from "../../gen/google/protobuf/any.js";
 import { enumValueNames, type FieldInfo, FieldType, lookupMessage, unpackAny } from "../envoy/schema.js";
-import { formatDuration, RenderError } from "./render.js";
+import { formatDuration, type JsonValue, RenderError } from "./render.js";
 
 const UNWRAPPED_WRAPPERS: ReadonlySet<string> = new Set([
   "google.protobuf.BoolValue",
@@ -31,14 +32,19 @@ export interface TextSink {
   number(value: number): void;
   boolean(value: boolean): void;
   null(): void;
-  /** A value that is already JSON: a Struct, a wrapper's or scalar field's value, a diagnostic. */
-  plain(value: unknown): void;
 }
 
 /** Thrown for a value only `renderResult`'s tree and its printer render exactly (e.g. with `toJSON`). */
 export class NotWritable extends Error {}
 
-type WriteValue = (value: unknown, sink: TextSink) => void;
+/** A scalar, enum or well-known type as its JSON value. */
+type Leaf = (value: unknown) => unknown;
+
+enum Kind {
+  Leaf,
+  Message,
+  Any,
+}
 
 enum Shape {
   Singular,
@@ -51,7 +57,12 @@ interface FieldPlan {
   readonly shape: Shape;
   /** Scalars and enums at their default value are not on the wire: omitted. */
   readonly omitDefault: boolean;
-  readonly write: WriteValue;
+  /** The field's values (a map's: its entries' values). */
+  readonly kind: Kind;
+  readonly leaf: Leaf;
+  readonly typeName: string;
+  /** A Message field's type plan, on first use (message types nest recursively). */
+  nested: readonly FieldPlan[] | undefined;
 }
 
 const plans = new Map<string, readonly FieldPlan[]>();
@@ -69,61 +80,122 @@ function planOf(typeName: string): readonly FieldPlan[] {
 
 function fieldPlan(field: FieldInfo): FieldPlan {
   const shape = field.mapValue ? Shape.Map : field.repeated ? Shape.List : Shape.Singular;
-  return { name: field.name, shape, omitDefault: field.type !== FieldType.Message, write: valueWriter(field.mapValue ?? field) };
+  const values = field.mapValue ?? field;
+  const kind =
+    values.type !== FieldType.Message
+      ? Kind.Leaf
+      : values.typeName === "google.protobuf.Any"
+        ? Kind.Any
+        : messageLeaf(values.typeName)
+          ? Kind.Leaf
+          : Kind.Message;
+  const leaf = (values.type === FieldType.Message ? messageLeaf(values.typeName) : scalarLeaf(values)) ?? same;
+  return { name: field.name, shape, omitDefault: field.type !== FieldType.Message, kind, leaf, typeName: values.typeName, nested: undefined };
 }
 
-function valueWriter(field: FieldInfo): WriteValue {
+const same: Leaf = (value) => value;
+const decimal: Leaf = (value) => String(value);
+
+function scalarLeaf(field: FieldInfo): Leaf {
   switch (field.type) {
-    case FieldType.Message:
-      return messageWriter(field.typeName);
     case FieldType.Enum: {
       const names = enumValueNames(field.typeName);
-      return (value, sink) => {
-        const name = names?.get(value as number);
-        if (name === undefined) sink.plain(value);
-        else sink.string(name);
-      };
+      return (value) => names?.get(value as number) ?? value;
     }
     case FieldType.Bytes:
-      return (value, sink) => {
+      return (value) => {
         const bytes = value as Uint8Array;
-        sink.string(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64"));
+        return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
       };
     case FieldType.Int64:
     case FieldType.Uint64:
     case FieldType.Fixed64:
     case FieldType.Sfixed64:
     case FieldType.Sint64:
-      return (value, sink) => sink.string(String(value));
+      return decimal;
     default:
-      return writePlainField;
+      return same;
   }
 }
 
-function messageWriter(typeName: string): WriteValue {
-  if (typeName === "google.protobuf.Any") return (value, sink) => writeAny(value as Any, sink);
+/** Well-known message types rendered as one value, or undefined for a message rendered field by field. */
+function messageLeaf(typeName: string): Leaf | undefined {
   if (typeName === "google.protobuf.Duration") {
-    return (value, sink) => {
+    return (value) => {
       const duration = value as { seconds?: number; nanos?: number };
-      sink.string(formatDuration(duration.seconds ?? 0, duration.nanos ?? 0));
+      return formatDuration(duration.seconds ?? 0, duration.nanos ?? 0);
     };
   }
-  if (UNWRAPPED_WRAPPERS.has(typeName) || PLAIN_JSON.has(typeName)) return writePlainField;
-  if (UNWRAPPED_STRING_WRAPPERS.has(typeName)) return (value, sink) => sink.string(String(value));
-  // Planned on first use: message types nest recursively.
-  let plan: readonly FieldPlan[] | undefined;
-  return (value, sink) => {
-    plan ??= planOf(typeName);
-    sink.beginObject();
-    writeFields(plan, value as Record<string, unknown>, sink);
-    sink.endObject();
-  };
+  if (UNWRAPPED_WRAPPERS.has(typeName) || PLAIN_JSON.has(typeName)) return same;
+  if (UNWRAPPED_STRING_WRAPPERS.has(typeName)) return decimal;
+  return undefined;
 }
 
-export function writeAny(any: Any, sink: TextSink): void {
-  const unpacked = unpackAny(any);
-  if (!unpacked) throw new RenderError(`cannot unpack Any of unknown type ${any.type_url}`);
-  writeMessage(unpacked.typeName, unpacked.message, sink, any.type_url ?? "");
+function unpacked(any: Any): { typeName: string; message: unknown } {
+  const result = unpackAny(any);
+  if (!result) throw new RenderError(`cannot unpack Any of unknown type ${any.type_url}`);
+  return result;
+}
+
+// ---- JSON values ------------------------------------------------------------------------------
+
+/** One message's fields as a JSON object, after `out`'s own entries (an Any's `@type`). */
+export function renderFields(typeName: string, message: unknown, out: { [key: string]: JsonValue }): { [key: string]: JsonValue } {
+  return renderPlanned(planOf(typeName), message as Record<string, unknown>, out);
+}
+
+/** An Any as `{"@type": url, ...fields}`. */
+export function renderAnyValue(any: Any): { [key: string]: JsonValue } {
+  const { typeName, message } = unpacked(any);
+  return renderFields(typeName, message, { "@type": any.type_url ?? "" });
+}
+
+function renderPlanned(plan: readonly FieldPlan[], record: Record<string, unknown>, out: { [key: string]: JsonValue }): { [key: string]: JsonValue } {
+  for (const field of plan) {
+    const value = record[field.name];
+    if (value === undefined || value === null) continue;
+    if (field.shape === Shape.Singular) {
+      if (field.omitDefault && isDefault(value)) continue;
+      out[field.name] = renderValue(field, value);
+    } else if (field.shape === Shape.List) {
+      const items = value as readonly unknown[];
+      if (items.length > 0) out[field.name] = items.map((item) => renderValue(field, item));
+    } else {
+      const entries = value as Record<string, unknown>;
+      const keys = Object.keys(entries);
+      if (keys.length === 0) continue;
+      const map: { [key: string]: JsonValue } = {};
+      for (const key of keys) {
+        // defineProperty: a map key such as "__proto__" stays an ordinary key.
+        if (key === "__proto__")
+          Object.defineProperty(map, key, { value: renderValue(field, entries[key]), enumerable: true, writable: true, configurable: true });
+        else map[key] = renderValue(field, entries[key]);
+      }
+      out[field.name] = map;
+    }
+  }
+  return out;
+}
+
+function renderValue(field: FieldPlan, value: unknown): JsonValue {
+  if (field.kind === Kind.Leaf) return field.leaf(value) as JsonValue;
+  if (field.kind === Kind.Any) return renderAnyValue(value as Any);
+  field.nested ??= planOf(field.typeName);
+  return renderPlanned(field.nested, value as Record<string, unknown>, {});
+}
+
+// ---- text sinks -------------------------------------------------------------------------------
+
+/** One message of the given fully-qualified type; with `url`, as an Any: `{"@type": url, ...}`. */
+export function writeMessage(typeName: string, message: unknown, sink: TextSink, url?: string): void {
+  const plan = planOf(typeName);
+  sink.beginObject();
+  if (url !== undefined) {
+    sink.key("@type");
+    sink.string(url);
+  }
+  writeFields(plan, message as Record<string, unknown>, sink);
+  sink.endObject();
 }
 
 function writeFields(plan: readonly FieldPlan[], record: Record<string, unknown>, sink: TextSink): void {
@@ -133,7 +205,7 @@ function writeFields(plan: readonly FieldPlan[], record: Record<string, unknown>
     if (field.shape === Shape.Singular) {
       if (field.omitDefault && isDefault(value)) continue;
       sink.key(field.name);
-      field.write(value, sink);
+      writeValue(field, value, sink);
     } else if (field.shape === Shape.List) {
       const items = value as readonly unknown[];
       if (items.length === 0) continue;
@@ -141,7 +213,7 @@ function writeFields(plan: readonly FieldPlan[], record: Record<string, unknown>
       sink.beginArray();
       for (const item of items) {
         sink.item();
-        field.write(item, sink);
+        writeValue(field, item, sink);
       }
       sink.endArray();
     } else {
@@ -152,14 +224,28 @@ function writeFields(plan: readonly FieldPlan[], record: Record<string, unknown>
       sink.beginObject();
       for (const key of keys) {
         sink.key(key);
-        field.write(entries[key], sink);
+        writeValue(field, entries[key], sink);
       }
       sink.endObject();
     }
   }
 }
 
-const writePlainField: WriteValue = (value, sink) => sink.plain(value);
+function writeValue(field: FieldPlan, value: unknown, sink: TextSink): void {
+  if (field.kind === Kind.Leaf) {
+    const leaf = field.leaf(value);
+    if (typeof leaf === "string") sink.string(leaf);
+    else writePlain(leaf, sink);
+  } else if (field.kind === Kind.Any) {
+    const { typeName, message } = unpacked(value as Any);
+    writeMessage(typeName, message, sink, (value as Any).type_url ?? "");
+  } else {
+    field.nested ??= planOf(field.typeName);
+    sink.beginObject();
+    writeFields(field.nested, value as Record<string, unknown>, sink);
+    sink.endObject();
+  }
+}
 
 function isDefault(value: unknown): boolean {
   return value === "" || value === 0 || value === false || (value instanceof Uint8Array && value.length === 0);
@@ -202,17 +288,5 @@ function writePlainObject(value: object, sink: TextSink): void {
     sink.key(key);
     writePlain(child, sink);
   }
-  sink.endObject();
-}
-
-/** One message of the given fully-qualified type; with `url`, as an Any: `{"@type": url, ...}`. */
-export function writeMessage(typeName: string, message: unknown, sink: TextSink, url?: string): void {
-  const plan = planOf(typeName);
-  sink.beginObject();
-  if (url !== undefined) {
-    sink.key("@type");
-    sink.string(url);
-  }
-  writeFields(plan, message as Record<string, unknown>, sink);
   sink.endObject();
 }

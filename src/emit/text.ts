@@ -5,7 +5,6 @@
 import { stringify as toYaml } from "yaml";
 import type { Diagnostic } from "../diagnostics.js";
 import { typeUrl } from "../envoy/any.js";
-import { JsonText } from "./json-text.js";
 import { type JsonValue, renderTyped } from "./render.js";
 import { NotWritable, type TextSink, writeMessage, writePlainArray } from "./text-walk.js";
 import { blockYaml, YAML_OPTIONS, YamlText } from "./yaml-text.js";
@@ -54,14 +53,7 @@ export function renderResult(result: RenderableResult): RenderedResult {
 
 /** `renderResult` as indented JSON text. */
 export function renderJson(result: RenderableResult): string {
-  const out = new JsonText();
-  try {
-    writeResult(result, out);
-  } catch (error) {
-    if (error instanceof NotWritable) return `${JSON.stringify(renderResult(result), null, 2)}\n`;
-    throw error;
-  }
-  return out.finish();
+  return `${JSON.stringify(renderResult(result), null, 2)}\n`;
 }
 
 /** `renderResult` as YAML text, one value per line (the golden files' form). */

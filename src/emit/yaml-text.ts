@@ -113,10 +113,6 @@ export class YamlText implements TextSink {
     this.scalar(null);
   }
 
-  plain(value: unknown): void {
-    writePlain(value, this);
-  }
-
   private slot(): Slot {
     if (this.depth === 0) return Slot.Document;
     return this.kinds[this.depth - 1] === Kind.Mapping ? Slot.AfterKey : Slot.Item;
