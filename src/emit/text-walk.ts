@@ -34,7 +34,7 @@ export interface TextSink {
   null(): void;
 }
 
-/** Thrown for a value only `renderResult`'s tree and its printer render exactly (e.g. with `toJSON`). */
+/** Thrown for a value only `renderResult`'s tree and its printer render exactly (e.g. a class instance). */
 export class NotWritable extends Error {}
 
 /** A scalar, enum or well-known type as its JSON value. */
@@ -252,9 +252,9 @@ function isDefault(value: unknown): boolean {
 }
 
 /**
- * A value that is already JSON, piece by piece: text sinks' `plain`. Plain data only: anything a
- * printer treats specially (`toJSON`, class instances, undefined in an array) is left to
- * `renderResult` and the printer.
+ * A value that is already JSON (a Struct, a wrapper's or scalar's value, a diagnostic), piece by
+ * piece. Plain data only: anything else (a class instance, a function such as `toJSON`, undefined
+ * in an array) is left to `renderResult` and the printer.
  */
 export function writePlain(value: unknown, sink: TextSink): void {
   if (typeof value === "string") sink.string(value);
@@ -279,7 +279,6 @@ export function writePlainArray(items: readonly unknown[], sink: TextSink): void
 function writePlainObject(value: object, sink: TextSink): void {
   const prototype = Object.getPrototypeOf(value);
   if (prototype !== Object.prototype && prototype !== null) throw new NotWritable();
-  if (typeof (value as { toJSON?: unknown }).toJSON === "function") throw new NotWritable();
   sink.beginObject();
   const record = value as Record<string, unknown>;
   for (const key of Object.keys(record)) {

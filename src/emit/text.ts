@@ -51,9 +51,34 @@ export function renderResult(result: RenderableResult): RenderedResult {
   };
 }
 
-/** `renderResult` as indented JSON text. */
+/**
+ * `renderResult` as indented JSON text. Printed a batch of values at a time, so each batch's
+ * values die young instead of the whole node's tree outliving several garbage collections.
+ */
 export function renderJson(result: RenderableResult): string {
-  return `${JSON.stringify(renderResult(result), null, 2)}\n`;
+  const members = RESOURCE_KINDS.map((kind) => jsonMember(kind, result[kind], (resource) => renderResource(kind, resource)));
+  members.push(jsonMember("diagnostics", result.diagnostics, diagnosticValue));
+  return `{\n${members.join(",\n")}\n}\n`;
+}
+
+const RESOURCE_KINDS: readonly ResourceKind[] = ["clusters", "endpoints", "listeners"];
+const JSON_BATCH = 64;
+
+/** `  "name": [items]` as `JSON.stringify(..., null, 2)` prints a member of the top-level object. */
+function jsonMember<T>(name: string, items: readonly T[], render: (item: T) => unknown): string {
+  if (items.length === 0) return `  ${JSON.stringify(name)}: []`;
+  const batches: string[] = [];
+  for (let start = 0; start < items.length; start += JSON_BATCH) {
+    const batch = items.slice(start, start + JSON_BATCH).map(render);
+    // Nested one level, a batch's items are indented as the member's items are: "[\n  [\n" + items + "\n  ]\n]".
+    batches.push(JSON.stringify([batch], null, 2).slice(6, -6));
+  }
+  return `  ${JSON.stringify(name)}: [\n${batches.join(",\n")}\n  ]`;
+}
+
+/** A diagnostic prints as its copy in renderResult does, unless something could tell them apart. */
+function diagnosticValue(diagnostic: Diagnostic): unknown {
+  return Object.getPrototypeOf(diagnostic) === Object.prototype && !Object.hasOwn(diagnostic, "toJSON") ? diagnostic : { ...diagnostic };
 }
 
 /** `renderResult` as YAML text, one value per line (the golden files' form). */
