@@ -237,33 +237,44 @@ enum Form {
 
 /**
  * How the package prints a string value, decided without it where that is certain. Only one line
- * of printable characters without `"` or `\` qualifies. Such a line containing `: ` is always
- * quoted (it would read as a mapping), and double quotes are the package's choice when the text
- * has no `"`. It is plain when it is a plain word, or starts with a letter, digit or underscore,
- * has no ` #` (a comment) and no trailing space or colon, and cannot be read as null, a boolean or
- * a number: every YAML 1.2 form of those has neither a space nor two dots (so an address such as
- * `10.0.0.1:8080` stays plain).
+ * of printable characters without `"` or `\` qualifies (so quoting means double quotes, nothing
+ * escaped); one starting with `-`, `?`, `.` or `%` (document markers, directives) is left to the
+ * package. Quoted: a YAML indicator first, `: ` or ` #` inside, a space or colon last, or only
+ * digits (an integer). Plain: a plain word, or a letter, digit or underscore first and no reason
+ * to quote, with a space or two dots — every YAML 1.2 form of null, a boolean or a number has
+ * neither (so an address such as `10.0.0.1:8080` stays plain).
  */
 function valueForm(text: string): Form {
   if (isPlainWord(text)) return Form.Plain;
   const length = text.length;
+  if (length === 0) return Form.Unknown;
+  const first = text.charCodeAt(0);
+  if (first === 0x2d || first === 0x3f || first === 0x2e || first === 0x25) return Form.Unknown;
   let spaces = 0;
   let dots = 0;
-  let colonSpace = false;
+  let digits = 0;
+  let indicator = isIndicator(first);
   let previous = 0;
   for (let i = 0; i < length; i++) {
     const code = text.charCodeAt(i);
     if (!isPrintable(code) || code === 0x22 || code === 0x5c) return Form.Unknown;
     if (code === 0x20) {
-      if (previous === 0x3a) colonSpace = true;
+      if (previous === 0x3a) indicator = true;
       spaces++;
-    } else if (code === 0x23 && previous === 0x20) return Form.Unknown;
-    else if (code === 0x2e) dots++;
+    } else if (code === 0x23) {
+      if (previous === 0x20) indicator = true;
+    } else if (code === 0x2e) dots++;
+    else if (isDigit(code)) digits++;
     previous = code;
   }
-  if (colonSpace) return Form.Quoted;
-  if (length === 0 || !(isWordStart(text.charCodeAt(0)) || isDigit(text.charCodeAt(0)))) return Form.Unknown;
-  return previous !== 0x20 && previous !== 0x3a && (spaces > 0 || dots > 1) ? Form.Plain : Form.Unknown;
+  if (indicator || previous === 0x20 || previous === 0x3a || digits === length) return Form.Quoted;
+  if (!isWordStart(first) && !isDigit(first)) return Form.Unknown;
+  return spaces > 0 || dots > 1 ? Form.Plain : Form.Unknown;
+}
+
+/** A character that YAML reads as an indicator when a plain scalar starts with it. */
+function isIndicator(code: number): boolean {
+  return " ,[]{}#&*!|>'@`".includes(String.fromCharCode(code));
 }
 
 /** Characters the package prints as they are, in any style (no control, line-separator or lone surrogate). */
