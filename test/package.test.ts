@@ -107,6 +107,8 @@ describe("the packed tarball", () => {
     }
     expect(packed.files).toContain("schema/mesh-file.schema.json");
     expect(packed.files).toContain("dist/src/cli.js");
+    // package.json says Apache-2.0: the license text ships with it.
+    expect(packed.files).toContain("LICENSE");
     expect(packed.files.filter((file) => file.endsWith(".map") || /^(src|test|gen)\//.test(file) || file.endsWith(".test.ts"))).toEqual([]);
   });
 

@@ -3,7 +3,7 @@ import type { Address } from "../../gen/envoy/config/core/v3/address.js";
 import type { Locality, Metadata } from "../../gen/envoy/config/core/v3/base.js";
 import { ApiConfigSource_ApiType, ApiVersion, type ConfigSource } from "../../gen/envoy/config/core/v3/config_source.js";
 import type { ConfigSourceOption } from "../model/options.js";
-import { compareByKey } from "../util/order.js";
+import { compareText } from "../util/order.js";
 
 export function socketAddress(ip: string, port: number, networkNamespace?: string): Address {
   const address: Address = { socket_address: { address: ip, port_value: port } };
@@ -42,6 +42,13 @@ export const LB_METADATA_NAMESPACE = "envoy.lb";
 /** Metadata under `envoy.lb`, keys sorted; undefined when there is nothing to say. */
 export function lbMetadata(values: ReadonlyMap<string, string>): Metadata | undefined {
   if (values.size === 0) return undefined;
-  const sorted = [...values].sort(compareByKey);
-  return { filter_metadata: { [LB_METADATA_NAMESPACE]: Object.fromEntries(sorted) } };
+  // Built once per registry record: sorting the keys alone and assigning is twice as fast as entries + fromEntries.
+  const fields: Record<string, string> = {};
+  for (const key of [...values.keys()].sort(compareText)) {
+    const value = values.get(key)!;
+    // Assigning "__proto__" would set the prototype: that key is defined instead.
+    if (key === "__proto__") Object.defineProperty(fields, key, { value, enumerable: true, writable: true, configurable: true });
+    else fields[key] = value;
+  }
+  return { filter_metadata: { [LB_METADATA_NAMESPACE]: fields } };
 }

@@ -80,7 +80,18 @@ function validateNode(input: unknown): LocalNode {
   const node = parsed.data;
   const issues = [...duplicatePodIssues(node.pods), ...podSniIssues(node)];
   if (issues.length > 0) throw new InputError("node", issues);
-  return { ...node, dependencies: node.dependencies && ([...new Set(node.dependencies)].sort() as ServiceKey[]) };
+  // Spelled out, not spread: see `plainRecord` in snapshot.ts (a frozen spread copy gets a hidden class of its own).
+  return {
+    clusterName: node.clusterName,
+    nodeName: node.nodeName,
+    nodeIp: node.nodeIp,
+    locality: node.locality,
+    meshDomain: node.meshDomain,
+    trustDomain: node.trustDomain,
+    spiffeId: node.spiffeId,
+    pods: node.pods,
+    dependencies: node.dependencies && ([...new Set(node.dependencies)].sort() as ServiceKey[]),
+  };
 }
 
 function duplicatePodIssues(pods: readonly HostedPod[]): InputIssue[] {

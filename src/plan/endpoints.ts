@@ -163,36 +163,13 @@ export function sharedAddressDiagnostics(index: SnapshotIndex, plan: PortPlan): 
   return diagnostics;
 }
 
-/** Per index: by node, each record whose netns other records of that node also claim, with those records. */
-const NETNS_RIVALS = new CacheSlot<[node: string], ReadonlyMap<ServiceEndpoint, readonly HostedEndpoint[]>>("records sharing a netns", (node) => node);
-
 /**
  * The other records of an endpoint's node that claim its netns. The node cannot tell them apart
  * (NETNS_CONFLICT), so it serves none of them: no node may advertise any of them.
  */
 export function netnsRivals(index: SnapshotIndex, endpoint: ServiceEndpoint): readonly HostedEndpoint[] {
-  const { nodeName } = endpoint.kubernetesMetadata;
-  if (!nodeName || !endpoint.containerMetadata.networkNamespace) return [];
-  const key = nodeKey(endpoint.clusterName, nodeName);
-  return NETNS_RIVALS.get(index.caches, [key], () => rivalsByRecord(index.hostedBy.get(key) ?? [])).get(endpoint) ?? [];
-}
-
-function rivalsByRecord(hosted: readonly HostedEndpoint[]): Map<ServiceEndpoint, readonly HostedEndpoint[]> {
-  const claims = new Map<string, HostedEndpoint[]>();
-  for (const record of hosted) {
-    const netns = record.endpoint.containerMetadata.networkNamespace;
-    if (netns) getOrInsert(claims, netns, () => []).push(record);
-  }
-  const rivals = new Map<ServiceEndpoint, readonly HostedEndpoint[]>();
-  for (const records of claims.values()) {
-    if (records.length < 2) continue;
-    for (const record of records)
-      rivals.set(
-        record.endpoint,
-        records.filter((other) => other !== record),
-      );
-  }
-  return rivals;
+  // Almost always empty: skip hashing the record.
+  return index.netnsRivals.size === 0 ? [] : (index.netnsRivals.get(endpoint) ?? []);
 }
 
 function routeOf(view: EdsView, service: IndexedService, endpoint: ServiceEndpoint): Route | "not-exported" {
@@ -283,6 +260,8 @@ function buildLbEndpoint(ip: string, port: number, health: HealthStatus, metadat
 
 interface WaypointNode {
   readonly key: string;
+  /** Its key and address as one injective string, for cache keys. */
+  readonly cacheKey: string;
   readonly cluster: string;
   readonly name: string;
   readonly ip: string;
@@ -312,11 +291,13 @@ function waypointNode(index: SnapshotIndex, endpoint: ServiceEndpoint): Waypoint
 
 type ResolvedNode = { readonly node: WaypointNode; readonly listed: boolean } | WaypointProblem;
 
-/** Per index: waypoint nodes by cluster and node name, resolved once. */
-const RESOLVED_NODES = new CacheSlot<[cluster: string, name: string], ResolvedNode>("resolved waypoint nodes", (cluster, name) => compositeKey(cluster, name));
+/** Per index: waypoint nodes by cluster, then node name, resolved once (looked up per remote record: no key string is built). */
+const RESOLVED_NODES = singleEntrySlot<Map<string, Map<string, ResolvedNode>>>("resolved waypoint nodes");
 
 function resolvedNode(index: SnapshotIndex, cluster: string, name: string): ResolvedNode {
-  return RESOLVED_NODES.get(index.caches, [cluster, name], () => resolveNode(index, cluster, name));
+  const byCluster = RESOLVED_NODES.get(index.caches, [], () => new Map());
+  const byName = getOrInsert(byCluster, cluster, () => new Map<string, ResolvedNode>());
+  return getOrInsert(byName, name, () => resolveNode(index, cluster, name));
 }
 
 function resolveNode(index: SnapshotIndex, cluster: string, name: string): ResolvedNode {
@@ -329,7 +310,7 @@ function resolveNode(index: SnapshotIndex, cluster: string, name: string): Resol
     return { problem: "NODE_GONE", message: `node ${key} is not in the node list of cluster ${cluster}` };
   }
   const locality = listed ? { region: listed.region, zone: listed.zone } : { region: "", zone: "" };
-  return { node: { key, cluster, name, ip, locality }, listed: listed !== undefined };
+  return { node: { key, cacheKey: compositeKey(key, ip), cluster, name, ip, locality }, listed: listed !== undefined };
 }
 
 /**
@@ -340,7 +321,8 @@ function resolveNode(index: SnapshotIndex, cluster: string, name: string): Resol
  */
 const WAYPOINT_ENDPOINTS = new CacheSlot<[port: number, node: WaypointNode, tunnelPort: number], Omit<PlannedEndpoint, "tier">>(
   "waypoint endpoints",
-  (port, node, tunnelPort) => compositeKey(port, node.key, node.ip, tunnelPort),
+  // Numbers first, then the node's JSON key: injective without building another JSON array.
+  (port, node, tunnelPort) => `${port},${tunnelPort},${node.cacheKey}`,
 );
 
 function waypointEndpoint(view: EdsView, service: IndexedService, port: number, node: WaypointNode, pods: readonly ServiceEndpoint[]): PlannedEndpoint {

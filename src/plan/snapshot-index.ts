@@ -50,6 +50,8 @@ export interface HostedEndpoint {
   readonly endpoint: ServiceEndpoint;
   /** Namespace/pod, service, IP: the order of a node's list. */
   readonly sortKey: string;
+  /** The record's network namespace ("" when it has none). */
+  readonly netns: string;
 }
 
 export interface SnapshotIndex {
@@ -65,6 +67,12 @@ export interface SnapshotIndex {
   readonly clustersWithNodeList: ReadonlySet<string>;
   /** Registry endpoints by the node running them, `"<cluster>/<node>"`, sorted by pod. */
   readonly hostedBy: ReadonlyMap<string, readonly HostedEndpoint[]>;
+  /**
+   * Each record whose node has other records claiming its netns, with those records (a node
+   * cannot tell them apart, so it serves none of them); usually empty. Found while indexing, so
+   * no compile walks every record of every node it depends on.
+   */
+  readonly netnsRivals: ReadonlyMap<ServiceEndpoint, readonly HostedEndpoint[]>;
   /** Per compile context, its cached work; most recently used last. Shared with later indexes. */
   readonly contexts: Map<string, SlotCache>;
   /** Work derived from this index as a whole (e.g. resolved waypoint nodes); lives as long as the index. */
@@ -126,6 +134,7 @@ function buildIndex(snapshot: Snapshot): SnapshotIndex {
     nodeAddresses: withoutUnknown(nodeAddresses(nodes, hostedBy, new Set([...nodes.keys(), ...hostedBy.keys()]))),
     clustersWithNodeList: new Set(snapshot.nodes.map((node) => node.cluster)),
     hostedBy,
+    netnsRivals: rivalsOnNodes(hostedBy.values(), new Map()),
     contexts: new Map(),
     caches: new SlotCache(),
   };
@@ -177,6 +186,10 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
     serviceKeys: keys,
     nodeAddresses: LayeredMap.of(previous.nodeAddresses, addresses),
     hostedBy,
+    netnsRivals: rivalsOnNodes(
+      [...touchedNodes].map((node) => hostedBy.get(node) ?? []),
+      new Map([...previous.netnsRivals].filter(([endpoint]) => !touchedNodes.has(nodeKey(endpoint.clusterName, endpoint.kubernetesMetadata.nodeName)))),
+    ),
     caches: new SlotCache(),
   };
 }
@@ -199,9 +212,7 @@ function netnsNeighbours(
   }
   if (claims.size === 0) return [];
   return [...touched].flatMap((node) =>
-    (hostedBy.get(node) ?? [])
-      .filter((hosted) => claims.has(compositeKey(node, hosted.endpoint.containerMetadata.networkNamespace)))
-      .map((hosted) => hosted.service),
+    (hostedBy.get(node) ?? []).filter((hosted) => claims.has(compositeKey(node, hosted.netns))).map((hosted) => hosted.service),
   );
 }
 
@@ -266,11 +277,44 @@ function hostedEndpoints(services: Iterable<IndexedService>): Map<string, Hosted
       const node = endpoint.kubernetesMetadata.nodeName;
       if (!node) continue;
       const key = nodeKey(endpoint.clusterName, node);
-      getOrInsert(hosted, key, () => []).push({ service: service.key, endpoint, sortKey: podSortKey(service.key, endpoint) });
+      const netns = endpoint.containerMetadata.networkNamespace;
+      getOrInsert(hosted, key, () => []).push({ service: service.key, endpoint, sortKey: podSortKey(service.key, endpoint), netns });
     }
   }
   for (const [key, list] of hosted) hosted.set(key, sortHosted(list));
   return hosted;
+}
+
+/** Adds to `rivals` every record of these nodes' lists whose netns another record of its node claims. */
+function rivalsOnNodes(
+  nodes: Iterable<readonly HostedEndpoint[]>,
+  rivals: Map<ServiceEndpoint, readonly HostedEndpoint[]>,
+): Map<ServiceEndpoint, readonly HostedEndpoint[]> {
+  for (const hosted of nodes) {
+    for (const records of sharedClaims(hosted)) {
+      for (const record of records)
+        rivals.set(
+          record.endpoint,
+          records.filter((other) => other !== record),
+        );
+    }
+  }
+  return rivals;
+}
+
+/** The groups of a node's records claiming one netns, two or more each; almost always none, found in one pass. */
+function sharedClaims(hosted: readonly HostedEndpoint[]): HostedEndpoint[][] {
+  const claimed = new Set<string>();
+  const shared = new Set<string>();
+  for (const record of hosted) {
+    if (!record.netns) continue;
+    if (claimed.has(record.netns)) shared.add(record.netns);
+    else claimed.add(record.netns);
+  }
+  if (shared.size === 0) return [];
+  const claims = new Map<string, HostedEndpoint[]>();
+  for (const record of hosted) if (shared.has(record.netns)) getOrInsert(claims, record.netns, () => []).push(record);
+  return [...claims.values()];
 }
 
 function sortHosted(list: HostedEndpoint[]): HostedEndpoint[] {

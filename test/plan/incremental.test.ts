@@ -54,6 +54,24 @@ describe("incremental recompiles", () => {
     expect(emitted(next, indexSnapshot(next, index))).toEqual(fresh);
   });
 
+  test("when the record sharing a netns moves to its own, the unchanged service's endpoint comes back", () => {
+    const original = parseSnapshot(meshDocument());
+    const payments = original.services.get("team-b/payments")!.find((r) => r.clusterName === "west" && r.ip === "10.244.0.8")!;
+    const sharing = original.services
+      .get("team-a/frontend")!
+      .map((r) => (r.clusterName === "west" && r.kubernetesMetadata.nodeName === "node-1" ? { ...r, containerMetadata: payments.containerMetadata } : r));
+    const base = withServiceRecords(original, "team-a/frontend", sharing);
+    const index = indexSnapshot(base);
+    const emitted = (snapshot: Snapshot, at: ReturnType<typeof indexSnapshot>) =>
+      compileNode(at, localNodeFrom(snapshot, "west", "node-2"), { eastWestWaypoint: "cross-cluster" })
+        .diagnostics.filter((d) => d.code === "ENDPOINT_DIRECT")
+        .map((d) => `${d.resource} ${d.endpoint?.cluster}/${d.endpoint?.ip}`);
+    expect(emitted(base, index)).not.toContain("payments.team-b.mesh.aether:8443 west/10.244.0.8");
+    const next = withServiceRecords(base, "team-a/frontend", original.services.get("team-a/frontend")!);
+    expect(emitted(next, indexSnapshot(next, index))).toContain("payments.team-b.mesh.aether:8443 west/10.244.0.8");
+    expect(emitted(next, indexSnapshot(next, index))).toEqual(emitted(original, indexSnapshot(original)));
+  });
+
   test("only the changed service's assignment gets a new version; unchanged services keep their index entries", () => {
     const base = parseSnapshot(meshDocument());
     const index = indexSnapshot(base);
