@@ -4,9 +4,11 @@
  * every piece alive as a rope until the end, while bytes cost one copy per character.
  */
 
-/** Kept between calls (up to this size) so a render does not regrow a fresh buffer. */
+/** Kept between calls (up to this size) so a small render does not allocate a fresh buffer. */
 const KEPT_BYTES = 1 << 20;
 let kept: Buffer | undefined;
+/** The last text's size: a larger buffer is allocated at that size once, not regrown by doubling. */
+let lastLength = 0;
 
 export class TextBytes {
   private buffer: Buffer;
@@ -14,14 +16,18 @@ export class TextBytes {
   private ascii = true;
 
   constructor() {
-    this.buffer = kept ?? Buffer.allocUnsafe(KEPT_BYTES);
-    kept = undefined;
+    if (lastLength > KEPT_BYTES) this.buffer = Buffer.allocUnsafe(lastLength + (lastLength >> 4));
+    else {
+      this.buffer = kept ?? Buffer.allocUnsafe(KEPT_BYTES);
+      kept = undefined;
+    }
   }
 
   /** The text written, as a string; the buffer goes back to be reused. */
   finish(): string {
     const text = this.buffer.toString(this.ascii ? "latin1" : "utf8", 0, this.length);
     if (this.buffer.length <= KEPT_BYTES) kept = this.buffer;
+    lastLength = this.length;
     return text;
   }
 

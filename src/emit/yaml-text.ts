@@ -274,8 +274,10 @@ function valueForm(text: string): Form {
 
 /** A character that YAML reads as an indicator when a plain scalar starts with it. */
 function isIndicator(code: number): boolean {
-  return " ,[]{}#&*!|>'@`".includes(String.fromCharCode(code));
+  return INDICATORS.has(code);
 }
+
+const INDICATORS: ReadonlySet<number> = new Set(Array.from(" ,[]{}#&*!|>'@`", (char) => char.charCodeAt(0)));
 
 /** Characters the package prints as they are, in any style (no control, line-separator or lone surrogate). */
 function isPrintable(code: number): boolean {
