@@ -44,4 +44,17 @@ describe("renderJson and renderYaml write what renderResult's values print as", 
     expect(renderJson(result)).toBe(jsonOfTree(result));
     expect(renderYaml(result)).toBe(yamlOfTree(result));
   });
+
+  test("text larger than the kept buffer, twice in a row (grown, then allocated at the last size)", () => {
+    const [name] = caseNames();
+    const compiled = compileCase(loadCase(name!), "selector");
+    const many = Array.from({ length: 20 }, () => compiled.diagnostics).flat();
+    const diagnostics = Array.from({ length: Math.ceil(20_000 / Math.max(1, many.length)) }, () => many).flat();
+    const result = { ...compiled, diagnostics };
+    const expected = yamlOfTree(result);
+    expect(expected.length).toBeGreaterThan(1 << 20);
+    expect(renderYaml(result)).toBe(expected);
+    expect(renderYaml(result)).toBe(expected);
+    expect(renderYaml(compiled)).toBe(yamlOfTree(compiled));
+  });
 });
