@@ -53,27 +53,36 @@ export function renderResult(result: RenderableResult): RenderedResult {
 
 /**
  * `renderResult` as indented JSON text. Printed a batch of values at a time, so each batch's
- * values die young instead of the whole node's tree outliving several garbage collections.
+ * values die young instead of the whole node's tree outliving several garbage collections; the
+ * pieces are joined once.
  */
 export function renderJson(result: RenderableResult): string {
-  const members = RESOURCE_KINDS.map((kind) => jsonMember(kind, result[kind], (resource) => renderResource(kind, resource)));
-  members.push(jsonMember("diagnostics", result.diagnostics, diagnosticValue));
-  return `{\n${members.join(",\n")}\n}\n`;
+  const text = ["{\n"];
+  for (const kind of RESOURCE_KINDS) {
+    jsonMember(text, kind, result[kind], (resource) => renderResource(kind, resource));
+    text.push(",\n");
+  }
+  jsonMember(text, "diagnostics", result.diagnostics, diagnosticValue);
+  text.push("\n}\n");
+  return text.join("");
 }
 
 const RESOURCE_KINDS: readonly ResourceKind[] = ["clusters", "endpoints", "listeners"];
 const JSON_BATCH = 64;
 
-/** `  "name": [items]` as `JSON.stringify(..., null, 2)` prints a member of the top-level object. */
-function jsonMember<T>(name: string, items: readonly T[], render: (item: T) => unknown): string {
-  if (items.length === 0) return `  ${JSON.stringify(name)}: []`;
-  const batches: string[] = [];
+/** Appends `  "name": [items]` as `JSON.stringify(..., null, 2)` prints a member of the top-level object. */
+function jsonMember<T>(text: string[], name: string, items: readonly T[], render: (item: T) => unknown): void {
+  text.push(`  ${JSON.stringify(name)}: [`);
+  if (items.length === 0) {
+    text.push("]");
+    return;
+  }
   for (let start = 0; start < items.length; start += JSON_BATCH) {
     const batch = items.slice(start, start + JSON_BATCH).map(render);
     // Nested one level, a batch's items are indented as the member's items are: "[\n  [\n" + items + "\n  ]\n]".
-    batches.push(JSON.stringify([batch], null, 2).slice(6, -6));
+    text.push(start === 0 ? "\n" : ",\n", JSON.stringify([batch], null, 2).slice(6, -6));
   }
-  return `  ${JSON.stringify(name)}: [\n${batches.join(",\n")}\n  ]`;
+  text.push("\n  ]");
 }
 
 /** A diagnostic prints as its copy in renderResult does, unless something could tell them apart. */
