@@ -217,8 +217,6 @@ export interface NodeResources {
   listenerIn(netns: string, port: number): Listener | undefined;
   /** The first listener named `ew_tunnel`. */
   readonly tunnel: Listener | undefined;
-  /** What the replay derives from this node alone, by key (e.g. a cluster's chosen priority). */
-  readonly memo: Map<string, unknown>;
 }
 
 const NONE: readonly Cluster[] = [];
@@ -237,18 +235,18 @@ function indexResources(result: CompileResult): NodeResources {
   for (const cluster of result.clusters) getOrInsert(clusters, cluster.name ?? "", () => []).push(cluster);
   const assignments = new Map<string, ClusterLoadAssignment>();
   for (const assignment of result.endpoints) if (!assignments.has(assignment.cluster_name ?? "")) assignments.set(assignment.cluster_name ?? "", assignment);
-  const bound = new Map<string, Listener>();
+  // By netns, then port: a lookup builds no key.
+  const bound = new Map<string, Map<number | undefined, Listener>>();
   for (const listener of result.listeners) {
     const socket = listener.address?.socket_address;
     if (typeof socket?.network_namespace_filepath !== "string") continue;
-    const key = `${socket.network_namespace_filepath}\u0000${socket.port_value}`;
-    if (!bound.has(key)) bound.set(key, listener);
+    const ports = getOrInsert(bound, socket.network_namespace_filepath, () => new Map());
+    if (!ports.has(socket.port_value)) ports.set(socket.port_value, listener);
   }
   return {
     clusters: (name) => clusters.get(name) ?? NONE,
     assignment: (name) => assignments.get(name),
-    listenerIn: (netns, port) => bound.get(`${netns}\u0000${port}`),
+    listenerIn: (netns, port) => bound.get(netns)?.get(port),
     tunnel: result.listeners.find((l) => l.name === TUNNEL_LISTENER_NAME),
-    memo: new Map(),
   };
 }

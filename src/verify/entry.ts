@@ -26,22 +26,57 @@ export interface StampedValue {
   readonly hashable: boolean;
 }
 
+/** What an entry chain shares with upstream, and what the replay derives from that, read once per chain. */
+export interface Stamped {
+  readonly filterState: ReadonlyMap<string, StampedValue>;
+  /** Every shared value, `key=value`: sources alike in it choose sockets and certificates alike. */
+  readonly signature: string;
+  /** The hashable values, `key=value` sorted and joined: the upstream pool key. */
+  readonly poolKey: string;
+  /** The hop that says which upstream pools the source's connections use, unless each downstream connection has its own. */
+  readonly poolHop: string;
+  /** The hop that says what is shared. */
+  readonly hop: string;
+}
+
 export type Entry =
-  | { readonly kind: "entered"; readonly cluster: string; readonly filterState: ReadonlyMap<string, StampedValue>; readonly hops: readonly string[] }
+  | { readonly kind: "entered"; readonly cluster: string; readonly stamped: Stamped; readonly hops: readonly string[] }
   | { readonly kind: "not-captured"; readonly reason: string }
   | { readonly kind: "failed"; readonly code: PathFailureCode; readonly detail: string; readonly hops: readonly string[] };
 
-const NOTHING_STAMPED: ReadonlyMap<string, StampedValue> = new Map();
+const NOTHING_STAMPED: Stamped = stampedFrom(new Map());
 
-export function enterAtSource(context: ReplayContext, node: CompiledNode, source: PathSource, target: PathTarget): Entry {
+/** What a path's entry reads of its target: the same for every source calling that service port. */
+export interface TargetNames {
+  /** The outbound cluster of the service port, `<svc>.<ns>.<mesh domain>:<port>`. */
+  readonly cluster: string;
+  readonly authority: string;
+  readonly protocol: ReturnType<typeof protocolOf>;
+  readonly vip: string | undefined;
+}
+
+export function targetNames(context: ReplayContext, target: PathTarget): TargetNames {
+  return context.memo.get("target names", target, namesOf, context);
+}
+
+function namesOf(target: PathTarget, context: ReplayContext): TargetNames {
   const { meshDomain } = context.mesh.index.snapshot.mesh;
   const ref = parseServiceKey(target.service)!;
-  const cluster = outboundClusterName(meshDomain, { ...ref, port: target.port });
-  if (!source.pod) return { kind: "entered", cluster, filterState: NOTHING_STAMPED, hops: [`node proxy: its own connection to ${cluster}`] };
+  return {
+    cluster: outboundClusterName(meshDomain, { ...ref, port: target.port }),
+    authority: serviceAuthority(meshDomain, ref, target.port),
+    protocol: protocolOf(context.mesh.index.services.get(target.service)?.protocols, target.port),
+    vip: context.mesh.index.snapshot.vips?.get(target.service),
+  };
+}
+
+export function enterAtSource(context: ReplayContext, node: CompiledNode, source: PathSource, target: PathTarget): Entry {
+  const names = targetNames(context, target);
+  const cluster = names.cluster;
+  if (!source.pod) return { kind: "entered", cluster, stamped: NOTHING_STAMPED, hops: [`node proxy: its own connection to ${cluster}`] };
   if (!source.netns) return { kind: "not-captured", reason: "the pod has no network namespace of its own, so no outbound listeners" };
-  const protocol = protocolOf(context.mesh.index.services.get(target.service)?.protocols, target.port);
-  if (protocol !== "tcp") return throughEgress(context, node, source.netns, serviceAuthority(meshDomain, ref, target.port));
-  const vip = context.mesh.index.snapshot.vips?.get(target.service);
+  if (names.protocol !== "tcp") return throughEgress(context, node, source.netns, names.authority);
+  const vip = names.vip;
   if (!vip) return { kind: "not-captured", reason: `no VIP for ${target.service}: a TCP port is reached only through a captured VIP` };
   return throughCapture(context, node, source.netns, vip, target.port);
 }
@@ -59,7 +94,7 @@ function throughEgress(context: ReplayContext, node: CompiledNode, netns: string
   if (!cluster)
     return failed("NO_ROUTE", `${authority} at ${listener.name}${route?.direct_response ? ` (answered ${route.direct_response.status})` : ""}`, hops);
   hops.push(`route ${vhost!.name} → ${cluster}`);
-  return entered(chain!, cluster, hops);
+  return entered(context, chain!, cluster, hops);
 }
 
 /** The capture listener in the pod's netns, its chain for VIP:port, and that chain's cluster. */
@@ -72,14 +107,35 @@ function throughCapture(context: ReplayContext, node: CompiledNode, netns: strin
   const cluster = filterConfig<TcpProxy>(chain, EXTENSION.tcpProxy)?.cluster;
   if (!chain || !cluster) return failed("NO_CAPTURE_CHAIN", `${dialed} at ${listener.name}`, hops);
   hops.push(`chain ${chain.name} → tcp_proxy ${cluster}`);
-  return entered(chain, cluster, hops);
+  return entered(context, chain, cluster, hops);
 }
 
-function entered(chain: FilterChain, cluster: string, hops: string[]): Entry {
-  const filterState = stampedValues(chain);
-  const stamps = [...filterState].map(([key, { value, hashable }]) => `${key}=${value}${hashable ? " (hashable)" : " (not hashable)"}`);
-  hops.push(stamps.length > 0 ? `shares with upstream: ${stamps.join(", ")}` : "shares nothing with upstream");
-  return { kind: "entered", cluster, filterState, hops };
+/** What the entry chain shares with upstream, read once per chain: every path through it shares the same `Stamped`. */
+function entered(context: ReplayContext, chain: FilterChain, cluster: string, hops: string[]): Entry {
+  const stamped = context.memo.get("stamped", chain, stampedBy);
+  hops.push(stamped.hop);
+  return { kind: "entered", cluster, stamped, hops };
+}
+
+function stampedBy(chain: FilterChain): Stamped {
+  return stampedFrom(stampedValues(chain));
+}
+
+function stampedFrom(filterState: ReadonlyMap<string, StampedValue>): Stamped {
+  const entries = [...filterState];
+  const stamps = entries.map(([key, { value, hashable }]) => `${key}=${value}${hashable ? " (hashable)" : " (not hashable)"}`);
+  const poolKey = entries
+    .filter(([, stamped]) => stamped.hashable)
+    .map(([key, { value }]) => `${key}=${value}`)
+    .sort()
+    .join(",");
+  return {
+    filterState,
+    signature: entries.map(([key, { value }]) => `${key}=${value}`).join("\u0000"),
+    poolKey,
+    poolHop: poolKey ? `connection pool: per host and ${poolKey}` : "connection pool: per host, shared with every source that stamps nothing hashable",
+    hop: stamps.length > 0 ? `shares with upstream: ${stamps.join(", ")}` : "shares nothing with upstream",
+  };
 }
 
 /** What the chain's set_filter_state filters stamp and share with the upstream connection. */

@@ -75,6 +75,13 @@ export function evaluateSocketMatcher(matcher: Matcher, inputs: MatchInputs): Ma
   return result === undefined ? { kind: "no-match", trace } : { kind: "socket", name: result, trace };
 }
 
+/** Whether any tree of the matcher reads filter state: if none does, its outcome depends on the endpoint alone. */
+export function readsFilterState(matcher: Matcher): boolean {
+  const tree = matcher.matcher_tree;
+  const targets = [...Object.values(tree?.exact_match_map?.map ?? {}), ...(matcher.on_no_match ? [matcher.on_no_match] : [])];
+  return tree?.input?.name === EXTENSION.filterStateInput || targets.some((target) => target.matcher !== undefined && readsFilterState(target.matcher));
+}
+
 type Evaluation = string | undefined | { invalid: string };
 
 function evaluate(matcher: Matcher, inputs: MatchInputs, trace: string[]): Evaluation {

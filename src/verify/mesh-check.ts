@@ -12,7 +12,7 @@ import { type SharedAddress, sharedAddresses } from "../model/snapshot-checks.js
 import { parseServiceKey, type ServiceKey, serviceKey } from "../naming.js";
 import { planNode } from "../plan/node-plan.js";
 import type { SnapshotIndex } from "../plan/snapshot-index.js";
-import { compositeKey } from "../util/keys.js";
+import { getOrInsert } from "../util/maps.js";
 import { compareText } from "../util/order.js";
 import {
   type CompiledMesh,
@@ -28,6 +28,7 @@ import {
 } from "./compiled-mesh.js";
 import { PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type PoolUse, type ReplayContext, replayPath } from "./path.js";
 import { pathSettingsLines } from "./path-settings.js";
+import { ReplayMemo } from "./replay-memo.js";
 
 /** The mesh path check's result: every path replayed, and the nodes that could not be compiled. */
 export interface MeshCheckReport {
@@ -51,8 +52,9 @@ export function verifyMesh(snapshot: Snapshot | SnapshotIndex, options: Options 
 /** The check over already-compiled output (tests seed mistakes into it). */
 export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
   const context = replayContext(mesh);
+  const targets = targetLookup(mesh);
   const replayed = [...mesh.nodes.values()].flatMap(({ local }) =>
-    sourcesOf(mesh, local).flatMap((source) => targetsOf(mesh, local, source).map((target) => replayPath(context, source, target))),
+    sourcesOf(mesh, local).flatMap((source) => targetsOf(mesh, local, source, targets).map((target) => replayPath(context, source, target))),
   );
   const paths = withSharedPoolFailures(replayed);
   const ok = mesh.failed.size === 0 && mesh.skipped.size === 0 && paths.every((p) => p.status !== "failed");
@@ -73,17 +75,23 @@ export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
  * another's requests. Every path in such a group fails.
  */
 function withSharedPoolFailures(paths: readonly PathReport[]): PathReport[] {
-  const certificates = new Map<string, Set<string>>();
-  const groupOf = (pool: PoolUse) => (pool.key === undefined ? undefined : compositeKey(pool.node, pool.cluster, pool.key));
-  for (const { pool } of paths) {
-    const group = pool && groupOf(pool);
-    if (!group) continue;
-    if (!certificates.has(group)) certificates.set(group, new Set());
-    certificates.get(group)!.add(pool.certificate);
-  }
+  // By node, cluster and pool key: nested maps, so that no key is built per path.
+  const certificates = new Map<string, Map<string, Map<string, Set<string>>>>();
+  const groupOf = ({ node, cluster, key }: PoolUse) =>
+    key === undefined
+      ? undefined
+      : getOrInsert(
+          getOrInsert(
+            getOrInsert(certificates, node, () => new Map()),
+            cluster,
+            () => new Map(),
+          ),
+          key,
+          () => new Set<string>(),
+        );
+  for (const { pool } of paths) if (pool) groupOf(pool)?.add(pool.certificate);
   return paths.map((path) => {
-    const group = path.pool && groupOf(path.pool);
-    const shared = group ? certificates.get(group)! : undefined;
+    const shared = path.pool && groupOf(path.pool);
     if (!shared || shared.size < 2) return path;
     const others = [...shared].filter((certificate) => certificate !== path.pool!.certificate).sort(compareText);
     const reason = `${PATH_FAILURES.POOL_SHARED_ACROSS_SOURCES}: ${path.pool!.cluster} on ${path.pool!.node}, pool key "${path.pool!.key}", shared with ${others.join(", ")}`;
@@ -92,7 +100,7 @@ function withSharedPoolFailures(paths: readonly PathReport[]): PathReport[] {
 }
 
 export function replayContext(mesh: CompiledMesh): ReplayContext {
-  return { mesh, tunnels: tunnelAddresses(mesh), pods: podsByAddress(mesh.index), resources: resourceLookups() };
+  return { mesh, tunnels: tunnelAddresses(mesh), pods: podsByAddress(mesh.index), resources: resourceLookups(), memo: new ReplayMemo() };
 }
 
 /**
@@ -117,10 +125,16 @@ export function sourcesOf(mesh: Pick<MeshView, "index" | "options">, local: Loca
 }
 
 /** The service ports a source calls: its service's dependencies (the node's for the node itself). */
-function targetsOf(mesh: CompiledMesh, local: LocalNode, source: PathSource): PathTarget[] {
+function targetsOf(mesh: CompiledMesh, local: LocalNode, source: PathSource, targets: (key: ServiceKey) => readonly PathTarget[]): readonly PathTarget[] {
   const declared = source.pod ? mesh.index.snapshot.dependencies?.get(source.pod.service) : local.dependencies;
   const keys = declared ?? mesh.index.serviceKeys;
-  return keys.flatMap((key) => (mesh.index.services.get(key)?.ports ?? []).map((port) => ({ service: key, port })));
+  return keys.flatMap(targets);
+}
+
+/** Each service's ports as targets, one object per service port for the whole check (the replay memoizes by target). */
+function targetLookup(mesh: CompiledMesh): (key: ServiceKey) => readonly PathTarget[] {
+  const targets = new Map<ServiceKey, readonly PathTarget[]>();
+  return (key) => getOrInsert(targets, key, () => (mesh.index.services.get(key)?.ports ?? []).map((port) => ({ service: key, port })));
 }
 
 /**
@@ -142,7 +156,8 @@ export function explainPath(
   const source = findSource(mesh, from);
   const target = parseTarget(mesh.index, to);
   if (!mesh.node(source.node)) throw noSource(from);
-  const report = replayPath({ mesh, tunnels: lazyTunnels(mesh), pods: lazyPods(mesh.index), resources: resourceLookups() }, source, target);
+  const context = { mesh, tunnels: lazyTunnels(mesh), pods: lazyPods(mesh.index), resources: resourceLookups(), memo: new ReplayMemo() };
+  const report = replayPath(context, source, target);
   return { report, trace: [formatPathReport(report), ...pathSettingsLines(mesh, report)].join("\n") };
 }
 

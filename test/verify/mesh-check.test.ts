@@ -1,6 +1,8 @@
 import { describe, expect, test } from "vitest";
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { ApiVersion } from "../../gen/envoy/config/core/v3/config_source.js";
+import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
+import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { Filter } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import type { HttpConnectionManager } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
@@ -396,5 +398,29 @@ describe("explainPath", () => {
     const declared = snapshot(true, { "team-a/checkout": { "8080": "http", "9090": "tcp" } });
     const { trace } = explainPath(declared, "east/team-a/frontend-7d9f-abcde", "team-a/checkout:9090", crossCluster);
     expect(trace.split("\n")).toContain("  capture_frontend-7d9f-abcde_team-a: VIP capture: idle timeout 3600s; no access log");
+  });
+});
+
+describe("the replay reads each compiled object once, and only for the nodes whose output holds it", () => {
+  test("nodes sharing an outbound cluster object but not its assignment each get their own priority level", () => {
+    const mesh = compileMesh(snapshot(), crossCluster);
+    const name = "checkout.team-a.mesh.aether:8080";
+    const shared = node(mesh, "east/node-1").clusters.find((c) => c.name === name);
+    expect(node(mesh, "west/node-1").clusters.find((c) => c.name === name)).toBe(shared);
+    // west/node-1 (replayed after east/node-1) loses every healthy endpoint of that cluster, in its own copy.
+    const endpoints = node(mesh, "west/node-1").endpoints as ClusterLoadAssignment[];
+    const at = endpoints.findIndex((a) => a.cluster_name === name);
+    endpoints[at] = {
+      ...endpoints[at],
+      endpoints: endpoints[at]!.endpoints!.map((group) => ({
+        ...group,
+        lb_endpoints: group.lb_endpoints!.map((endpoint) => ({ ...endpoint, health_status: HealthStatus.UNHEALTHY })),
+      })),
+    };
+    const statuses = (report: ReturnType<typeof checkCompiledMesh>, from: string) =>
+      new Set(report.paths.filter((p) => p.source.node === from && p.cluster === name).map((p) => p.status));
+    const report = checkCompiledMesh(mesh);
+    expect(statuses(report, "east/node-1")).toEqual(new Set(["ok"]));
+    expect(statuses(report, "west/node-1")).toEqual(new Set(["unreachable"]));
   });
 });
