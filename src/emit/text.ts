@@ -5,8 +5,9 @@
 import { stringify as toYaml } from "yaml";
 import type { Diagnostic } from "../diagnostics.js";
 import { typeUrl } from "../envoy/any.js";
-import { type JsonValue, renderMessage } from "./render.js";
-import { blockYaml, YAML_OPTIONS } from "./yaml-text.js";
+import { type JsonValue, renderTyped } from "./render.js";
+import { NotWritable, type TextSink, writeMessage, writePlainArray } from "./text-walk.js";
+import { blockYaml, YAML_OPTIONS, YamlText } from "./yaml-text.js";
 
 export const RESOURCE_TYPES = {
   clusters: "envoy.config.cluster.v3.Cluster",
@@ -34,7 +35,7 @@ export interface RenderedResult {
 /** One resource as `{"@type": ..., ...fields}`. */
 export function renderResource(kind: ResourceKind, resource: unknown): { [key: string]: JsonValue } {
   const typeName = RESOURCE_TYPES[kind];
-  return { "@type": typeUrl(typeName), ...renderMessage(typeName, resource) };
+  return renderTyped(typeUrl(typeName), typeName, resource);
 }
 
 /**
@@ -50,14 +51,55 @@ export function renderResult(result: RenderableResult): RenderedResult {
   };
 }
 
-/** `renderResult` as indented JSON text. */
+/**
+ * `renderResult` as indented JSON text. Printed a batch of values at a time, so each batch's
+ * values die young instead of the whole node's tree outliving several garbage collections; the
+ * pieces are joined once.
+ */
 export function renderJson(result: RenderableResult): string {
-  return `${JSON.stringify(renderResult(result), null, 2)}\n`;
+  const text = ["{\n"];
+  for (const kind of RESOURCE_KINDS) {
+    jsonMember(text, kind, result[kind], (resource) => renderResource(kind, resource));
+    text.push(",\n");
+  }
+  jsonMember(text, "diagnostics", result.diagnostics, diagnosticValue);
+  text.push("\n}\n");
+  return text.join("");
+}
+
+const RESOURCE_KINDS: readonly ResourceKind[] = ["clusters", "endpoints", "listeners"];
+const JSON_BATCH = 64;
+
+/** Appends `  "name": [items]` as `JSON.stringify(..., null, 2)` prints a member of the top-level object. */
+function jsonMember<T>(text: string[], name: string, items: readonly T[], render: (item: T) => unknown): void {
+  text.push(`  ${JSON.stringify(name)}: [`);
+  if (items.length === 0) {
+    text.push("]");
+    return;
+  }
+  for (let start = 0; start < items.length; start += JSON_BATCH) {
+    const batch = items.slice(start, start + JSON_BATCH).map(render);
+    // Nested one level, a batch's items are indented as the member's items are: "[\n  [\n" + items + "\n  ]\n]".
+    text.push(start === 0 ? "\n" : ",\n", JSON.stringify([batch], null, 2).slice(6, -6));
+  }
+  text.push("\n  ]");
+}
+
+/** A diagnostic prints as its copy in renderResult does, unless something could tell them apart. */
+function diagnosticValue(diagnostic: Diagnostic): unknown {
+  return Object.getPrototypeOf(diagnostic) === Object.prototype && !Object.hasOwn(diagnostic, "toJSON") ? diagnostic : { ...diagnostic };
 }
 
 /** `renderResult` as YAML text, one value per line (the golden files' form). */
 export function renderYaml(result: RenderableResult): string {
-  return toYamlText(renderResult(result));
+  const out = new YamlText();
+  try {
+    writeResult(result, out);
+  } catch (error) {
+    if (error instanceof NotWritable) return toYamlText(renderResult(result));
+    throw error;
+  }
+  return out.finish();
 }
 
 /**
@@ -66,4 +108,23 @@ export function renderYaml(result: RenderableResult): string {
  */
 export function toYamlText(value: unknown): string {
   return blockYaml(value) ?? toYaml(value, YAML_OPTIONS);
+}
+
+/** `renderResult(result)`, piece by piece. */
+function writeResult(result: RenderableResult, sink: TextSink): void {
+  sink.beginObject();
+  for (const kind of ["clusters", "endpoints", "listeners"] as const) {
+    const typeName = RESOURCE_TYPES[kind];
+    const url = typeUrl(typeName);
+    sink.key(kind);
+    sink.beginArray();
+    for (const resource of result[kind]) {
+      sink.item();
+      writeMessage(typeName, resource, sink, url);
+    }
+    sink.endArray();
+  }
+  sink.key("diagnostics");
+  writePlainArray(result.diagnostics, sink);
+  sink.endObject();
 }

@@ -184,5 +184,10 @@ export function lookupMessage(typeName: string): MessageInfo | undefined {
 }
 
 export function enumValueName(typeName: string, value: number): string | undefined {
-  return loadRegistry().enums.get(typeName)?.get(value);
+  return enumValueNames(typeName)?.get(value);
+}
+
+/** Every value name of an enum, by number. */
+export function enumValueNames(typeName: string): ReadonlyMap<number, string> | undefined {
+  return loadRegistry().enums.get(typeName);
 }

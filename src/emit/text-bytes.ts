@@ -1,0 +1,79 @@
+/**
+ * A growing byte buffer that text renderers write into and turn into one string at the end. A
+ * full node's text is tens of megabytes in millions of small pieces: concatenating strings keeps
+ * every piece alive as a rope until the end, while bytes cost one copy per character.
+ */
+
+/** Kept between calls (up to this size) so a small render does not allocate a fresh buffer. */
+const KEPT_BYTES = 1 << 20;
+let kept: Buffer | undefined;
+/** The last text's size: a larger buffer is allocated at that size once, not regrown by doubling. */
+let lastLength = 0;
+
+export class TextBytes {
+  private buffer: Buffer;
+  private length = 0;
+  private ascii = true;
+
+  constructor() {
+    if (lastLength > KEPT_BYTES) this.buffer = Buffer.allocUnsafe(lastLength + (lastLength >> 4));
+    else {
+      this.buffer = kept ?? Buffer.allocUnsafe(KEPT_BYTES);
+      kept = undefined;
+    }
+  }
+
+  /** The text written, as a string; the buffer goes back to be reused. */
+  finish(): string {
+    const text = this.buffer.toString(this.ascii ? "latin1" : "utf8", 0, this.length);
+    if (this.buffer.length <= KEPT_BYTES) kept = this.buffer;
+    lastLength = this.length;
+    return text;
+  }
+
+  /** One ASCII character, by code. */
+  byte(code: number): void {
+    if (this.length === this.buffer.length) this.grow(1);
+    this.buffer[this.length++] = code;
+  }
+
+  /** `count` spaces. */
+  spaces(count: number): void {
+    if (this.length + count > this.buffer.length) this.grow(count);
+    const buffer = this.buffer;
+    for (let i = 0; i < count; i++) buffer[this.length++] = 0x20;
+  }
+
+  /** Any string, as UTF-8. */
+  text(value: string): void {
+    const size = value.length;
+    if (this.length + size > this.buffer.length) this.grow(size);
+    const buffer = this.buffer;
+    let at = this.length;
+    for (let i = 0; i < size; i++) {
+      const code = value.charCodeAt(i);
+      if (code >= 0x80) {
+        this.length = at;
+        this.textFrom(value, i);
+        return;
+      }
+      buffer[at++] = code;
+    }
+    this.length = at;
+  }
+
+  /** The rest of `value` from `start` on, which holds non-ASCII characters. */
+  private textFrom(value: string, start: number): void {
+    const rest = value.slice(start);
+    const size = Buffer.byteLength(rest, "utf8");
+    if (this.length + size > this.buffer.length) this.grow(size);
+    this.length += this.buffer.write(rest, this.length, size, "utf8");
+    this.ascii = false;
+  }
+
+  private grow(needed: number): void {
+    const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.length + needed));
+    this.buffer.copy(grown, 0, 0, this.length);
+    this.buffer = grown;
+  }
+}
