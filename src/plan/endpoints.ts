@@ -19,7 +19,7 @@ import { compareText, ipSortKey } from "../util/order.js";
 import { CacheSlot, singleEntrySlot } from "./cache-slots.js";
 import type { EdsView } from "./eds-view.js";
 import type { EncodingCell } from "./encoding-cells.js";
-import { type HostedEndpoint, type IndexedService, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
+import { type HostedEndpoint, type IndexedService, netnsRivalsOn, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
 
 export type Route = "direct" | "waypoint";
 
@@ -168,8 +168,10 @@ export function sharedAddressDiagnostics(index: SnapshotIndex, plan: PortPlan): 
  * (NETNS_CONFLICT), so it serves none of them: no node may advertise any of them.
  */
 export function netnsRivals(index: SnapshotIndex, endpoint: ServiceEndpoint): readonly HostedEndpoint[] {
-  // Almost always empty: skip hashing the record.
-  return index.netnsRivals.size === 0 ? [] : (index.netnsRivals.get(endpoint) ?? []);
+  const { nodeName } = endpoint.kubernetesMetadata;
+  if (!nodeName || !endpoint.containerMetadata.networkNamespace) return [];
+  const hosted = index.hostedBy.get(nodeKey(endpoint.clusterName, nodeName));
+  return hosted ? (netnsRivalsOn(hosted).get(endpoint) ?? []) : [];
 }
 
 function routeOf(view: EdsView, service: IndexedService, endpoint: ServiceEndpoint): Route | "not-exported" {

@@ -17,7 +17,6 @@ import { pickNodeAddress } from "../model/node-address.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import { changesSince, type NodeStatus, type PortProtocol, protocolOf, type Snapshot } from "../model/snapshot.js";
 import { parseServiceKey, type ServiceKey, type ServiceRef } from "../naming.js";
-import { compositeKey } from "../util/keys.js";
 import { LayeredMap } from "../util/layered-map.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareNumbers, compareText, ipSortKey } from "../util/order.js";
@@ -67,12 +66,6 @@ export interface SnapshotIndex {
   readonly clustersWithNodeList: ReadonlySet<string>;
   /** Registry endpoints by the node running them, `"<cluster>/<node>"`, sorted by pod. */
   readonly hostedBy: ReadonlyMap<string, readonly HostedEndpoint[]>;
-  /**
-   * Each record whose node has other records claiming its netns, with those records (a node
-   * cannot tell them apart, so it serves none of them); usually empty. Found while indexing, so
-   * no compile walks every record of every node it depends on.
-   */
-  readonly netnsRivals: ReadonlyMap<ServiceEndpoint, readonly HostedEndpoint[]>;
   /** Per compile context, its cached work; most recently used last. Shared with later indexes. */
   readonly contexts: Map<string, SlotCache>;
   /** Work derived from this index as a whole (e.g. resolved waypoint nodes); lives as long as the index. */
@@ -134,7 +127,6 @@ function buildIndex(snapshot: Snapshot): SnapshotIndex {
     nodeAddresses: withoutUnknown(nodeAddresses(nodes, hostedBy, new Set([...nodes.keys(), ...hostedBy.keys()]))),
     clustersWithNodeList: new Set(snapshot.nodes.map((node) => node.cluster)),
     hostedBy,
-    netnsRivals: rivalsOnNodes(hostedBy.values(), new Map()),
     contexts: new Map(),
     caches: new SlotCache(),
   };
@@ -186,10 +178,6 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
     serviceKeys: keys,
     nodeAddresses: LayeredMap.of(previous.nodeAddresses, addresses),
     hostedBy,
-    netnsRivals: rivalsOnNodes(
-      [...touchedNodes].map((node) => hostedBy.get(node) ?? []),
-      new Map([...previous.netnsRivals].filter(([endpoint]) => !touchedNodes.has(nodeKey(endpoint.clusterName, endpoint.kubernetesMetadata.nodeName)))),
-    ),
     caches: new SlotCache(),
   };
 }
@@ -204,16 +192,22 @@ function netnsNeighbours(
   touched: ReadonlySet<string>,
   changed: readonly IndexedService[],
 ): ServiceKey[] {
-  const claims = new Set<string>();
-  for (const endpoint of changed.flatMap((service) => service.endpoints)) {
-    const { nodeName } = endpoint.kubernetesMetadata;
-    const netns = endpoint.containerMetadata.networkNamespace;
-    if (nodeName && netns) claims.add(compositeKey(nodeKey(endpoint.clusterName, nodeName), netns));
+  // By node, the netns changed records claim there: no key string is built per record.
+  const claims = new Map<string, Set<string>>();
+  for (const service of changed) {
+    for (const endpoint of service.endpoints) {
+      const { nodeName } = endpoint.kubernetesMetadata;
+      const netns = endpoint.containerMetadata.networkNamespace;
+      if (nodeName && netns) getOrInsert(claims, nodeKey(endpoint.clusterName, nodeName), () => new Set<string>()).add(netns);
+    }
   }
-  if (claims.size === 0) return [];
-  return [...touched].flatMap((node) =>
-    (hostedBy.get(node) ?? []).filter((hosted) => claims.has(compositeKey(node, hosted.netns))).map((hosted) => hosted.service),
-  );
+  const neighbours: ServiceKey[] = [];
+  for (const node of touched) {
+    const claimed = claims.get(node);
+    if (!claimed) continue;
+    for (const hosted of hostedBy.get(node) ?? []) if (claimed.has(hosted.netns)) neighbours.push(hosted.service);
+  }
+  return neighbours;
 }
 
 /** Services whose records changed, were added or removed; and whether the set of keys is the same. */
@@ -285,19 +279,40 @@ function hostedEndpoints(services: Iterable<IndexedService>): Map<string, Hosted
   return hosted;
 }
 
-/** Adds to `rivals` every record of these nodes' lists whose netns another record of its node claims. */
-function rivalsOnNodes(
-  nodes: Iterable<readonly HostedEndpoint[]>,
-  rivals: Map<ServiceEndpoint, readonly HostedEndpoint[]>,
-): Map<ServiceEndpoint, readonly HostedEndpoint[]> {
-  for (const hosted of nodes) {
-    for (const records of sharedClaims(hosted)) {
-      for (const record of records)
-        rivals.set(
-          record.endpoint,
-          records.filter((other) => other !== record),
-        );
-    }
+type NodeRivals = ReadonlyMap<ServiceEndpoint, readonly HostedEndpoint[]>;
+
+const NO_RIVALS: NodeRivals = new Map();
+
+/**
+ * By a node's list of records: an update gives a node a new list exactly when it touches the node,
+ * so what is worked out for a list holds for every index sharing it, and a registry event costs
+ * only the nodes it touched, when a compile asks.
+ */
+const rivalsByList = new WeakMap<readonly HostedEndpoint[], NodeRivals>();
+
+/**
+ * Each record of a node's list whose netns other records of the list also claim, with those
+ * records: the node cannot tell them apart, so it serves none of them (NETNS_CONFLICT there).
+ */
+export function netnsRivalsOn(hosted: readonly HostedEndpoint[]): NodeRivals {
+  let rivals = rivalsByList.get(hosted);
+  if (!rivals) {
+    rivals = rivalsOnNode(hosted);
+    rivalsByList.set(hosted, rivals);
+  }
+  return rivals;
+}
+
+function rivalsOnNode(hosted: readonly HostedEndpoint[]): NodeRivals {
+  const claims = sharedClaims(hosted);
+  if (claims.length === 0) return NO_RIVALS;
+  const rivals = new Map<ServiceEndpoint, readonly HostedEndpoint[]>();
+  for (const records of claims) {
+    for (const record of records)
+      rivals.set(
+        record.endpoint,
+        records.filter((other) => other !== record),
+      );
   }
   return rivals;
 }
