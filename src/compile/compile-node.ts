@@ -65,8 +65,8 @@ export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode 
       const assignments = portAssignments(index, plan.view, service, port);
       const target = { service, port, clusterName: assignments.plan.clusterName };
       const byPort = outbound.get(service.clusterSignature, () => new Map<number, Cluster[]>());
-      clusters.push(...getOrInsert(byPort, port, () => outboundClusters(plan, target)));
-      endpoints.push(...assignments.assignments);
+      for (const cluster of getOrInsert(byPort, port, () => outboundClusters(plan, target))) clusters.push(cluster);
+      for (const assignment of assignments.assignments) endpoints.push(assignment);
       eds.push(assignments);
     }
   }

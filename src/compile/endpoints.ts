@@ -45,17 +45,32 @@ export function portAssignments(index: SnapshotIndex, view: EdsView, service: In
 
 function buildAssignments(plan: PortPlan, view: EdsView): PortAssignments {
   const parts = view.socketSelection === "matcher" ? [{ name: plan.clusterName, endpoints: plan.endpoints }] : aggregateParts(plan, view);
-  const built = parts.map(({ name, endpoints }) => assignment(name, endpoints));
-  let diagnostics: Diagnostic[] | undefined;
-  return {
+  return new BuiltAssignments(
     plan,
-    assignments: built.map((b) => b.assignment),
-    // One per emitted endpoint: built when first read, since control planes often never read them.
-    get diagnostics() {
-      diagnostics ??= assignmentDiagnostics(plan, built);
-      return diagnostics;
-    },
-  };
+    parts.map(({ name, endpoints }) => assignment(name, endpoints)),
+  );
+}
+
+/**
+ * A class rather than a literal with a getter: V8 keeps such a literal in dictionary mode, and
+ * every compile reads these objects once per dependency port.
+ */
+class BuiltAssignments implements PortAssignments {
+  readonly assignments: readonly ClusterLoadAssignment[];
+  #diagnostics: Diagnostic[] | undefined;
+
+  constructor(
+    readonly plan: PortPlan,
+    private readonly built: readonly ReturnType<typeof assignment>[],
+  ) {
+    this.assignments = built.map((b) => b.assignment);
+  }
+
+  /** One per emitted endpoint: built when first read, since control planes often never read them. */
+  get diagnostics(): readonly Diagnostic[] {
+    this.#diagnostics ??= assignmentDiagnostics(this.plan, this.built);
+    return this.#diagnostics;
+  }
 }
 
 function assignmentDiagnostics(plan: PortPlan, built: readonly ReturnType<typeof assignment>[]): Diagnostic[] {

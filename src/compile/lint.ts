@@ -45,18 +45,9 @@ const passed = new WeakSet<object>();
 
 /** Throws `CompileInvariantError` on the first broken rule; returns the result untouched otherwise. */
 export function lintCompileResult<T extends ResourceSet>(result: T): T {
-  uniqueNames(
-    "clusters",
-    result.clusters.map((c) => c.name ?? ""),
-  );
-  uniqueNames(
-    "endpoints",
-    result.endpoints.map((e) => e.cluster_name ?? ""),
-  );
-  uniqueNames(
-    "listeners",
-    result.listeners.map((l) => l.name ?? ""),
-  );
+  uniqueNames("clusters", result.clusters, (c) => c.name ?? "");
+  uniqueNames("endpoints", result.endpoints, (e) => e.cluster_name ?? "");
+  uniqueNames("listeners", result.listeners, (l) => l.name ?? "");
   const serverNames = new ServerNames();
   lintEach(result.clusters, (cluster) => lintCluster(cluster, serverNames));
   lintEach(result.endpoints, lintAssignment);
@@ -86,10 +77,21 @@ function fail(rule: LintRule, resource: string, detail: string): never {
   throw new CompileInvariantError(rule, resource, detail);
 }
 
-function uniqueNames(kind: string, names: readonly string[]): void {
+/** Compiled lists come sorted by name: strictly increasing names are unique, with no set built. */
+function uniqueNames<T>(kind: string, resources: readonly T[], nameOf: (resource: T) => string): void {
+  let previous: string | undefined;
+  for (const resource of resources) {
+    const name = nameOf(resource);
+    if (!name) fail("unique-resource-names", `(unnamed ${kind})`, `${kind} names must be unique and non-empty`);
+    if (previous !== undefined && !(previous < name)) return uniqueUnsortedNames(kind, resources.map(nameOf));
+    previous = name;
+  }
+}
+
+function uniqueUnsortedNames(kind: string, names: readonly string[]): void {
   const seen = new Set<string>();
   for (const name of names) {
-    if (!name || seen.has(name)) fail("unique-resource-names", name || `(unnamed ${kind})`, `${kind} names must be unique and non-empty`);
+    if (seen.has(name)) fail("unique-resource-names", name, `${kind} names must be unique and non-empty`);
     seen.add(name);
   }
 }
