@@ -83,7 +83,10 @@ function uniqueNames<T>(kind: string, resources: readonly T[], nameOf: (resource
   for (const resource of resources) {
     const name = nameOf(resource);
     if (!name) fail("unique-resource-names", `(unnamed ${kind})`, `${kind} names must be unique and non-empty`);
-    if (previous !== undefined && !(previous < name)) return uniqueUnsortedNames(kind, resources.map(nameOf));
+    if (previous !== undefined && !(previous < name)) {
+      uniqueUnsortedNames(kind, resources.map(nameOf));
+      return;
+    }
     previous = name;
   }
 }
