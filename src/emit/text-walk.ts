@@ -7,6 +7,7 @@
  */
 import type { Any } from "../../gen/google/protobuf/any.js";
 import { enumValueNames, type FieldInfo, FieldType, lookupMessage, unpackAny } from "../envoy/schema.js";
+import { setOwn } from "../util/maps.js";
 import { formatDuration, type JsonValue, RenderError } from "./render.js";
 
 const UNWRAPPED_WRAPPERS: ReadonlySet<string> = new Set([
@@ -165,12 +166,7 @@ function renderPlanned(plan: readonly FieldPlan[], record: Record<string, unknow
       const keys = Object.keys(entries);
       if (keys.length === 0) continue;
       const map: { [key: string]: JsonValue } = {};
-      for (const key of keys) {
-        // defineProperty: a map key such as "__proto__" stays an ordinary key.
-        if (key === "__proto__")
-          Object.defineProperty(map, key, { value: renderValue(field, entries[key]), enumerable: true, writable: true, configurable: true });
-        else map[key] = renderValue(field, entries[key]);
-      }
+      for (const key of keys) setOwn(map, key, renderValue(field, entries[key]));
       out[field.name] = map;
     }
   }

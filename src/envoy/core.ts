@@ -3,6 +3,7 @@ import type { Address } from "../../gen/envoy/config/core/v3/address.js";
 import type { Locality, Metadata } from "../../gen/envoy/config/core/v3/base.js";
 import { ApiConfigSource_ApiType, ApiVersion, type ConfigSource } from "../../gen/envoy/config/core/v3/config_source.js";
 import type { ConfigSourceOption } from "../model/options.js";
+import { setOwn } from "../util/maps.js";
 import { compareText } from "../util/order.js";
 
 export function socketAddress(ip: string, port: number, networkNamespace?: string): Address {
@@ -44,11 +45,6 @@ export function lbMetadata(values: ReadonlyMap<string, string>): Metadata | unde
   if (values.size === 0) return undefined;
   // Built once per registry record: sorting the keys alone and assigning is twice as fast as entries + fromEntries.
   const fields: Record<string, string> = {};
-  for (const key of [...values.keys()].sort(compareText)) {
-    const value = values.get(key)!;
-    // Assigning "__proto__" would set the prototype: that key is defined instead.
-    if (key === "__proto__") Object.defineProperty(fields, key, { value, enumerable: true, writable: true, configurable: true });
-    else fields[key] = value;
-  }
+  for (const key of [...values.keys()].sort(compareText)) setOwn(fields, key, values.get(key)!);
   return { filter_metadata: { [LB_METADATA_NAMESPACE]: fields } };
 }

@@ -11,6 +11,7 @@ import {
   HealthStatus as WireHealthStatus,
   ServiceEndpoint as WireServiceEndpoint,
 } from "../../gen/aether/registry/v1/endpoint.js";
+import { setOwn } from "../util/maps.js";
 import { clusterName, dnsLabel, dnsSubdomain, ipAddress, locality, netnsPath, orEmpty, port, uint32 } from "./fields.js";
 
 export const DEFAULT_ENDPOINT_WEIGHT = 1024;
@@ -116,7 +117,7 @@ function wireMetadata(bytes: Uint8Array): Record<string, string> {
       continue;
     }
     const entry = ServiceEndpoint_MetadataEntry.decode(reader.bytes());
-    Object.defineProperty(metadata, entry.key, { value: entry.value, enumerable: true, writable: true, configurable: true });
+    setOwn(metadata, entry.key, entry.value);
   }
   return metadata;
 }

@@ -1,4 +1,4 @@
-/** Small helpers on Map and WeakMap. */
+/** Small helpers on Map, WeakMap and plain records used as maps. */
 
 interface KeyedStore<K, V> {
   get(key: K): V | undefined;
@@ -18,4 +18,10 @@ export function getOrInsert<K, V>(store: KeyedStore<K, V>, key: K, create: () =>
 /** Adds one to the count stored under `key`. */
 export function increment<K>(counts: Map<K, number>, key: K): void {
   counts.set(key, (counts.get(key) ?? 0) + 1);
+}
+
+/** `record[key] = value` as an ordinary own property, even for "__proto__" (which an assignment would take as the prototype). */
+export function setOwn<V>(record: Record<string, V>, key: string, value: V): void {
+  if (key === "__proto__") Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+  else record[key] = value;
 }
