@@ -6,10 +6,10 @@ import type { ResourceSet } from "../envoy/resources.js";
 import { type LocalNode, type LocalNodeInput, parseNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
-import { singleEntrySlot } from "../plan/cache-slots.js";
+import { type SlotCache, singleEntrySlot } from "../plan/cache-slots.js";
 import { sharedAddressDiagnostics } from "../plan/endpoints.js";
 import { type NodePlan, planNode, reuseIfUnchanged } from "../plan/node-plan.js";
-import { asIndex, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { asIndex, type IndexedService, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { BoundedCache } from "../util/bounded-cache.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareText } from "../util/order.js";
@@ -54,38 +54,159 @@ export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode 
   const plan = planNode(index, parseNode(node), parseOptions(options));
   checkPodPorts(plan);
   checkNodeLimits(plan);
-  // Outbound clusters by the service's cluster signature, then port. Bounded: a signature that
-  // changes (a service's ports, protocols or trust domains) leaves its old entry behind.
-  const outbound = OUTBOUND_CLUSTERS.get(plan.context, [], () => new BoundedCache<string, Map<number, Cluster[]>>(outboundCacheLimit(index)));
-  const clusters: Cluster[] = [];
-  const endpoints: ClusterLoadAssignment[] = [];
-  const eds: PortAssignments[] = [];
-  for (const service of plan.dependencies) {
-    for (const port of service.ports) {
-      const assignments = portAssignments(index, plan.view, service, port);
-      const target = { service, port, clusterName: assignments.plan.clusterName };
-      const byPort = outbound.get(service.clusterSignature, () => new Map<number, Cluster[]>());
-      for (const cluster of getOrInsert(byPort, port, () => outboundClusters(plan, target))) clusters.push(cluster);
-      for (const assignment of assignments.assignments) endpoints.push(assignment);
-      eds.push(assignments);
-    }
-  }
   const side = reuseIfUnchanged(plan.nodeSide, nodeSideInputs(plan), () => nodeSide(plan));
-  clusters.push(...side.clusters);
-  endpoints.push(...side.endpoints);
+  const walk = walkOutbound(plan, side);
   let diagnostics: Diagnostic[] | undefined;
-  return lintCompileResult({
+  const result = lintCompileResult({
     node: { cluster: plan.node.clusterName, name: plan.node.nodeName, ip: plan.node.nodeIp, locality: plan.node.locality },
     options: plan.options,
-    clusters: clusters.sort((a, b) => compareText(a.name!, b.name!)),
-    endpoints: endpoints.sort((a, b) => compareText(a.cluster_name!, b.cluster_name!)),
+    clusters: walk.clusters.items,
+    endpoints: walk.endpoints.items,
     listeners: side.listeners,
     // Gathered when first read: most of them (one per emitted endpoint) are never looked at.
     get diagnostics() {
+      const eds = walk.parts.flatMap((parts) => parts.map((part) => part.assignments));
       diagnostics ??= [...plan.diagnostics, ...eds.flatMap((a) => [...a.diagnostics, ...sharedAddressDiagnostics(index, a.plan)]), ...side.diagnostics];
       return diagnostics;
     },
   });
+  plan.outboundWalk.last = walk;
+  return result;
+}
+
+type NodeSide = ReturnType<typeof nodeSide>;
+
+/** One dependency port's share of a compile: its outbound clusters and its assignments. */
+interface PortPart {
+  readonly clusters: readonly Cluster[];
+  readonly assignments: PortAssignments;
+}
+
+/**
+ * A compile's walk over the node's dependencies: each one's port parts, and the sorted lists made
+ * of them and the node side. Kept per node for the next compile (`NodePlan.outboundWalk`).
+ */
+interface OutboundWalk {
+  readonly context: SlotCache;
+  readonly side: NodeSide;
+  readonly services: readonly IndexedService[];
+  readonly parts: readonly (readonly PortPart[])[];
+  readonly clusters: NamedList<Cluster>;
+  readonly endpoints: NamedList<ClusterLoadAssignment>;
+}
+
+/** A sorted resource list, with each resource's position by name once a patch needed it. */
+interface NamedList<T> {
+  readonly items: T[];
+  positions?: ReadonlyMap<string, number>;
+}
+
+/** Resources replacing ones of the same name in the last walk's lists. */
+interface Replacements {
+  readonly clusters: Cluster[];
+  readonly endpoints: ClusterLoadAssignment[];
+}
+
+/**
+ * The node's outbound clusters and assignments, with the node side's, sorted by name. A
+ * dependency that is the same service object as last time, in the same compile context, has the
+ * same parts (its caches hold them). When every change keeps its resources' names in place (an
+ * endpoint's health, a pod's port), the last sorted lists are patched instead of sorted again.
+ */
+function walkOutbound(plan: NodePlan, side: NodeSide): OutboundWalk {
+  const last = plan.outboundWalk.last as OutboundWalk | undefined;
+  const previous = last?.context === plan.context ? last : undefined;
+  // Outbound clusters by the service's cluster signature, then port. Bounded: a signature that
+  // changes (a service's ports, protocols or trust domains) leaves its old entry behind.
+  const outbound = OUTBOUND_CLUSTERS.get(plan.context, [], () => new BoundedCache<string, Map<number, Cluster[]>>(outboundCacheLimit(plan.index)));
+  const services = plan.dependencies;
+  const parts: (readonly PortPart[])[] = [];
+  const replacements: Replacements = { clusters: [], endpoints: [] };
+  let patchable = previous !== undefined && previous.services.length === services.length;
+  if (previous && previous.side !== side) {
+    patchable &&= replaced(previous.side.clusters, side.clusters, nameOfCluster, replacements.clusters);
+    patchable &&= replaced(previous.side.endpoints, side.endpoints, nameOfAssignment, replacements.endpoints);
+  }
+  for (let i = 0; i < services.length; i++) {
+    const service = services[i]!;
+    const before = previous?.services[i] === service ? previous.parts[i] : undefined;
+    if (before) {
+      parts.push(before);
+      continue;
+    }
+    const now = service.ports.map((port) => portPart(plan, outbound, service, port));
+    parts.push(now);
+    patchable &&= samePorts(previous!.parts[i]!, now, replacements);
+  }
+  const walk = { context: plan.context, side, services, parts };
+  return (patchable && patched(previous!, walk, replacements)) || sorted(walk);
+}
+
+function portPart(plan: NodePlan, outbound: BoundedCache<string, Map<number, Cluster[]>>, service: IndexedService, port: number): PortPart {
+  const assignments = portAssignments(plan.index, plan.view, service, port);
+  const target = { service, port, clusterName: assignments.plan.clusterName };
+  const byPort = outbound.get(service.clusterSignature, () => new Map<number, Cluster[]>());
+  return { clusters: getOrInsert(byPort, port, () => outboundClusters(plan, target)), assignments };
+}
+
+const nameOfCluster = (cluster: Cluster) => cluster.name!;
+const nameOfAssignment = (assignment: ClusterLoadAssignment) => assignment.cluster_name!;
+
+/** Whether each port of `now` has the names of `before`'s; collects what differs. */
+function samePorts(before: readonly PortPart[], now: readonly PortPart[], replacements: Replacements): boolean {
+  if (before.length !== now.length) return false;
+  return now.every(
+    (part, k) =>
+      replaced(before[k]!.clusters, part.clusters, nameOfCluster, replacements.clusters) &&
+      replaced(before[k]!.assignments.assignments, part.assignments.assignments, nameOfAssignment, replacements.endpoints),
+  );
+}
+
+/** Whether `now` names what `before` named, in order; collects the resources that are not the same objects. */
+function replaced<T>(before: readonly T[], now: readonly T[], nameOf: (resource: T) => string, into: T[]): boolean {
+  if (before === now) return true;
+  if (before.length !== now.length) return false;
+  for (let k = 0; k < now.length; k++) {
+    if (before[k] === now[k]) continue;
+    if (nameOf(before[k]!) !== nameOf(now[k]!)) return false;
+    into.push(now[k]!);
+  }
+  return true;
+}
+
+/** The last walk's lists with the replacements put in their places (undefined if one has no place). */
+function patched(previous: OutboundWalk, walk: Omit<OutboundWalk, "clusters" | "endpoints">, replacements: Replacements): OutboundWalk | undefined {
+  const clusters = patchedList(previous.clusters, replacements.clusters, nameOfCluster);
+  const endpoints = patchedList(previous.endpoints, replacements.endpoints, nameOfAssignment);
+  return clusters && endpoints && { ...walk, clusters, endpoints };
+}
+
+function patchedList<T>(list: NamedList<T>, replacements: readonly T[], nameOf: (resource: T) => string): NamedList<T> | undefined {
+  if (replacements.length === 0) return list;
+  const positions = list.positions ?? new Map(list.items.map((item, i) => [nameOf(item), i]));
+  const items = [...list.items];
+  for (const item of replacements) {
+    const at = positions.get(nameOf(item));
+    if (at === undefined) return undefined;
+    items[at] = item;
+  }
+  return { items, positions };
+}
+
+function sorted(walk: Omit<OutboundWalk, "clusters" | "endpoints">): OutboundWalk {
+  const clusters: Cluster[] = [];
+  const endpoints: ClusterLoadAssignment[] = [];
+  for (const parts of walk.parts) {
+    for (const part of parts) {
+      for (const cluster of part.clusters) clusters.push(cluster);
+      for (const assignment of part.assignments.assignments) endpoints.push(assignment);
+    }
+  }
+  clusters.push(...walk.side.clusters);
+  endpoints.push(...walk.side.endpoints);
+  clusters.sort((a, b) => compareText(a.name!, b.name!));
+  endpoints.sort((a, b) => compareText(a.cluster_name!, b.cluster_name!));
+  return { ...walk, clusters: { items: clusters }, endpoints: { items: endpoints } };
 }
 
 /** Signatures a context's outbound cache keeps per generation: every service of the mesh, twice over. */

@@ -45,14 +45,31 @@ const passed = new WeakSet<object>();
 
 /** Throws `CompileInvariantError` on the first broken rule; returns the result untouched otherwise. */
 export function lintCompileResult<T extends ResourceSet>(result: T): T {
-  uniqueNames("clusters", result.clusters, (c) => c.name ?? "");
-  uniqueNames("endpoints", result.endpoints, (e) => e.cluster_name ?? "");
-  uniqueNames("listeners", result.listeners, (l) => l.name ?? "");
   const serverNames = new ServerNames();
-  lintEach(result.clusters, (cluster) => lintCluster(cluster, serverNames));
-  lintEach(result.endpoints, lintAssignment);
-  lintEach(result.listeners, (listener) => lintListener(listener, serverNames));
+  lintList(
+    result.clusters,
+    "clusters",
+    (c) => c.name ?? "",
+    (cluster) => lintCluster(cluster, serverNames),
+  );
+  lintList(result.endpoints, "endpoints", (e) => e.cluster_name ?? "", lintAssignment);
+  lintList(
+    result.listeners,
+    "listeners",
+    (l) => l.name ?? "",
+    (listener) => lintListener(listener, serverNames),
+  );
   return result;
+}
+
+/** Lists that passed: a recompile that changed nothing of a type returns the same list. */
+const passedLists = new WeakSet<readonly object[]>();
+
+function lintList<T extends object>(resources: readonly T[], kind: string, nameOf: (resource: T) => string, lint: (resource: T) => void): void {
+  if (passedLists.has(resources)) return;
+  uniqueNames(kind, resources, nameOf);
+  lintEach(resources, lint);
+  passedLists.add(resources);
 }
 
 /** Checks each distinct server name once per lint: every socket of a cluster shares one of two SNIs. */

@@ -92,12 +92,28 @@ export function toXdsResources(result: ResourceSet): XdsResources {
   };
 }
 
-function xdsResources<T extends object>(type: ResourceType<T>, messages: readonly T[]): XdsResource[] {
-  const resources = messages.map((message) => xdsResource(type, message));
-  // Compile results come sorted by name; anything else is sorted here.
-  return resources.every((resource, i) => i === 0 || compareText(resources[i - 1]!.name, resource.name) <= 0)
-    ? resources
-    : resources.sort((a, b) => compareText(a.name, b.name));
+/**
+ * Each message list's resources: a recompile that changed nothing of a type returns the same list
+ * (compile results are never mutated), and gets the same resource list back.
+ */
+const resourcesByList = new WeakMap<readonly object[], readonly XdsResource[]>();
+
+function xdsResources<T extends object>(type: ResourceType<T>, messages: readonly T[]): readonly XdsResource[] {
+  let resources = resourcesByList.get(messages);
+  if (!resources) {
+    resources = sortedByName(messages.map((message) => xdsResource(type, message)));
+    resourcesByList.set(messages, resources);
+  }
+  return resources;
+}
+
+/** Compile results come sorted by name; anything else is sorted here. */
+function sortedByName(resources: XdsResource[]): XdsResource[] {
+  return isSortedByName(resources) ? resources : resources.sort((a, b) => compareText(a.name, b.name));
+}
+
+function isSortedByName(resources: readonly XdsResource[]): boolean {
+  return resources.every((resource, i) => i === 0 || compareText(resources[i - 1]!.name, resource.name) <= 0);
 }
 
 /**
@@ -155,6 +171,10 @@ export function isEmptyDiff(diff: XdsDiff): boolean {
  * a hash of their sorted names and versions, so it changes exactly when one of them does.
  */
 export function versionInfo(resources: readonly XdsResource[]): string {
-  const entries = resources.map((r) => [r.name, r.version] as const).sort(([a, av], [b, bv]) => compareText(a, b) || compareText(av, bv));
+  const entries = resources.map((r) => [r.name, r.version] as const);
+  // Served lists come sorted by unique names: then the sort would leave them as they are.
+  if (!resources.every((resource, i) => i === 0 || resources[i - 1]!.name < resource.name)) {
+    entries.sort(([a, av], [b, bv]) => compareText(a, b) || compareText(av, bv));
+  }
   return shortHash(JSON.stringify(entries));
 }

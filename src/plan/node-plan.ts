@@ -41,6 +41,8 @@ export interface NodePlan {
    * behind them), with the inputs it came from: one entry per node, replaced when an input changes.
    */
   readonly nodeSide: ReuseSlot;
+  /** The last outbound walk compiled for this node and options (see `compileNode`): one entry per node. */
+  readonly outboundWalk: { last?: unknown };
   /** Services the node's pods may call, sorted, each with at least one port. */
   readonly dependencies: readonly IndexedService[];
   readonly sds: ConfigSource;
@@ -96,6 +98,7 @@ export function planNode(index: SnapshotIndex, node: LocalNode, options: Options
     hostedPods: hosted,
     waypointSignature,
     nodeSide: basics.nodeSide,
+    outboundWalk: basics.outboundWalk,
     dependencies: dependencyScope(index, node, diagnostics),
     sds: basics.sds,
     certificates: CERTIFICATES.get(context, [], () => certificateEncoder(basics.sds)),
@@ -113,6 +116,7 @@ interface NodeBasics {
   /** The last hosted side computed, with what it was computed from. */
   lastHosted?: HostedSide;
   readonly nodeSide: ReuseSlot;
+  readonly outboundWalk: { last?: unknown };
   readonly sortedPods: readonly HostedPod[];
   readonly identityByNetns: ReadonlyMap<string, string>;
   readonly identities: readonly string[];
@@ -135,6 +139,7 @@ function nodeBasics(node: LocalNode, options: Options): NodeBasics {
     const identityByNetns = sourcesByNetns(node, pods, diagnostics);
     return {
       nodeSide: {},
+      outboundWalk: {},
       sortedPods: pods,
       identityByNetns,
       identities: [...new Set([node.spiffeId, ...identityByNetns.values()])].sort(compareText),

@@ -152,9 +152,11 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
   const hostedByChanged = hostedEndpoints(changed);
   const hostedByChanges = new Map<string, readonly HostedEndpoint[] | undefined>();
   for (const node of touchedNodes) {
-    const kept = (previous.hostedBy.get(node) ?? []).filter((hosted) => !changedKeys.has(hosted.service));
+    const before = previous.hostedBy.get(node) ?? [];
+    const kept = before.filter((hosted) => !changedKeys.has(hosted.service));
     const merged = mergeSorted(kept, hostedByChanged.get(node) ?? []);
-    hostedByChanges.set(node, merged.length === 0 ? undefined : merged);
+    // A node whose records are all the same objects keeps its list: a compile reuses what it derived from it.
+    if (!sameRecords(before, merged)) hostedByChanges.set(node, merged.length === 0 ? undefined : merged);
   }
   const hostedBy = LayeredMap.of(previous.hostedBy, hostedByChanges);
   const addresses = nodeAddresses(previous.nodes, hostedBy, touchedNodes);
@@ -334,6 +336,10 @@ function sharedClaims(hosted: readonly HostedEndpoint[]): HostedEndpoint[][] {
 
 function sortHosted(list: HostedEndpoint[]): HostedEndpoint[] {
   return list.sort((a, b) => compareText(a.sortKey, b.sortKey));
+}
+
+function sameRecords(a: readonly HostedEndpoint[], b: readonly HostedEndpoint[]): boolean {
+  return a.length === b.length && a.every((hosted, i) => hosted.endpoint === b[i]!.endpoint && hosted.service === b[i]!.service);
 }
 
 /** Two lists sorted by `sortKey` as one, `a`'s entries first among equals (what a stable sort of a + b gives). */

@@ -94,10 +94,11 @@ export class DeltaStream implements AdsStreamState {
 
   #desired(url: XdsTypeUrl, state: DeltaType, current: NodeResources): Desired {
     const desired = subscribed(current.resources[url], state.subscription);
-    if (url === XDS_TYPE_URLS.listeners) return desired;
+    state.retaining = false;
+    if (url === XDS_TYPE_URLS.listeners || this.#listenersSettled(current)) return desired;
     const held = new Map<string, XdsResource>();
     for (const value of state.holds.values()) if (typeof value !== "string") held.set(value.name, value);
-    const result = withRetained(desired, held, this.#listenersSettled(current));
+    const result = withRetained(desired, held, false);
     state.retaining = result !== desired;
     return result;
   }
@@ -110,8 +111,7 @@ export class DeltaStream implements AdsStreamState {
 
   #respond(url: XdsTypeUrl, state: DeltaType, desired: Desired): void {
     const updates = desired.resources.filter((resource) => versionOf(state.holds.get(resource.name)) !== resource.version);
-    const keep = new Set(desired.resources.map((resource) => resource.name));
-    const removed = [...state.holds.keys()].filter((name) => !keep.has(name)).sort();
+    const removed = removedNames(state.holds, desired.resources, updates);
     if (updates.length === 0 && removed.length === 0 && !state.mustRespond) return;
     state.mustRespond = false;
     for (const resource of updates) state.holds.set(resource.name, resource);
@@ -139,4 +139,12 @@ export class DeltaStream implements AdsStreamState {
 /** A held entry's version: a resource sent, or a version the client reported on reconnect. */
 function versionOf(held: XdsResource | string | undefined): string | undefined {
   return typeof held === "string" ? held : held?.version;
+}
+
+/** Names held but not desired, sorted. Held names are all desired when every desired name not newly sent is held. */
+function removedNames(holds: ReadonlyMap<string, unknown>, desired: readonly XdsResource[], updates: readonly XdsResource[]): string[] {
+  const fresh = updates.reduce((count, resource) => count + (holds.has(resource.name) ? 0 : 1), 0);
+  if (holds.size === desired.length - fresh) return [];
+  const keep = new Set(desired.map((resource) => resource.name));
+  return [...holds.keys()].filter((name) => !keep.has(name)).sort();
 }

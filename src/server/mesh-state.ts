@@ -126,12 +126,24 @@ function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeE
       if (previous.nodeAddresses.get(node) !== next.nodeAddresses.get(node)) return undefined;
     }
   }
+  const changedList = [...changed];
   return (entry) =>
     entry.hosted !== next.hostedBy.get(entry.key) ||
     entry.local.dependencies === undefined ||
-    entry.local.dependencies.some((service) => changed.has(service)) ||
+    changedList.some((service) => includesSorted(entry.local.dependencies!, service)) ||
     // Its waypoint side (tunnel chains, ingress fallbacks) lists every pod of the services it hosts.
     entry.local.pods.some((pod) => changed.has(serviceKey({ namespace: pod.namespace, service: pod.serviceAccount })));
+}
+
+/** Whether sorted `list` holds `key` (parseNode sorts a node's dependencies). */
+function includesSorted(list: readonly string[], key: string): boolean {
+  let [low, high] = [0, list.length];
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (list[middle]! < key) low = middle + 1;
+    else high = middle;
+  }
+  return list[low] === key;
 }
 
 function records(hosted: readonly HostedEndpoint[] | undefined) {
@@ -155,6 +167,7 @@ function reuseUnchanged(previous: NodeResources, key: string, next: XdsResources
 }
 
 function sameResources(a: readonly XdsResource[], b: readonly XdsResource[]): boolean {
+  if (a === b) return true;
   return a.length === b.length && a.every((resource, i) => resource === b[i] || (resource.name === b[i]!.name && resource.version === b[i]!.version));
 }
 

@@ -3,12 +3,18 @@
  * snapshot's index costs what changed instead of a copy of every entry. Iteration follows the
  * base's order (changed values in place, removed keys skipped), then keys new to the base in the
  * order they were set. Layers are flattened into a plain Map once they get deep or large, which
- * keeps lookups O(1) and the cost of a flatten amortized over the updates it absorbs.
+ * keeps lookups O(1) and the cost of a flatten amortized over the updates it absorbs; a map read
+ * many times (every node compiled on one index) copies itself flat as well.
  */
 const MAX_DEPTH = 8;
 
+/** Layer probes per entry after which a layered map copies itself flat. */
+const FLATTEN_AFTER_READS = 4;
+
 export class LayeredMap<K, V> implements ReadonlyMap<K, V> {
   readonly size: number;
+  #reads = 0;
+  #flat: Map<K, V> | undefined;
 
   private constructor(
     private readonly base: ReadonlyMap<K, V>,
@@ -33,11 +39,26 @@ export class LayeredMap<K, V> implements ReadonlyMap<K, V> {
   }
 
   get(key: K): V | undefined {
+    const flat = this.#flatWhenRead();
+    if (flat) return flat.get(key);
     return this.changes.has(key) ? this.changes.get(key) : this.base.get(key);
   }
 
   has(key: K): boolean {
+    const flat = this.#flatWhenRead();
+    if (flat) return flat.has(key);
     return this.changes.has(key) ? this.changes.get(key) !== undefined : this.base.has(key);
+  }
+
+  /**
+   * A plain copy once lookups through the layers have cost about what copying costs (many nodes
+   * compiled on one index): from then on a lookup is one hash probe, however deep the layers.
+   */
+  #flatWhenRead(): Map<K, V> | undefined {
+    if (this.#flat) return this.#flat;
+    this.#reads += this.depth;
+    if (this.#reads > FLATTEN_AFTER_READS * this.size) this.#flat = new Map(this.entries());
+    return this.#flat;
   }
 
   *entries(): MapIterator<[K, V]> {
