@@ -7,13 +7,15 @@ import type { Filter, ListenerFilter } from "../../gen/envoy/config/listener/v3/
 import type { RetryPolicy, Route, VirtualHost } from "../../gen/envoy/config/route/v3/route_components.js";
 import { FilterStateValue_SharedWithUpstream } from "../../gen/envoy/extensions/filters/common/set_filter_state/v3/value.js";
 import {
+  type HttpConnectionManager,
   HttpConnectionManager_CodecType,
   HttpConnectionManager_ForwardClientCertDetails,
 } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
 import type { TcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
 import type { HttpProtocolOptions } from "../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options.js";
 import type { Duration } from "../../gen/google/protobuf/duration.js";
-import { pack } from "./any.js";
+import { pack, packEncoded } from "./any.js";
+import { encodeConnectionManager } from "./connection-manager-encoding.js";
 import { socketAddress } from "./core.js";
 import { EXTENSION, HTTP_CONNECTION_MANAGER, HTTP_PROTOCOL_OPTIONS, ORIGINAL_DST, ROUTER, SET_FILTER_STATE, TCP_PROXY, TLS_INSPECTOR } from "./types.js";
 
@@ -100,16 +102,21 @@ export interface AuthorityRoute {
 }
 
 /**
- * A pod's HTTP egress: each authority to its cluster, anything else a 404 — never passed
+ * A pod's HTTP egress routes: each authority to its cluster, anything else a 404 — never passed
  * through, so a pod cannot use the proxy to reach what the mesh does not route.
  */
-export function httpEgress(statPrefix: string, routes: readonly AuthorityRoute[], retryPolicy?: RetryPolicy, extras: ProxyExtras = {}): Filter {
+export function egressVirtualHosts(routes: readonly AuthorityRoute[], retryPolicy?: RetryPolicy): VirtualHost[] {
   const virtualHosts: VirtualHost[] = routes.map((route) => ({
     name: route.name,
     domains: [...route.domains],
     routes: [egressRoute(route.cluster, retryPolicy)],
   }));
   virtualHosts.push({ name: "unknown_authority", domains: ["*"], routes: [{ match: { prefix: "/" }, direct_response: { status: 404 } }] });
+  return virtualHosts;
+}
+
+/** A pod's HTTP egress over `egressVirtualHosts`, which pods calling the same services share (never mutated). */
+export function httpEgress(statPrefix: string, virtualHosts: readonly VirtualHost[], extras: ProxyExtras = {}): Filter {
   return appConnectionManager(statPrefix, virtualHosts, extras);
 }
 
@@ -126,17 +133,16 @@ export function httpCapture(statPrefix: string, route: Omit<AuthorityRoute, "dom
  * Terminates a pod app's cleartext HTTP: AUTO tells HTTP/1.1 from h2c by the first bytes; what
  * goes upstream is the cluster's protocol options' choice, not the app's.
  */
-function appConnectionManager(statPrefix: string, virtualHosts: VirtualHost[], extras: ProxyExtras): Filter {
-  return {
-    name: EXTENSION.httpConnectionManager,
-    typed_config: pack(HTTP_CONNECTION_MANAGER, {
-      codec_type: HttpConnectionManager_CodecType.AUTO,
-      stat_prefix: statPrefix,
-      route_config: { name: statPrefix, virtual_hosts: virtualHosts },
-      http_filters: [{ name: EXTENSION.router, typed_config: pack(ROUTER, {}) }],
-      ...(extras.accessLog?.length ? { access_log: [...extras.accessLog] } : {}),
-    }),
+function appConnectionManager(statPrefix: string, virtualHosts: readonly VirtualHost[], extras: ProxyExtras): Filter {
+  const manager: HttpConnectionManager = {
+    codec_type: HttpConnectionManager_CodecType.AUTO,
+    stat_prefix: statPrefix,
+    // Shared, not copied: the encoder splices the list's bytes, encoded once (connection-manager-encoding.ts).
+    route_config: { name: statPrefix, virtual_hosts: virtualHosts as VirtualHost[] },
+    http_filters: [{ name: EXTENSION.router, typed_config: pack(ROUTER, {}) }],
+    ...(extras.accessLog?.length ? { access_log: [...extras.accessLog] } : {}),
   };
+  return { name: EXTENSION.httpConnectionManager, typed_config: packEncoded(HTTP_CONNECTION_MANAGER.typeName, encodeConnectionManager(manager), manager) };
 }
 
 function egressRoute(cluster: string, retryPolicy: RetryPolicy | undefined): Route {
