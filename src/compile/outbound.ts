@@ -20,7 +20,7 @@ import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { Filter, FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import type { VirtualHost } from "../../gen/envoy/config/route/v3/route_components.js";
 import { socketAddress } from "../envoy/core.js";
-import { type AuthorityRoute, egressVirtualHosts, httpCapture, httpEgress, originalDst, stampFilterState, tcpProxy } from "../envoy/listener.js";
+import { type AuthorityRoute, authorityHosts, egressTable, httpCapture, httpEgress, originalDst, stampFilterState, tcpProxy } from "../envoy/listener.js";
 import { FILTER_STATE } from "../envoy/types.js";
 import { protocolOf } from "../model/snapshot.js";
 import { captureChainName, captureListenerName, outboundClusterName, outboundListenerName, type PodRef, type ServiceKey, serviceAuthority } from "../naming.js";
@@ -101,13 +101,41 @@ function egressByService(plan: NodePlan): (service: ServiceKey) => ServiceEgress
 }
 
 function serviceEgress(plan: NodePlan, services: readonly IndexedService[]): ServiceEgress {
-  const destinations = services.flatMap((service) => destinationsOf(plan, service));
-  const routes = authorityRoutes(plan, destinations);
-  return { destinations, virtualHosts: routes.length > 0 ? egressVirtualHosts(routes, egressRetryPolicy(plan.options.settings)) : undefined };
+  const destinations: Destination[] = [];
+  const hosts: VirtualHost[] = [];
+  for (const service of services) {
+    const target = targetOf(plan, service);
+    for (const destination of target.destinations) destinations.push(destination);
+    for (const host of target.hosts) hosts.push(host);
+  }
+  return { destinations, virtualHosts: hosts.length > 0 ? egressTable(hosts) : undefined };
 }
 
-function destinationsOf(plan: NodePlan, service: IndexedService): Destination[] {
+/** A service as every pod calling it routes to it: its destinations and their virtual hosts. */
+interface EgressTarget {
+  readonly destinations: readonly Destination[];
+  readonly hosts: readonly VirtualHost[];
+}
+
+/**
+ * Per compile context (mesh domain, settings), by the service called: its egress target, kept
+ * while the service is the same object and its VIP the same.
+ */
+const EGRESS_TARGETS = new CacheSlot<[service: ServiceKey], ReuseSlot>("egress targets", (service) => service);
+
+function targetOf(plan: NodePlan, service: IndexedService): EgressTarget {
   const vip = plan.index.snapshot.vips?.get(service.key);
+  return reuseIfUnchanged(
+    EGRESS_TARGETS.get(plan.context, [service.key], () => ({})),
+    [service, vip],
+    () => {
+      const destinations = destinationsOf(plan, service, vip);
+      return { destinations, hosts: authorityHosts(authorityRoutes(plan, destinations), egressRetryPolicy(plan.options.settings)) };
+    },
+  );
+}
+
+function destinationsOf(plan: NodePlan, service: IndexedService, vip: string | undefined): Destination[] {
   return service.ports.map((port) => ({
     cluster: outboundClusterName(plan.node.meshDomain, { ...service.ref, port }),
     port,
@@ -137,14 +165,12 @@ function egressListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, egre
   ];
 }
 
-/** One virtual host per HTTP service port; the bare authority too when the service has one HTTP port. */
+/** One route per HTTP port of one service's destinations; the bare authority too when the service has one HTTP port. */
 function authorityRoutes(plan: NodePlan, destinations: readonly Destination[]): AuthorityRoute[] {
   const http = destinations.filter((destination) => destination.http);
-  const httpPorts = new Map<ServiceKey, number>();
-  for (const { service } of http) httpPorts.set(service.key, (httpPorts.get(service.key) ?? 0) + 1);
   return http.map(({ cluster, port, service }) => {
     const domains = [serviceAuthority(plan.node.meshDomain, service.ref, port)];
-    if (httpPorts.get(service.key) === 1) domains.push(serviceAuthority(plan.node.meshDomain, service.ref));
+    if (http.length === 1) domains.push(serviceAuthority(plan.node.meshDomain, service.ref));
     return { name: cluster, domains, cluster };
   });
 }

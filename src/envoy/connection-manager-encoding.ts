@@ -1,7 +1,7 @@
 /**
  * `HttpConnectionManager.encode` with the route table's virtual hosts spliced in from bytes encoded
- * once per list: every pod of a service shares its egress virtual hosts (compile/outbound.ts), so
- * across the nodes of a mesh they are encoded once, not once per pod.
+ * once per host object: a service's egress virtual hosts are shared by every pod calling it
+ * (compile/outbound.ts), so across the nodes of a mesh each is encoded once, not once per pod.
  *
  * Byte-identical to the generated encoder (see envoy/wire.ts): it writes fields in declaration
  * order, and codec_type and stat_prefix are the only fields declared before route_config, so the
@@ -21,8 +21,9 @@ const ROUTES = { name: 1, virtualHosts: 2 } as const;
 const writer = new BinaryWriter();
 const hostsWriter = new BinaryWriter();
 
-/** Each list's virtual_hosts entries (tags and lengths included); the lists are never mutated. */
-const encodedHosts = new WeakMap<readonly VirtualHost[], Uint8Array>();
+/** Each virtual host's entry (tag and length included), and each list's: neither is ever mutated. */
+const encodedHosts = new WeakMap<VirtualHost, Uint8Array>();
+const encodedLists = new WeakMap<readonly VirtualHost[], Uint8Array>();
 
 export function encodeConnectionManager(manager: HttpConnectionManager): Uint8Array {
   const { codec_type, stat_prefix, route_config, ...rest } = manager;
@@ -43,11 +44,19 @@ function writeRouteConfig(routes: RouteConfiguration): void {
 }
 
 function virtualHostBytes(hosts: readonly VirtualHost[]): Uint8Array {
-  let bytes = encodedHosts.get(hosts);
+  let bytes = encodedLists.get(hosts);
   if (!bytes) {
-    for (const host of hosts) VirtualHost.encode(host, hostsWriter.tag(ROUTES.virtualHosts, WireType.LengthDelimited).fork()).join();
-    bytes = hostsWriter.finish();
-    encodedHosts.set(hosts, bytes);
+    bytes = Buffer.concat(hosts.map(hostEntry));
+    encodedLists.set(hosts, bytes);
+  }
+  return bytes;
+}
+
+function hostEntry(host: VirtualHost): Uint8Array {
+  let bytes = encodedHosts.get(host);
+  if (!bytes) {
+    bytes = VirtualHost.encode(host, hostsWriter.tag(ROUTES.virtualHosts, WireType.LengthDelimited).fork()).join().finish();
+    encodedHosts.set(host, bytes);
   }
   return bytes;
 }

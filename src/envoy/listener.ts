@@ -101,21 +101,22 @@ export interface AuthorityRoute {
   readonly cluster: string;
 }
 
-/**
- * A pod's HTTP egress routes: each authority to its cluster, anything else a 404 — never passed
- * through, so a pod cannot use the proxy to reach what the mesh does not route.
- */
-export function egressVirtualHosts(routes: readonly AuthorityRoute[], retryPolicy?: RetryPolicy): VirtualHost[] {
-  const virtualHosts: VirtualHost[] = routes.map((route) => ({
-    name: route.name,
-    domains: [...route.domains],
-    routes: [egressRoute(route.cluster, retryPolicy)],
-  }));
-  virtualHosts.push({ name: "unknown_authority", domains: ["*"], routes: [{ match: { prefix: "/" }, direct_response: { status: 404 } }] });
-  return virtualHosts;
+/** One virtual host per authority route, to its cluster. */
+export function authorityHosts(routes: readonly AuthorityRoute[], retryPolicy?: RetryPolicy): VirtualHost[] {
+  return routes.map((route) => ({ name: route.name, domains: [...route.domains], routes: [egressRoute(route.cluster, retryPolicy)] }));
 }
 
-/** A pod's HTTP egress over `egressVirtualHosts`, which pods calling the same services share (never mutated). */
+/**
+ * A pod's HTTP egress table: `hosts`, and anything else a 404 — never passed through, so a pod
+ * cannot use the proxy to reach what the mesh does not route.
+ */
+export function egressTable(hosts: readonly VirtualHost[]): VirtualHost[] {
+  return [...hosts, UNKNOWN_AUTHORITY];
+}
+
+const UNKNOWN_AUTHORITY: VirtualHost = { name: "unknown_authority", domains: ["*"], routes: [{ match: { prefix: "/" }, direct_response: { status: 404 } }] };
+
+/** A pod's HTTP egress over an `egressTable`, which pods calling the same services share (never mutated). */
 export function httpEgress(statPrefix: string, virtualHosts: readonly VirtualHost[], extras: ProxyExtras = {}): Filter {
   return appConnectionManager(statPrefix, virtualHosts, extras);
 }

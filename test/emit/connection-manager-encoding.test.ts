@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { HttpConnectionManager } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
 import { packedMessage } from "../../src/envoy/any.js";
 import { encodeConnectionManager } from "../../src/envoy/connection-manager-encoding.js";
-import { egressVirtualHosts } from "../../src/envoy/listener.js";
+import { authorityHosts, egressTable } from "../../src/envoy/listener.js";
 import { EXTENSION } from "../../src/envoy/types.js";
 import { caseModes, compileCase, loadCase } from "../support/cases.js";
 
@@ -19,7 +19,9 @@ describe("the connection manager encoder writes exactly the generated encoder's 
   });
 
   test("a shared list of virtual hosts under different names and fields; an empty list; no name; no route table", () => {
-    const hosts = egressVirtualHosts([{ name: "a", domains: ["a.ns.mesh:80", "a.ns.mesh"], cluster: "outbound|80||a.ns.mesh" }], { retry_on: "reset" });
+    const hosts = egressTable(
+      authorityHosts([{ name: "a", domains: ["a.ns.mesh:80", "a.ns.mesh"], cluster: "outbound|80||a.ns.mesh" }], { retry_on: "reset" }),
+    );
     const managers: HttpConnectionManager[] = [
       { codec_type: 0, stat_prefix: "one", route_config: { name: "one", virtual_hosts: hosts } },
       { stat_prefix: "two", route_config: { name: "two", virtual_hosts: hosts }, preserve_external_request_id: true, http_filters: [{ name: "f" }] },
