@@ -10,6 +10,7 @@ import {
   type HttpConnectionManager,
   HttpConnectionManager_CodecType,
   HttpConnectionManager_ForwardClientCertDetails,
+  type HttpFilter,
 } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
 import type { TcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
 import type { HttpProtocolOptions } from "../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options.js";
@@ -19,14 +20,19 @@ import { encodeConnectionManager } from "./connection-manager-encoding.js";
 import { socketAddress } from "./core.js";
 import { EXTENSION, HTTP_CONNECTION_MANAGER, HTTP_PROTOCOL_OPTIONS, ORIGINAL_DST, ROUTER, SET_FILTER_STATE, TCP_PROXY, TLS_INSPECTOR } from "./types.js";
 
+// Filters without settings: one object each, shared by every listener (compiled output is never mutated).
+const TLS_INSPECTOR_FILTER: ListenerFilter = { name: EXTENSION.tlsInspector, typed_config: pack(TLS_INSPECTOR, {}) };
+const ORIGINAL_DST_FILTER: ListenerFilter = { name: EXTENSION.originalDst, typed_config: pack(ORIGINAL_DST, {}) };
+const ROUTER_FILTER: HttpFilter = { name: EXTENSION.router, typed_config: pack(ROUTER, {}) };
+
 /** Reads the ClientHello's SNI and ALPN and sets transport protocol "tls"; decrypts nothing. */
 export function tlsInspector(): ListenerFilter {
-  return { name: EXTENSION.tlsInspector, typed_config: pack(TLS_INSPECTOR, {}) };
+  return TLS_INSPECTOR_FILTER;
 }
 
 /** Restores the destination a capture rule (iptables REDIRECT) rewrote, so chains match the VIP:port dialed. */
 export function originalDst(): ListenerFilter {
-  return { name: EXTENSION.originalDst, typed_config: pack(ORIGINAL_DST, {}) };
+  return ORIGINAL_DST_FILTER;
 }
 
 /**
@@ -83,7 +89,7 @@ export function httpToCluster(statPrefix: string, cluster: string, extras: Proxy
           },
         ],
       },
-      http_filters: [{ name: EXTENSION.router, typed_config: pack(ROUTER, {}) }],
+      http_filters: [ROUTER_FILTER],
       forward_client_cert_details: HttpConnectionManager_ForwardClientCertDetails.SANITIZE_SET,
       set_current_client_cert_details: { uri: true },
       // Logged requests keep the source's request id, so source and destination lines join on it.
@@ -140,7 +146,7 @@ function appConnectionManager(statPrefix: string, virtualHosts: readonly Virtual
     stat_prefix: statPrefix,
     // Shared, not copied: the encoder splices the list's bytes, encoded once (connection-manager-encoding.ts).
     route_config: { name: statPrefix, virtual_hosts: virtualHosts as VirtualHost[] },
-    http_filters: [{ name: EXTENSION.router, typed_config: pack(ROUTER, {}) }],
+    http_filters: [ROUTER_FILTER],
     ...(extras.accessLog?.length ? { access_log: [...extras.accessLog] } : {}),
   };
   return { name: EXTENSION.httpConnectionManager, typed_config: packEncoded(HTTP_CONNECTION_MANAGER.typeName, encodeConnectionManager(manager), manager) };
