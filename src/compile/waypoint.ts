@@ -127,13 +127,19 @@ export function tunnelListener(plan: NodePlan, routes: readonly TunnelRoute[]): 
       name: TUNNEL_LISTENER_NAME,
       // Bound in the host netns (the node proxy's own), on the node's routable address.
       address: socketAddress(plan.node.nodeIp, plan.options.tunnelPort),
-      filter_chains: routes.map((route) => tunnelChain(plan, route)),
+      filter_chains: routes.map((route) => TUNNEL_CHAINS.get(plan.context, [route.chain], () => tunnelChain(plan, route))),
       listener_filters: [tlsInspector()],
       traffic_direction: TrafficDirection.INBOUND,
       ...listenerSettings(plan.options.settings, true),
     },
   ];
 }
+
+/**
+ * Per compile context (mesh domain, settings), by chain name (which names the service and port):
+ * a tunnel chain is the same on every node that hosts the service.
+ */
+const TUNNEL_CHAINS = new CacheSlot<[chain: string], FilterChain>("tunnel chains", (chain) => chain);
 
 /** A leading `*` matches any number of labels: the service-wide chain takes every port. */
 function tunnelChain(plan: NodePlan, route: TunnelRoute): FilterChain {
