@@ -12,13 +12,14 @@ import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import { type Diagnostic, diagnostic } from "../diagnostics.js";
 import { socketAddress } from "../envoy/core.js";
-import { httpProtocolOptions, httpToCluster, staticCluster, tcpProxy, tlsInspector } from "../envoy/listener.js";
+import { httpToCluster, staticCluster, tcpProxy, tlsInspector } from "../envoy/listener.js";
 import { downstreamTlsSocket, upstreamTlsSocket } from "../envoy/tls.js";
 import { protocolOf } from "../model/snapshot.js";
 import { appClusterName, directSni, inboundChainName, inboundListenerName, type PodRef, readinessClusterName, waypointSni } from "../naming.js";
 import { CacheSlot } from "../plan/cache-slots.js";
 import type { HostedPodPlan, NodePlan } from "../plan/node-plan.js";
 import { accessLogs } from "./access-log.js";
+import { protocolOptions } from "./clusters.js";
 import { clusterSettings, duration, listenerSettings, tcpIdleTimeout } from "./settings.js";
 
 /**
@@ -90,7 +91,7 @@ function inboundListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): Li
 function appCluster(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: number): Cluster {
   const cluster: Cluster = { ...staticCluster(appClusterName(ref, port), hosted.pod.ip, port), ...clusterSettings(plan.options.settings, "app") };
   const protocol = protocolOf(hosted.protocols, port);
-  if (protocol !== "tcp") cluster.typed_extension_protocol_options = httpProtocolOptions(APP_HTTP[protocol]);
+  if (protocol !== "tcp") cluster.typed_extension_protocol_options = protocolOptions(plan, APP_HTTP[protocol], false);
   return cluster;
 }
 
