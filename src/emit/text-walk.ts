@@ -52,7 +52,7 @@ export interface FieldPlan {
   nested: readonly FieldPlan[] | undefined;
   /** JSON's `,\n    "name": ` (after an entry) and `\n    "name": ` (first) at each depth, made on first use. */
   readonly jsonKeys: string[];
-  /** YAML's `    name:` at each indentation / 2, made on first use. */
+  /** YAML's `name:` on a dash's line, then `    name:` at each indentation / 2, made on first use. */
   readonly yamlKeys: string[];
 }
 

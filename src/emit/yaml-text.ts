@@ -52,6 +52,8 @@ export class YamlWriter {
   private readonly items = new Map<Plain, string>();
   private readonly keys = new Map<string, string>();
   private readonly documentKeys = new Map<string, string>();
+  /** Line starts of plain objects' keys (`keyLine`), by key. */
+  private readonly plainKeys = new Map<string, string[]>();
 
   /** A message as an Any prints, as a mapping at `indent` whose first key, `"@type"`, is already placed. */
   typed(url: string, plan: readonly FieldPlan[], message: unknown, indent: number): void {
@@ -70,13 +72,13 @@ export class YamlWriter {
       if (value === undefined || value === null) continue;
       if (field.shape === Shape.Singular) {
         if (field.omitDefault && isDefault(value)) continue;
-        this.key(field, inline && count === 0 ? 0 : indent);
+        this.out.text(this.keyLine(field.yamlKeys, field.name, indent, inline && count === 0));
         count++;
         this.afterKey(field, value, indent);
       } else if (field.shape === Shape.List) {
         const items = value as readonly unknown[];
         if (items.length === 0) continue;
-        this.key(field, inline && count === 0 ? 0 : indent);
+        this.out.text(this.keyLine(field.yamlKeys, field.name, indent, inline && count === 0));
         count++;
         out.byte(0x0a);
         for (const item of items) {
@@ -89,7 +91,7 @@ export class YamlWriter {
         const entries = value as Record<string, unknown>;
         const keys = Object.keys(entries);
         if (keys.length === 0) continue;
-        this.key(field, inline && count === 0 ? 0 : indent);
+        this.out.text(this.keyLine(field.yamlKeys, field.name, indent, inline && count === 0));
         count++;
         out.byte(0x0a);
         for (const key of keys) {
@@ -140,14 +142,17 @@ export class YamlWriter {
     }
   }
 
-  /** The field's `name:`, indented. */
-  private key(field: FieldPlan, indent: number): void {
-    this.out.text(field.yamlKeys[indent >> 1] ?? this.makeKey(field, indent));
-  }
-
-  private makeKey(field: FieldPlan, indent: number): string {
-    const line = `${" ".repeat(indent)}${this.keyName(field.name, indent)}:`;
-    field.yamlKeys[indent >> 1] = line;
+  /**
+   * `    key:` in a mapping at `indent`, or `key:` on a dash's line when `inline`, from `lines`
+   * (a field's or a plain key's, by indentation), made on first use.
+   */
+  private keyLine(lines: string[], key: string, indent: number, inline: boolean): string {
+    const at = inline ? 0 : (indent >> 1) + 1;
+    let line = lines[at];
+    if (line === undefined) {
+      line = inline ? `${this.keyName(key, indent)}:` : `${" ".repeat(indent)}${this.keyName(key, indent)}:`;
+      lines[at] = line;
+    }
     return line;
   }
 
@@ -193,9 +198,12 @@ export class YamlWriter {
     for (const key of Object.keys(record)) {
       const child = record[key];
       if (child === undefined) continue;
-      if (count++ > 0 || slot !== Slot.Item) out.spaces(entries);
-      out.text(this.keyName(key, entries));
-      out.byte(0x3a);
+      let lines = this.plainKeys.get(key);
+      if (lines === undefined) {
+        lines = [];
+        this.plainKeys.set(key, lines);
+      }
+      out.text(this.keyLine(lines, key, entries, count++ === 0 && slot === Slot.Item));
       this.plain(child, Slot.AfterKey, entries);
     }
     if (count === 0) {
