@@ -11,12 +11,14 @@ import { type FieldPlan, isDefault, Kind, NotWritable, planOf, Shape, unpacked }
 
 export class JsonWriter {
   readonly out = new TextBytes();
+  /** Entry starts of plain objects' keys (`keyLine`), by key. */
+  private readonly plainKeys = new Map<string, string[]>();
 
   /** A message as an Any prints: `{"@type": url, ...fields}`, its entries at `depth` + 1. */
   typed(url: string, plan: readonly FieldPlan[], message: unknown, depth: number): void {
     const out = this.out;
     out.byte(0x7b);
-    this.lineStart(depth + 1);
+    out.text(lineStart(depth + 1, 0));
     out.text('"@type": ');
     out.jsonString(url);
     this.fields(plan, message as Record<string, unknown>, depth, 1);
@@ -42,8 +44,7 @@ export class JsonWriter {
     for (let i = 0; i < count; i++) {
       const item = items[i];
       if (item === undefined) throw new NotWritable();
-      if (i > 0) out.byte(0x2c);
-      this.lineStart(depth + 1);
+      out.text(lineStart(depth + 1, i));
       this.plain(item, depth + 1);
     }
     this.close(depth, 0x5d, count);
@@ -59,11 +60,12 @@ export class JsonWriter {
     for (const key of Object.keys(record)) {
       const child = record[key];
       if (child === undefined) continue;
-      if (count++ > 0) out.byte(0x2c);
-      this.lineStart(depth + 1);
-      out.jsonString(key);
-      out.byte(0x3a);
-      out.byte(0x20);
+      let lines = this.plainKeys.get(key);
+      if (lines === undefined) {
+        lines = [];
+        this.plainKeys.set(key, lines);
+      }
+      out.text(keyLine(lines, key, depth, count++));
       this.plain(child, depth + 1);
     }
     this.close(depth, 0x7d, count);
@@ -85,8 +87,7 @@ export class JsonWriter {
         this.key(field, depth, count++);
         out.byte(0x5b);
         for (let i = 0; i < items.length; i++) {
-          if (i > 0) out.byte(0x2c);
-          this.lineStart(depth + 2);
+          out.text(lineStart(depth + 2, i));
           this.value(field, items[i], depth + 2);
         }
         this.close(depth + 1, 0x5d);
@@ -97,8 +98,7 @@ export class JsonWriter {
         this.key(field, depth, count++);
         out.byte(0x7b);
         for (let i = 0; i < keys.length; i++) {
-          if (i > 0) out.byte(0x2c);
-          this.lineStart(depth + 2);
+          out.text(lineStart(depth + 2, i));
           out.jsonString(keys[i]!);
           out.byte(0x3a);
           out.byte(0x20);
@@ -127,26 +127,39 @@ export class JsonWriter {
 
   /** `,` after an earlier entry, then the line break, indentation and `"name": ` of an entry of the object at `depth`. */
   private key(field: FieldPlan, depth: number, index: number): void {
-    const at = 2 * depth + (index === 0 ? 1 : 0);
-    this.out.text(field.jsonKeys[at] ?? makeJsonKeys(field, depth, at));
-  }
-
-  private lineStart(depth: number): void {
-    this.out.byte(0x0a);
-    this.out.spaces(2 * depth);
+    this.out.text(keyLine(field.jsonKeys, field.name, depth, index));
   }
 
   /** The closing bracket of a collection at `depth`: on its own line, or right after the opening one when it is empty. */
   private close(depth: number, bracket: number, count = 1): void {
-    if (count > 0) this.lineStart(depth);
+    if (count > 0) this.out.text(lineStart(depth, 0));
     this.out.byte(bracket);
   }
 }
 
-/** The field's key lines at `depth` (after an entry, then first), into its cache; the one at `at`. */
-function makeJsonKeys(field: FieldPlan, depth: number, at: number): string {
-  const line = `\n${" ".repeat(2 * (depth + 1))}${JSON.stringify(field.name)}: `;
-  field.jsonKeys[2 * depth] = `,${line}`;
-  field.jsonKeys[2 * depth + 1] = line;
-  return field.jsonKeys[at]!;
+/**
+ * From `lines` (a field's or a plain key's, made on first use): the start of entry `index` of an
+ * object at `depth` — `,` after an earlier entry, the line break and indentation, `"name": `.
+ */
+function keyLine(lines: string[], name: string, depth: number, index: number): string {
+  const at = 2 * depth + (index === 0 ? 1 : 0);
+  let line = lines[at];
+  if (line === undefined) {
+    line = `${index === 0 ? "" : ","}${lineStart(depth + 1, 0)}${JSON.stringify(name)}: `;
+    lines[at] = line;
+  }
+  return line;
 }
+
+/** `,` after an earlier item (`index` > 0), then a line break and the indentation of `depth`. */
+function lineStart(depth: number, index: number): string {
+  const at = 2 * depth + (index === 0 ? 1 : 0);
+  let line = LINE_STARTS[at];
+  if (line === undefined) {
+    line = `${index === 0 ? "" : ","}\n${" ".repeat(2 * depth)}`;
+    LINE_STARTS[at] = line;
+  }
+  return line;
+}
+
+const LINE_STARTS: string[] = [];

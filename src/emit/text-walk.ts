@@ -50,7 +50,7 @@ export interface FieldPlan {
   readonly typeName: string;
   /** A Message field's type plan, on first use (message types nest recursively). */
   nested: readonly FieldPlan[] | undefined;
-  /** JSON's `,\n    "name": ` (after an entry) and `\n    "name": ` (first) at each depth, made on first use. */
+  /** JSON's `\n    "name": ` (first entry) and `,\n    "name": ` (a later one) at each depth, made on first use. */
   readonly jsonKeys: string[];
   /** YAML's `name:` on a dash's line, then `    name:` at each indentation / 2, made on first use. */
   readonly yamlKeys: string[];
