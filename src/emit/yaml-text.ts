@@ -48,11 +48,7 @@ export enum Slot {
  */
 export class YamlWriter {
   readonly out = new TextBytes();
-  private readonly values = new Map<Plain, string>();
-  private readonly items = new Map<Plain, string>();
-  private readonly keys = new Map<string, string>();
-  private readonly documentKeys = new Map<string, string>();
-  /** Line starts of plain objects' keys (`keyLine`), by key. */
+  /** Line starts of maps' and plain objects' keys (`keyLine`), by key. */
   private readonly plainKeys = new Map<string, string[]>();
 
   /** A message as an Any prints, as a mapping at `indent` whose first key, `"@type"`, is already placed. */
@@ -95,9 +91,7 @@ export class YamlWriter {
         count++;
         out.byte(0x0a);
         for (const key of keys) {
-          out.spaces(indent + 2);
-          out.text(this.keyName(key, indent + 2));
-          out.byte(0x3a);
+          out.text(this.keyLine(this.linesOf(key), key, indent + 2, false));
           this.afterKey(field, entries[key], indent + 2);
         }
       }
@@ -156,6 +150,16 @@ export class YamlWriter {
     return line;
   }
 
+  /** The line starts of a map's or plain object's key (`keyLine`). */
+  private linesOf(key: string): string[] {
+    let lines = this.plainKeys.get(key);
+    if (lines === undefined) {
+      lines = [];
+      this.plainKeys.set(key, lines);
+    }
+    return lines;
+  }
+
   /** A plain value (a Struct, a wrapper's or scalar's value, a diagnostic) in `slot`. */
   plain(value: unknown, slot: Slot, indent: number): void {
     if (typeof value === "string") this.string(value, slot, indent);
@@ -198,12 +202,7 @@ export class YamlWriter {
     for (const key of Object.keys(record)) {
       const child = record[key];
       if (child === undefined) continue;
-      let lines = this.plainKeys.get(key);
-      if (lines === undefined) {
-        lines = [];
-        this.plainKeys.set(key, lines);
-      }
-      out.text(this.keyLine(lines, key, entries, count++ === 0 && slot === Slot.Item));
+      out.text(this.keyLine(this.linesOf(key), key, entries, count++ === 0 && slot === Slot.Item));
       this.plain(child, Slot.AfterKey, entries);
     }
     if (count === 0) {
@@ -245,13 +244,13 @@ export class YamlWriter {
   private scalar(value: Plain, slot: Slot, indent: number): void {
     if (slot === Slot.Document) throw new NotWritable();
     const afterKey = slot === Slot.AfterKey;
-    const cache = afterKey ? this.values : this.items;
+    const cache = afterKey ? PRINTED.afterKey : PRINTED.item;
     let text = cache.get(value);
     if (text === undefined) {
       const printed = stringify(afterKey ? new Map([["k", value]]) : [value], YAML_OPTIONS);
       text = printed.slice(afterKey ? 3 : 2, -1);
       if (text.includes("\n") && !/^\|[0-9+-]*\n/.test(text)) throw new NotWritable();
-      cache.set(value, text);
+      remember(cache, value, text);
     }
     // Blank lines of a block scalar carry no indentation.
     if (indent > 0 && text.includes("\n")) text = text.replace(/\n(?=[^\n])/g, `\n${" ".repeat(indent)}`);
@@ -266,7 +265,7 @@ export class YamlWriter {
    */
   keyName(key: string, indent: number): string {
     if (isPlainWord(key)) return key;
-    const cache = indent === 0 ? this.documentKeys : this.keys;
+    const cache = indent === 0 ? PRINTED.documentKey : PRINTED.nestedKey;
     let text = cache.get(key);
     if (text === undefined) {
       const printed = stringify(indent === 0 ? new Map([[key, 0]]) : new Map([["k", new Map([[key, 0]])]]), YAML_OPTIONS);
@@ -274,10 +273,30 @@ export class YamlWriter {
       if (!printed.startsWith(prefix) || !printed.endsWith(": 0\n") || printed.startsWith("? ", prefix.length)) throw new NotWritable();
       text = printed.slice(prefix.length, -4);
       if (text.includes("\n")) throw new NotWritable();
-      cache.set(key, text);
+      remember(cache, key, text);
     }
     return text;
   }
+}
+
+/**
+ * The package's forms of the scalars and keys it prints (about 300 distinct in a full node, the
+ * same from one render to the next), kept across renders: short texts only, and a cache that
+ * fills up starts over.
+ */
+const PRINTED = {
+  afterKey: new Map<Plain, string>(),
+  item: new Map<Plain, string>(),
+  documentKey: new Map<string, string>(),
+  nestedKey: new Map<string, string>(),
+};
+const PRINTED_ENTRIES = 4096;
+const PRINTED_LENGTH = 256;
+
+function remember<K>(cache: Map<K, string>, key: K, text: string): void {
+  if (typeof key === "string" && key.length > PRINTED_LENGTH) return;
+  if (cache.size >= PRINTED_ENTRIES) cache.clear();
+  cache.set(key, text);
 }
 
 const RESERVED_WORDS = new Set(
@@ -317,11 +336,12 @@ enum Form {
  * neither (so an address such as `10.0.0.1:8080` stays plain).
  */
 function valueForm(text: string): Form {
-  if (isPlainWord(text)) return Form.Plain;
   const length = text.length;
   if (length === 0) return Form.Unknown;
   const first = text.charCodeAt(0);
   if (first === 0x2d || first === 0x3f || first === 0x2e || first === 0x25) return Form.Unknown;
+  // One pass: whether it is a plain word (`isPlainWord`), and the counts the other rules need.
+  let word = isWordStart(first);
   let spaces = 0;
   let dots = 0;
   let digits = 0;
@@ -329,16 +349,19 @@ function valueForm(text: string): Form {
   let previous = 0;
   for (let i = 0; i < length; i++) {
     const code = text.charCodeAt(i);
-    if (!isPrintable(code) || code === 0x22 || code === 0x5c) return Form.Unknown;
-    if (code === 0x20) {
-      if (previous === 0x3a) indicator = true;
-      spaces++;
-    } else if (code === 0x23) {
-      if (previous === 0x20) indicator = true;
-    } else if (code === 0x2e) dots++;
+    if (code === 0x2e) dots++;
     else if (isDigit(code)) digits++;
+    else if (word && !isWordChar(code)) word = false;
+    if (!word) {
+      if (!isPrintable(code) || code === 0x22 || code === 0x5c) return Form.Unknown;
+      if (code === 0x20) {
+        if (previous === 0x3a) indicator = true;
+        spaces++;
+      } else if (code === 0x23 && previous === 0x20) indicator = true;
+    }
     previous = code;
   }
+  if (word && (length === 1 || previous !== 0x3a) && !(length <= 5 && RESERVED_WORDS.has(text))) return Form.Plain;
   if (indicator || previous === 0x20 || previous === 0x3a || digits === length) return Form.Quoted;
   if (!isWordStart(first) && !isDigit(first)) return Form.Unknown;
   return spaces > 0 || dots > 1 ? Form.Plain : Form.Unknown;
