@@ -10,6 +10,7 @@
  */
 import { stringify } from "yaml";
 import type { Any } from "../../gen/google/protobuf/any.js";
+import { BoundedCache } from "../util/bounded-cache.js";
 import { TextBytes } from "./text-bytes.js";
 import { type FieldPlan, isDefault, Kind, NotWritable, planOf, Shape, unpacked } from "./text-walk.js";
 
@@ -244,14 +245,11 @@ export class YamlWriter {
   private scalar(value: Plain, slot: Slot, indent: number): void {
     if (slot === Slot.Document) throw new NotWritable();
     const afterKey = slot === Slot.AfterKey;
-    const cache = afterKey ? PRINTED.afterKey : PRINTED.item;
-    let text = cache.get(value);
-    if (text === undefined) {
-      const printed = stringify(afterKey ? new Map([["k", value]]) : [value], YAML_OPTIONS);
-      text = printed.slice(afterKey ? 3 : 2, -1);
-      if (text.includes("\n") && !/^\|[0-9+-]*\n/.test(text)) throw new NotWritable();
-      remember(cache, value, text);
-    }
+    let text = printedForm(afterKey ? PRINTED.afterKey : PRINTED.item, value, () => {
+      const printed = stringify(afterKey ? new Map([["k", value]]) : [value], YAML_OPTIONS).slice(afterKey ? 3 : 2, -1);
+      if (printed.includes("\n") && !/^\|[0-9+-]*\n/.test(printed)) throw new NotWritable();
+      return printed;
+    });
     // Blank lines of a block scalar carry no indentation.
     if (indent > 0 && text.includes("\n")) text = text.replace(/\n(?=[^\n])/g, `\n${" ".repeat(indent)}`);
     if (afterKey) this.out.byte(0x20);
@@ -265,38 +263,32 @@ export class YamlWriter {
    */
   keyName(key: string, indent: number): string {
     if (isPlainWord(key)) return key;
-    const cache = indent === 0 ? PRINTED.documentKey : PRINTED.nestedKey;
-    let text = cache.get(key);
-    if (text === undefined) {
+    return printedForm(indent === 0 ? PRINTED.documentKey : PRINTED.nestedKey, key, () => {
       const printed = stringify(indent === 0 ? new Map([[key, 0]]) : new Map([["k", new Map([[key, 0]])]]), YAML_OPTIONS);
       const prefix = indent === 0 ? "" : "k:\n  ";
       if (!printed.startsWith(prefix) || !printed.endsWith(": 0\n") || printed.startsWith("? ", prefix.length)) throw new NotWritable();
-      text = printed.slice(prefix.length, -4);
+      const text = printed.slice(prefix.length, -4);
       if (text.includes("\n")) throw new NotWritable();
-      remember(cache, key, text);
-    }
-    return text;
+      return text;
+    });
   }
 }
 
 /**
  * The package's forms of the scalars and keys it prints (about 300 distinct in a full node, the
- * same from one render to the next), kept across renders: short texts only, and a cache that
- * fills up starts over.
+ * same from one render to the next), kept across renders: short texts only, two generations of at
+ * most 4,096 each.
  */
 const PRINTED = {
-  afterKey: new Map<Plain, string>(),
-  item: new Map<Plain, string>(),
-  documentKey: new Map<string, string>(),
-  nestedKey: new Map<string, string>(),
+  afterKey: new BoundedCache<Plain, string>(4096),
+  item: new BoundedCache<Plain, string>(4096),
+  documentKey: new BoundedCache<string, string>(4096),
+  nestedKey: new BoundedCache<string, string>(4096),
 };
-const PRINTED_ENTRIES = 4096;
 const PRINTED_LENGTH = 256;
 
-function remember<K>(cache: Map<K, string>, key: K, text: string): void {
-  if (typeof key === "string" && key.length > PRINTED_LENGTH) return;
-  if (cache.size >= PRINTED_ENTRIES) cache.clear();
-  cache.set(key, text);
+function printedForm<K>(cache: BoundedCache<K, string>, key: K, print: () => string): string {
+  return typeof key === "string" && key.length > PRINTED_LENGTH ? print() : cache.get(key, print);
 }
 
 const RESERVED_WORDS = new Set(
