@@ -2,8 +2,8 @@
  * Indented JSON as `JSON.stringify(value, null, 2)` prints it — byte for byte — written straight
  * from the messages into a text buffer with the field plans, so a full node's JSON needs no value
  * tree first. Each field's `"name": ` line start is made once per depth. Plain values (Structs,
- * diagnostics) are written as they are; one only `JSON.stringify` handles exactly (a `toJSON`, a
- * function, a class instance, an undefined item) throws `NotWritable`.
+ * wrappers' and scalars' values) are written as they are; one only `JSON.stringify` handles
+ * exactly (a `toJSON`, a function, a class instance, an undefined item) throws `NotWritable`.
  */
 import type { Any } from "../../gen/google/protobuf/any.js";
 import { TextBytes } from "./text-bytes.js";
@@ -25,8 +25,8 @@ export class JsonWriter {
     this.close(depth, 0x7d);
   }
 
-  /** A plain JSON value (a Struct, a wrapper's or scalar's value, a diagnostic) at `depth`. */
-  plain(value: unknown, depth: number): void {
+  /** A plain JSON value (a Struct, a wrapper's or scalar's value) at `depth`. */
+  private plain(value: unknown, depth: number): void {
     const out = this.out;
     if (typeof value === "string") out.jsonString(value);
     else if (typeof value === "number") out.text(Number.isFinite(value) ? String(value) : "null");
@@ -37,7 +37,7 @@ export class JsonWriter {
     else this.plainObject(value, depth);
   }
 
-  plainArray(items: readonly unknown[], depth: number): void {
+  private plainArray(items: readonly unknown[], depth: number): void {
     const out = this.out;
     out.byte(0x5b);
     const count = items.length;
