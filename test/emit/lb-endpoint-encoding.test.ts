@@ -51,9 +51,9 @@ describe("the fast LbEndpoint encoder writes exactly the generated encoder's byt
     fc.assert(
       fc.property(fc.array(lbEndpoint, { minLength: 1, maxLength: 40 }), (endpoints) => {
         const encoded = endpoints.map(encodeLbEndpoint);
-        endpoints.forEach((endpoint, i) => {
+        for (const [i, endpoint] of endpoints.entries()) {
           expect(Buffer.from(encoded[i]!).toString("hex")).toBe(Buffer.from(LbEndpoint.encode(endpoint).finish()).toString("hex"));
-        });
+        }
       }),
       { numRuns: 300 },
     );
