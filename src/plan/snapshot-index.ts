@@ -286,7 +286,7 @@ type NodeRivals = ReadonlyMap<ServiceEndpoint, readonly HostedEndpoint[]>;
 const NO_RIVALS: NodeRivals = new Map();
 
 /**
- * By a node's list of records: an update gives a node a new list exactly when it touches the node,
+ * By a node's list of records: an update gives a node a new list exactly when its records change,
  * so what is worked out for a list holds for every index sharing it, and a registry event costs
  * only the nodes it touched, when a compile asks.
  */
