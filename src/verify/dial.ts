@@ -93,6 +93,8 @@ export type DialOutcome = { readonly landings: readonly Landing[] } | { readonly
 /** What a dial reads of its path: the source, the target, and the values the entry shared with upstream. */
 interface Trip {
   readonly source: PathSource;
+  /** The trust domain of the source's identity. */
+  readonly sourceDomain: string | undefined;
   readonly target: PathTarget;
   readonly filterState: ReadonlyMap<string, StampedValue>;
   readonly hops: string[];
@@ -107,8 +109,9 @@ export function dialAll(
   level: DialLevel,
 ): DialOutcome[] {
   const outcomes = new Array<DialOutcome>(level.dials.length);
+  const sourceDomain = context.memo.get("trust domain", source.identity, trustDomainOf);
   for (let i = 0; i < level.dials.length; i++) {
-    const trip: Trip = { source, target, filterState, hops: [] };
+    const trip: Trip = { source, sourceDomain, target, filterState, hops: [] };
     try {
       outcomes[i] = { landings: connect(context, trip, level, level.dials[i]!) };
     } catch (error) {
@@ -139,7 +142,7 @@ function connect(context: ReplayContext, trip: Trip, level: DialLevel, dial: Dia
   // Each pod a waypoint may forward to is its own branch of the trip.
   return throughWaypoint(context, trip, waypoint, client.sni).map(({ pod, hop }) => {
     const branch = { ...trip, hops: [...trip.hops, hop] };
-    return landing(dial, level.priority, choice, landOn(context, branch, pod, arrivalFor(context, pod, client.sni), client), branch.hops, waypoint);
+    return landing(dial, level.priority, choice, landOn(branch, pod, arrivalFor(context, pod, client.sni), client), branch.hops, waypoint);
   });
 }
 
@@ -154,27 +157,26 @@ interface ClientTls {
   /** No TLS context, or a certificate selector that cannot work. */
   readonly error?: PathError;
   readonly sni: string;
-  readonly tls: CommonTlsContext;
   readonly pins: readonly string[];
   readonly presents: Presented;
   /** The socket hop, by socket name and certificate presented. */
   readonly hops: Map<string, Map<string, string>>;
-  /** Whether this side trusts a server identity, by identity. */
-  readonly trusts: Map<string, boolean>;
+  /** The server trust domains this side accepts. */
+  readonly accepts: ReadonlySet<string | undefined>;
 }
 
 /** The certificate a client TLS context presents: its own, or the mapper's choice (else `fallback`). */
 type Presented = { readonly certificate: string } | { readonly fallback: string };
 
-function clientTls(socket: TransportSocket): ClientTls {
+function clientTls(socket: TransportSocket, context: ReplayContext): ClientTls {
   try {
     const client = tlsOf<UpstreamTlsContext>(socket, "upstream");
     const presents = certificateSource(client);
-    const tls = client.common_tls_context ?? {};
-    return { sni: client.sni ?? "", tls, pins: pinnedSans(client.common_tls_context), presents, hops: new Map(), trusts: new Map() };
+    const accepts = acceptedDomains(context, client.common_tls_context ?? {});
+    return { sni: client.sni ?? "", pins: pinnedSans(client.common_tls_context), presents, hops: new Map(), accepts };
   } catch (error) {
     if (!(error instanceof PathError)) throw error;
-    return { error, sni: "", tls: {}, pins: [], presents: { certificate: "" }, hops: new Map(), trusts: new Map() };
+    return { error, sni: "", pins: [], presents: { certificate: "" }, hops: new Map(), accepts: NO_DOMAINS };
   }
 }
 
@@ -204,7 +206,7 @@ function chooseSocket(context: ReplayContext, cluster: Cluster, endpoint: LbEndp
   const hops: string[] = [];
   try {
     const { name, socket } = socketFor(hops, cluster, endpoint, filterState);
-    const client = context.memo.get("client TLS", socket, clientTls);
+    const client = context.memo.get("client TLS", socket, clientTls, context);
     const chosen = { name, client, hops: client.hops.get(name) ?? remember(client.hops, name, new Map<string, string>()) };
     return hops.length > 0 ? { ...chosen, hop: hops[0] } : chosen;
   } catch (error) {
@@ -368,10 +370,13 @@ interface Arrival {
   readonly chain: string;
   readonly port: number | undefined;
   readonly serverError?: PathError;
-  readonly server: CommonTlsContext;
   readonly identity: string;
-  /** By source identity: the mTLS hop, or null when the pod does not trust the source's domain. */
-  readonly mtls: Map<string, string | null>;
+  /** The trust domain of `identity`. */
+  readonly domain: string | undefined;
+  /** The source trust domains the pod accepts. */
+  readonly accepts: ReadonlySet<string | undefined>;
+  /** The mTLS hop by source identity (shared by every pod with this identity). */
+  readonly mtlsHops: Map<string, string>;
 }
 
 function arrivalAt(context: ReplayContext, endpoint: ServiceEndpoint, sni: string): Arrival {
@@ -382,7 +387,17 @@ function arrivalAt(context: ReplayContext, endpoint: ServiceEndpoint, sni: strin
     ip: endpoint.ip,
   };
   const where = `${pod.cluster}/${pod.namespace}/${pod.name}`;
-  const arrival = { pod, where, hop: "", chain: "", port: undefined, server: {}, identity: "", mtls: new Map<string, string | null>() };
+  const arrival = {
+    pod,
+    where,
+    hop: "",
+    chain: "",
+    port: undefined,
+    identity: "",
+    domain: undefined,
+    accepts: NO_DOMAINS,
+    mtlsHops: new Map<string, string>(),
+  };
   const node = context.mesh.receiving(`${endpoint.clusterName}/${endpoint.kubernetesMetadata.nodeName}`);
   if (!node) return { ...arrival, error: new PathError("POD_NODE_NOT_COMPILED", where) };
   const listener = context.resources(node).listenerIn(endpoint.containerMetadata.networkNamespace, context.mesh.options.inboundPort);
@@ -398,7 +413,14 @@ function arrivalAt(context: ReplayContext, endpoint: ServiceEndpoint, sni: strin
   try {
     const server = tlsOf<DownstreamTlsContext>(chain.transport_socket, "downstream");
     if (server.require_client_certificate !== true) throw new PathError("CLIENT_CERT_NOT_REQUIRED", listener.name ?? "");
-    return { ...reached, server: server.common_tls_context ?? {}, identity: certificateOf(server.common_tls_context) };
+    const identity = certificateOf(server.common_tls_context);
+    return {
+      ...reached,
+      identity,
+      domain: context.memo.get("trust domain", identity, trustDomainOf),
+      accepts: acceptedDomains(context, server.common_tls_context ?? {}),
+      mtlsHops: context.memo.get("mTLS hops", identity, newMap<string, string>),
+    };
   } catch (error) {
     if (!(error instanceof PathError)) throw error;
     return { ...reached, serverError: error };
@@ -419,11 +441,11 @@ function landDirectly(context: ReplayContext, trip: Trip, dial: Dial, client: Cl
     arrived = { pod, sni: client.sni, arrival: arrivalFor(context, pod, client.sni) };
     dial.arrived = arrived;
   }
-  return landOn(context, trip, pod, arrived.arrival, client);
+  return landOn(trip, pod, arrived.arrival, client);
 }
 
 /** At the pod: the inbound chain the SNI selects, its port, and mTLS identities on both ends. */
-function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, arrival: Arrival, client: ClientTls): Landing["pod"] {
+function landOn(trip: Trip, target: RegistryPod, arrival: Arrival, client: ClientTls): Landing["pod"] {
   if (arrival.error) throw arrival.error;
   trip.hops.push(arrival.hop);
   if (arrival.port !== trip.target.port) throw new PathError("WRONG_PORT", `${arrival.chain} for port ${trip.target.port}`);
@@ -431,19 +453,11 @@ function landOn(context: ReplayContext, trip: Trip, target: RegistryPod, arrival
   if (arrival.serverError) throw arrival.serverError;
   const serverIdentity = arrival.identity;
   if (!client.pins.includes(serverIdentity)) throw new PathError("SAN_MISMATCH", `${serverIdentity} is not among ${client.pins.join(", ")}`);
-  const trusted = client.trusts.get(serverIdentity) ?? remember(client.trusts, serverIdentity, trusts(context, client.tls, serverIdentity));
-  if (!trusted) throw new PathError("PEER_NOT_TRUSTED", serverIdentity);
+  if (!client.accepts.has(arrival.domain)) throw new PathError("PEER_NOT_TRUSTED", serverIdentity);
   const source = trip.source.identity;
-  let hop = arrival.mtls.get(source);
-  if (hop === undefined) hop = remember(arrival.mtls, source, trusts(context, arrival.server, source) ? mtlsHop(context, source, serverIdentity) : null);
-  if (hop === null) throw new PathError("PEER_NOT_TRUSTED", source);
-  trip.hops.push(hop);
+  if (!arrival.accepts.has(trip.sourceDomain)) throw new PathError("PEER_NOT_TRUSTED", source);
+  trip.hops.push(arrival.mtlsHops.get(source) ?? remember(arrival.mtlsHops, source, `mTLS ${source} ↔ ${serverIdentity}`));
   return arrival.pod;
-}
-
-function mtlsHop(context: ReplayContext, source: string, server: string): string {
-  const bySource = context.memo.get("mTLS hops", server, newMap<string, string>);
-  return bySource.get(source) ?? remember(bySource, source, `mTLS ${source} ↔ ${server}`);
 }
 
 /** The trust domains a SPIFFE validator accepts. */
@@ -452,15 +466,19 @@ function trustedDomains(any: Any): ReadonlySet<string | undefined> {
   return new Set((config.trust_domains ?? []).map((d) => d.name));
 }
 
-/** Whether a TLS context's validation accepts a peer identity's trust domain. */
-function trusts(context: ReplayContext, tls: CommonTlsContext, peer: string): boolean {
-  const domain = context.memo.get("trust domain", peer, trustDomainOf);
+const NO_DOMAINS: ReadonlySet<string | undefined> = new Set();
+
+/** The peer trust domains a TLS context's validation accepts: its SPIFFE validator's, or the shared trust domain's bundle. */
+function acceptedDomains(context: ReplayContext, tls: CommonTlsContext): ReadonlySet<string | undefined> {
   const validator = tls.validation_context?.custom_validator_config;
-  if (validator?.name === EXTENSION.spiffeValidator && validator.typed_config) {
-    const any = validator.typed_config;
-    return context.memo.get("trusted domains", any, trustedDomains).has(domain);
-  }
+  if (validator?.name === EXTENSION.spiffeValidator && validator.typed_config)
+    return context.memo.get("trusted domains", validator.typed_config, trustedDomains);
   const trust = context.mesh.index.snapshot.mesh.trust;
   const bundle = tls.combined_validation_context?.validation_context_sds_secret_config?.name;
-  return trust.mode === "shared" && domain === trust.trustDomain && bundle === (trust.bundleSdsName ?? bundleSecretName(trust.trustDomain));
+  if (trust.mode !== "shared" || bundle !== (trust.bundleSdsName ?? bundleSecretName(trust.trustDomain))) return NO_DOMAINS;
+  return context.memo.get("shared trust domain", trust.trustDomain, oneDomain);
+}
+
+function oneDomain(domain: string): ReadonlySet<string> {
+  return new Set([domain]);
 }

@@ -17,7 +17,9 @@ import { protocolOf } from "../model/snapshot.js";
 import { outboundClusterName, parseServiceKey, serviceAuthority } from "../naming.js";
 import type { CompiledNode } from "./compiled-mesh.js";
 import { selectChainByDestination, selectVirtualHost } from "./envoy-match.js";
-import type { PathFailureCode, PathSource, PathTarget, ReplayContext } from "./path.js";
+import type { PathFailureCode } from "./failures.js";
+import type { PathSource, PathTarget, ReplayContext } from "./path.js";
+import { remember } from "./replay-memo.js";
 
 /** A filter-state value the entry chain shares with the upstream connection. */
 export interface StampedValue {
@@ -83,18 +85,32 @@ export function enterAtSource(context: ReplayContext, node: CompiledNode, source
 
 /** The egress listener in the pod's netns, its route for the authority, and the cluster it names. */
 function throughEgress(context: ReplayContext, node: CompiledNode, netns: string, authority: string): Entry {
-  const listener = context.resources(node).listenerIn(netns, context.mesh.options.egressPort);
-  if (!listener) return failed("NO_OUTBOUND_LISTENER", `egress port ${context.mesh.options.egressPort} in ${netns}`, []);
+  const egressPort = context.mesh.options.egressPort;
+  const listener = context.resources(node).listenerIn(netns, egressPort);
+  if (!listener) return failed("NO_OUTBOUND_LISTENER", `egress port ${egressPort} in ${netns}`, []);
   const chain = listener.filter_chains?.[0];
-  const hops = [`entry ${listener.name} (${hostPort("127.0.0.1", context.mesh.options.egressPort)} in ${netns}): authority ${authority}`];
-  const manager = filterConfig<HttpConnectionManager>(chain, EXTENSION.httpConnectionManager);
+  const hops = [`entry ${listener.name} (${context.memo.get("egress address", egressPort, egressAddress)} in ${netns}): authority ${authority}`];
+  const manager = chain && context.memo.get("connection manager", chain, connectionManager);
   const vhost = selectVirtualHost(manager?.route_config?.virtual_hosts ?? [], authority);
   const route = vhost?.routes?.find((candidate) => candidate.match?.prefix === "/");
   const cluster = route?.route?.cluster;
   if (!cluster)
     return failed("NO_ROUTE", `${authority} at ${listener.name}${route?.direct_response ? ` (answered ${route.direct_response.status})` : ""}`, hops);
-  hops.push(`route ${vhost!.name} → ${cluster}`);
+  const byCluster = context.memo.get("route hops", vhost!.name, newMap<string, string>);
+  hops.push(byCluster.get(cluster) ?? remember(byCluster, cluster, `route ${vhost!.name} → ${cluster}`));
   return entered(context, chain!, cluster, hops);
+}
+
+function egressAddress(port: number): string {
+  return hostPort("127.0.0.1", port);
+}
+
+function connectionManager(chain: FilterChain): HttpConnectionManager | undefined {
+  return filterConfig<HttpConnectionManager>(chain, EXTENSION.httpConnectionManager);
+}
+
+function newMap<K, V>(): Map<K, V> {
+  return new Map();
 }
 
 /** The capture listener in the pod's netns, its chain for VIP:port, and that chain's cluster. */
