@@ -116,7 +116,7 @@ export function dialAll(
       outcomes[i] = { landings: connect(context, trip, level, level.dials[i]!) };
     } catch (error) {
       if (!(error instanceof PathError)) throw error;
-      outcomes[i] = { error, hops: trip.hops };
+      outcomes[i] = { error, hops: trip.hops.slice() };
     }
   }
   return outcomes;
@@ -146,7 +146,9 @@ function connect(context: ReplayContext, trip: Trip, level: DialLevel, dial: Dia
   });
 }
 
-function landing(dial: Dial, priority: number, { name, client }: ChosenSocket, pod: Landing["pod"], hops: string[], via?: string): Landing {
+/** A landing of the outcome, its hops copied to an array of their size: outcomes are kept for the whole replay. */
+function landing(dial: Dial, priority: number, { name, client }: ChosenSocket, pod: Landing["pod"], trip: readonly string[], via?: string): Landing {
+  const hops = trip.slice();
   return via
     ? { address: dial.address, priority, socket: name, sni: client.sni, via, pod, hops }
     : { address: dial.address, priority, socket: name, sni: client.sni, pod, hops };

@@ -119,7 +119,6 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
     return { source, target, cluster, status: "failed", landings: [], failures: [failure], unverified: [] };
   }
   if (!chosen) return { source, target, cluster, status: "unreachable", landings: [], failures: [], unverified: [] };
-  const landings: Landing[] = [];
   const failures: PathFailure[] = [];
   const unverified: PathFailure[] = [];
   const { stamped } = entry;
@@ -127,6 +126,9 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   const byTarget = chosen.outcomes.get(targetClassOf(context, target)) ?? remember(chosen.outcomes, targetClassOf(context, target), new Map());
   const sourceClass = sourceClassOf(context, source, stamped);
   const outcomes = byTarget.get(sourceClass) ?? remember(byTarget, sourceClass, dialAll(context, source, target, stamped.filterState, chosen));
+  // Sized up front: a report is kept, and an array grown by push keeps spare room.
+  const landings = new Array<Landing>(landingCount(outcomes));
+  let landed = 0;
   for (const [i, dial] of chosen.dials.entries()) {
     const outcome = outcomes[i]!;
     if ("error" in outcome) {
@@ -136,7 +138,7 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
     }
     for (const { address, priority, socket, sni, via, pod, hops: tail } of outcome.landings) {
       const hops = joinHops(entry.hops, dial.hop, pool, tail);
-      landings.push(via === undefined ? { address, priority, socket, sni, pod, hops } : { address, priority, socket, sni, via, pod, hops });
+      landings[landed++] = via === undefined ? { address, priority, socket, sni, pod, hops } : { address, priority, socket, sni, via, pod, hops };
     }
   }
   const failover =
@@ -147,6 +149,12 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   if (landings.length === 0) return { source, target, cluster, status, landings, failures, unverified };
   // Every landing presented the source's own certificate (else it failed): that is what its pool carries.
   return { source, target, cluster, status, landings, failures, unverified, pool: poolUse(source, chosen.cluster, stamped) };
+}
+
+function landingCount(outcomes: readonly DialOutcome[]): number {
+  let count = 0;
+  for (const outcome of outcomes) if ("landings" in outcome) count += outcome.landings.length;
+  return count;
 }
 
 /** The path's own hops, the dial's two, then the dial outcome's: one array, allocated once at its size. */
