@@ -15,7 +15,7 @@ import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION, FILTER_STATE } from "../envoy/types.js";
 import { protocolOf } from "../model/snapshot.js";
 import { outboundClusterName, parseServiceKey, serviceAuthority } from "../naming.js";
-import type { CompiledNode } from "./compiled-mesh.js";
+import type { NodeResources } from "./compiled-mesh.js";
 import { selectChainByDestination, selectVirtualHost } from "./envoy-match.js";
 import type { PathFailureCode } from "./failures.js";
 import type { PathSource, PathTarget, ReplayContext } from "./path.js";
@@ -72,21 +72,21 @@ function namesOf(target: PathTarget, context: ReplayContext): TargetNames {
   };
 }
 
-export function enterAtSource(context: ReplayContext, node: CompiledNode, source: PathSource, target: PathTarget): Entry {
-  const names = targetNames(context, target);
+/** `resources`: the source node's; `names`: the target's (`targetNames`). */
+export function enterAtSource(context: ReplayContext, resources: NodeResources, source: PathSource, target: PathTarget, names: TargetNames): Entry {
   const cluster = names.cluster;
   if (!source.pod) return { kind: "entered", cluster, stamped: NOTHING_STAMPED, hops: [`node proxy: its own connection to ${cluster}`] };
   if (!source.netns) return { kind: "not-captured", reason: "the pod has no network namespace of its own, so no outbound listeners" };
-  if (names.protocol !== "tcp") return throughEgress(context, node, source.netns, names.authority);
+  if (names.protocol !== "tcp") return throughEgress(context, resources, source.netns, names.authority);
   const vip = names.vip;
   if (!vip) return { kind: "not-captured", reason: `no VIP for ${target.service}: a TCP port is reached only through a captured VIP` };
-  return throughCapture(context, node, source.netns, vip, target.port);
+  return throughCapture(context, resources, source.netns, vip, target.port);
 }
 
 /** The egress listener in the pod's netns, its route for the authority, and the cluster it names. */
-function throughEgress(context: ReplayContext, node: CompiledNode, netns: string, authority: string): Entry {
+function throughEgress(context: ReplayContext, resources: NodeResources, netns: string, authority: string): Entry {
   const egressPort = context.mesh.options.egressPort;
-  const listener = context.resources(node).listenerIn(netns, egressPort);
+  const listener = resources.listenerIn(netns, egressPort);
   if (!listener) return failed("NO_OUTBOUND_LISTENER", `egress port ${egressPort} in ${netns}`, []);
   const chain = listener.filter_chains?.[0];
   const hops = [`entry ${listener.name} (${context.memo.get("egress address", egressPort, egressAddress)} in ${netns}): authority ${authority}`];
@@ -114,8 +114,8 @@ function newMap<K, V>(): Map<K, V> {
 }
 
 /** The capture listener in the pod's netns, its chain for VIP:port, and that chain's cluster. */
-function throughCapture(context: ReplayContext, node: CompiledNode, netns: string, vip: string, port: number): Entry {
-  const listener = context.resources(node).listenerIn(netns, context.mesh.options.capturePort);
+function throughCapture(context: ReplayContext, resources: NodeResources, netns: string, vip: string, port: number): Entry {
+  const listener = resources.listenerIn(netns, context.mesh.options.capturePort);
   const dialed = hostPort(vip, port);
   if (!listener) return failed("NO_CAPTURE_CHAIN", `no capture listener in ${netns} for ${dialed}`, []);
   const chain = selectChainByDestination(listener.filter_chains ?? [], vip, port);

@@ -103,9 +103,10 @@ export interface ReplayContext {
 }
 
 export function replayPath(context: ReplayContext, source: PathSource, target: PathTarget): PathReport {
-  const node = context.mesh.node(source.node)!;
-  const entry = enterAtSource(context, node, source, target);
-  const expected = targetNames(context, target).cluster;
+  const resources = context.resources(context.mesh.node(source.node)!);
+  const names = targetNames(context, target);
+  const entry = enterAtSource(context, resources, source, target, names);
+  const expected = names.cluster;
   if (entry.kind === "not-captured")
     return { source, target, cluster: expected, status: "not-captured", landings: [], failures: [], unverified: [], note: entry.reason };
   if (entry.kind === "failed") {
@@ -113,7 +114,7 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
     return { source, target, cluster: expected, status: "failed", landings: [], failures: [failure], unverified: [] };
   }
   const cluster = entry.cluster;
-  const { clusters, chosen, unroutable } = levelFor(context, context.resources(node), cluster);
+  const { clusters, chosen, unroutable } = levelFor(context, resources, cluster);
   if (clusters.length === 0) {
     const failure = { code: "NO_CLUSTER" as const, reason: `${PATH_FAILURES.NO_CLUSTER}: ${cluster}`, hops: [...entry.hops] };
     return { source, target, cluster, status: "failed", landings: [], failures: [failure], unverified: [] };
@@ -123,14 +124,16 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   const unverified: PathFailure[] = [];
   const { stamped } = entry;
   const pool = poolHop(chosen.cluster, stamped);
-  const byTarget = chosen.outcomes.get(targetClassOf(context, target)) ?? remember(chosen.outcomes, targetClassOf(context, target), new Map());
+  const targetClass = targetClassOf(context, target);
+  const byTarget = chosen.outcomes.get(targetClass) ?? remember(chosen.outcomes, targetClass, new Map());
   const sourceClass = sourceClassOf(context, source, stamped);
   const outcomes = byTarget.get(sourceClass) ?? remember(byTarget, sourceClass, dialAll(context, source, target, stamped.filterState, chosen));
   // Sized up front: a report is kept, and an array grown by push keeps spare room.
   const landings = new Array<Landing>(landingCount(outcomes));
   let landed = 0;
-  for (const [i, dial] of chosen.dials.entries()) {
+  for (let i = 0; i < outcomes.length; i++) {
     const outcome = outcomes[i]!;
+    const dial = chosen.dials[i]!;
     if ("error" in outcome) {
       const { code, message } = outcome.error;
       (code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code, reason: message, hops: joinHops(entry.hops, dial.hop, pool, outcome.hops) });
