@@ -803,10 +803,19 @@ async function inChild<T>(script: string, snapshot: Snapshot, args: readonly str
   }
 }
 
-/** Forks a TypeScript script with this process's loader (and --expose-gc); resolves its last stdout line as JSON. */
+/**
+ * Forks a TypeScript script with this process's loader (and --expose-gc); resolves its last stdout
+ * line as JSON. The parent's --cpu-prof is not passed on (a child's profile would land among the
+ * parent's, unlabelled); AETHER_BENCH_CHILD_PROF=DIR profiles the children into DIR instead.
+ */
 function forkJson<T>(script: string, args: readonly string[]): Promise<T> {
   const inherited = process.execArgv.filter((arg) => !arg.startsWith("--cpu-prof"));
-  const execArgv = inherited.includes("--expose-gc") ? inherited : [...inherited, "--expose-gc"];
+  const profileDir = process.env.AETHER_BENCH_CHILD_PROF;
+  const execArgv = [
+    ...inherited,
+    ...(inherited.includes("--expose-gc") ? [] : ["--expose-gc"]),
+    ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
+  ];
   const child = fork(script, [...args], { execArgv, stdio: ["ignore", "pipe", "inherit", "ipc"] });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));

@@ -8,7 +8,8 @@
  */
 import { Locality } from "../../gen/envoy/config/core/v3/base.js";
 import { type ClusterLoadAssignment, ClusterLoadAssignment_Policy } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
-import { LbEndpoint, LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
+import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
+import { LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import {
   BinaryWriter,
   delimitedFieldSize,
@@ -19,6 +20,7 @@ import {
   writeUint32Field,
 } from "../envoy/wire.js";
 import { type AssignmentCells, type EncodingCell, encodingCellsOf } from "../plan/encoding-cells.js";
+import { encodeLbEndpoint } from "./lb-endpoint-encoding.js";
 
 /** Field numbers (proto/envoy/config/endpoint/v3/endpoint.proto, endpoint_components.proto). */
 const ASSIGNMENT = { clusterName: 1, endpoints: 2, policy: 4 } as const;
@@ -60,7 +62,7 @@ function writeGroup(group: LocalityLbEndpoints, cells: AssignmentCells | undefin
 }
 
 function encodedLbEndpoint(lbEndpoint: LbEndpoint, cell: EncodingCell | undefined): Uint8Array {
-  if (!cell) return LbEndpoint.encode(lbEndpoint, partWriter).finish();
-  cell.bytes ??= LbEndpoint.encode(lbEndpoint, partWriter).finish();
+  if (!cell) return encodeLbEndpoint(lbEndpoint);
+  cell.bytes ??= encodeLbEndpoint(lbEndpoint);
   return cell.bytes;
 }
