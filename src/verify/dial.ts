@@ -298,7 +298,8 @@ function dialPod(context: ReplayContext, trip: Trip, dial: Dial): RegistryPod {
 }
 
 function preferService(pods: readonly RegistryPod[], service: ServiceKey): RegistryPod {
-  return pods.find((pod) => pod.service === service) ?? pods[0]!;
+  for (const pod of pods) if (pod.service === service) return pod;
+  return pods[0]!;
 }
 
 /** The waypoint reads the SNI and forwards raw bytes to a local pod (or one in its cluster). */

@@ -55,6 +55,8 @@ export interface TargetNames {
   readonly authority: string;
   readonly protocol: ReturnType<typeof protocolOf>;
   readonly vip: string | undefined;
+  /** A small number per service port, the same for equal targets (the replay keeps dial outcomes by it). */
+  readonly id: number;
 }
 
 export function targetNames(context: ReplayContext, target: PathTarget): TargetNames {
@@ -69,7 +71,14 @@ function namesOf(target: PathTarget, context: ReplayContext): TargetNames {
     authority: serviceAuthority(meshDomain, ref, target.port),
     protocol: protocolOf(context.mesh.index.services.get(target.service)?.protocols, target.port),
     vip: context.mesh.index.snapshot.vips?.get(target.service),
+    id: targetId(context, target),
   };
+}
+
+function targetId(context: ReplayContext, target: PathTarget): number {
+  const ids = context.memo.get("target ids", "", newMap<string, number>);
+  const key = `${target.service}\u0000${target.port}`;
+  return ids.get(key) ?? remember(ids, key, ids.size);
 }
 
 /** `resources`: the source node's; `names`: the target's (`targetNames`). */

@@ -26,7 +26,7 @@ import {
   resourceLookups,
   tunnelAddresses,
 } from "./compiled-mesh.js";
-import { PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type PoolUse, type ReplayContext, replayPath } from "./path.js";
+import { PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type ReplayContext, replayPath } from "./path.js";
 import { pathSettingsLines } from "./path-settings.js";
 import { ReplayMemo, remember } from "./replay-memo.js";
 
@@ -132,16 +132,25 @@ export function sourcesOf(mesh: Pick<MeshView, "index" | "options">, local: Loca
 }
 
 /** The service ports a source calls: its service's dependencies (the node's for the node itself). */
-function targetsOf(mesh: CompiledMesh, local: LocalNode, source: PathSource, targets: (key: ServiceKey) => readonly PathTarget[]): readonly PathTarget[] {
+function targetsOf(
+  mesh: CompiledMesh,
+  local: LocalNode,
+  source: PathSource,
+  targets: (keys: readonly ServiceKey[]) => readonly PathTarget[],
+): readonly PathTarget[] {
   const declared = source.pod ? mesh.index.snapshot.dependencies?.get(source.pod.service) : local.dependencies;
-  const keys = declared ?? mesh.index.serviceKeys;
-  return keys.flatMap(targets);
+  return targets(declared ?? mesh.index.serviceKeys);
 }
 
-/** Each service's ports as targets, one object per service port for the whole check (the replay memoizes by target). */
-function targetLookup(mesh: CompiledMesh): (key: ServiceKey) => readonly PathTarget[] {
-  const targets = new Map<ServiceKey, readonly PathTarget[]>();
-  return (key) => getOrInsert(targets, key, () => (mesh.index.services.get(key)?.ports ?? []).map((port) => ({ service: key, port })));
+/**
+ * Each service's ports as targets, one object per service port for the whole check (the replay
+ * memoizes by target), and a list of services' targets once per list (sources of a service share it).
+ */
+function targetLookup(mesh: CompiledMesh): (keys: readonly ServiceKey[]) => readonly PathTarget[] {
+  const byService = new Map<ServiceKey, readonly PathTarget[]>();
+  const ofService = (key: ServiceKey) => getOrInsert(byService, key, () => (mesh.index.services.get(key)?.ports ?? []).map((port) => ({ service: key, port })));
+  const byList = new Map<readonly ServiceKey[], readonly PathTarget[]>();
+  return (keys) => getOrInsert(byList, keys, () => keys.flatMap(ofService));
 }
 
 /**

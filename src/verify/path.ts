@@ -103,7 +103,7 @@ export interface ReplayContext {
 }
 
 export function replayPath(context: ReplayContext, source: PathSource, target: PathTarget): PathReport {
-  const resources = context.resources(context.mesh.node(source.node)!);
+  const resources = context.memo.get("source resources", source, resourcesOf, context);
   const names = targetNames(context, target);
   const entry = enterAtSource(context, resources, source, target, names);
   const expected = names.cluster;
@@ -124,8 +124,7 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   const unverified: PathFailure[] = [];
   const { stamped } = entry;
   const pool = poolHop(chosen.cluster, stamped);
-  const targetClass = targetClassOf(context, target);
-  const byTarget = chosen.outcomes.get(targetClass) ?? remember(chosen.outcomes, targetClass, new Map());
+  const byTarget = chosen.outcomes.get(names.id) ?? remember(chosen.outcomes, names.id, new Map());
   const sourceClass = sourceClassOf(context, source, stamped);
   const outcomes = byTarget.get(sourceClass) ?? remember(byTarget, sourceClass, dialAll(context, source, target, stamped.filterState, chosen));
   // Sized up front: a report is kept, and an array grown by push keeps spare room.
@@ -171,22 +170,18 @@ function joinHops(entry: readonly string[], dial: string, pool: string, tail: re
   return hops;
 }
 
+/** The source node's resources, looked up once per source. */
+function resourcesOf(source: PathSource, context: ReplayContext): NodeResources {
+  return context.resources(context.mesh.node(source.node)!);
+}
+
 /**
  * What dialing each endpoint of a level yields depends on the source only through its target, its
  * identity, its cluster and the values it shares with upstream: kept per level (levels are shared
- * across the nodes whose output holds the same objects) by the target's class, then the source's.
- * Both are small numbers, remembered per target and per source object, so no key is built per path.
+ * across the nodes whose output holds the same objects) by the target's id (`TargetNames`), then
+ * the source's class. Both are small numbers, remembered per target and per source object, so no
+ * key is built per path.
  */
-function targetClassOf(context: ReplayContext, target: PathTarget): number {
-  return context.memo.get("target classes", target, targetClass, context);
-}
-
-function targetClass(target: PathTarget, context: ReplayContext): number {
-  const classes = context.memo.get("target class ids", "", newMap<string, number>);
-  const key = `${target.service}\u0000${target.port}`;
-  return classes.get(key) ?? remember(classes, key, classes.size);
-}
-
 /** The class of a source entering through a chain that stamps `stamped`: its identity, its cluster and the values shared. */
 function sourceClassOf(context: ReplayContext, source: PathSource, stamped: Stamped): number {
   const byStamp = context.memo.get("source classes", source, newMap<Stamped, number>);
@@ -255,7 +250,7 @@ interface EdsCluster {
 /** The level Envoy picks, its endpoints to dial, and what dialing them yields, by path class. */
 interface Chosen extends DialLevel {
   readonly endpoints: readonly LbEndpoint[];
-  /** By target class, then source class (`targetClassOf`, `sourceClassOf`). */
+  /** By target id, then source class (`sourceClassOf`). */
   readonly outcomes: Map<number, Map<number, DialOutcome[]>>;
 }
 
