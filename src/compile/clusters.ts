@@ -19,7 +19,7 @@ import type { TransportSocket } from "../../gen/envoy/config/core/v3/base.js";
 import type { Matcher } from "../../gen/xds/type/matcher/v3/matcher.js";
 import { pack } from "../envoy/any.js";
 import { LB_METADATA_NAMESPACE } from "../envoy/core.js";
-import { httpProtocolOptions } from "../envoy/listener.js";
+import { httpProtocolOptions, type UpstreamHttp } from "../envoy/listener.js";
 import { descend, endpointMetadataInput, exactMatchTree, filterStateInput, useSocket } from "../envoy/matcher.js";
 import { selectedCertificateSocket, type UpstreamSocketSpec, upstreamSockets } from "../envoy/tls.js";
 import { AGGREGATE_CLUSTER_CONFIG, EXTENSION } from "../envoy/types.js";
@@ -54,6 +54,19 @@ export function outboundClusters(plan: NodePlan, target: OutboundTarget): Cluste
   ];
 }
 
+/**
+ * Per compile context: the HTTP protocol options of a cluster speaking `http`, with or without the
+ * settings' HTTP/2 keepalive — one object shared by every such cluster of every node.
+ */
+const PROTOCOL_OPTIONS = new CacheSlot<[http: UpstreamHttp, keepalive: boolean], ProtocolOptions>("HTTP protocol options", (http, keepalive) =>
+  JSON.stringify([http, keepalive]),
+);
+type ProtocolOptions = NonNullable<Cluster["typed_extension_protocol_options"]>;
+
+export function protocolOptions(plan: NodePlan, http: UpstreamHttp, keepalive: boolean): ProtocolOptions {
+  return PROTOCOL_OPTIONS.get(plan.context, [http, keepalive], () => httpProtocolOptions(http, keepalive ? http2Keepalive(plan.options.settings) : undefined));
+}
+
 /** How one EDS cluster picks its transport socket. */
 interface SocketChoice {
   /** The named sockets a matcher chooses from (none: `fallback` is the only socket). */
@@ -75,8 +88,7 @@ function edsCluster(plan: NodePlan, target: OutboundTarget, name: string, choice
     ...clusterSettings(settings, "outbound"),
   };
   // The mesh hop is HTTP/2 over mTLS for every HTTP port, whatever the application speaks.
-  if (protocolOf(target.service.protocols, target.port) !== "tcp")
-    cluster.typed_extension_protocol_options = httpProtocolOptions("http2", http2Keepalive(settings));
+  if (protocolOf(target.service.protocols, target.port) !== "tcp") cluster.typed_extension_protocol_options = protocolOptions(plan, "http2", true);
   if (choice.table.length > 0) cluster.transport_socket_matches = [...choice.table];
   if (choice.matcher) cluster.transport_socket_matcher = choice.matcher;
   if (choice.fallback) cluster.transport_socket = choice.fallback;

@@ -6,19 +6,34 @@
  * the application at `pod_ip:<port>`.
  */
 import { type Cluster, Cluster_DiscoveryType } from "../../gen/envoy/config/cluster/v3/cluster.js";
-import { TrafficDirection } from "../../gen/envoy/config/core/v3/base.js";
+import { TrafficDirection, type TransportSocket } from "../../gen/envoy/config/core/v3/base.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import { type Diagnostic, diagnostic } from "../diagnostics.js";
 import { socketAddress } from "../envoy/core.js";
-import { httpProtocolOptions, httpToCluster, staticCluster, tcpProxy, tlsInspector } from "../envoy/listener.js";
+import { httpToCluster, staticCluster, tcpProxy, tlsInspector } from "../envoy/listener.js";
 import { downstreamTlsSocket, upstreamTlsSocket } from "../envoy/tls.js";
 import { protocolOf } from "../model/snapshot.js";
 import { appClusterName, directSni, inboundChainName, inboundListenerName, type PodRef, readinessClusterName, waypointSni } from "../naming.js";
+import { CacheSlot } from "../plan/cache-slots.js";
 import type { HostedPodPlan, NodePlan } from "../plan/node-plan.js";
 import { accessLogs } from "./access-log.js";
+import { protocolOptions } from "./clusters.js";
 import { clusterSettings, duration, listenerSettings, tcpIdleTimeout } from "./settings.js";
+
+/**
+ * Per compile context: a pod's inbound TLS socket by its identity and whether the port is HTTP.
+ * The rest (SDS, trust validation, client SAN prefixes) is the context's, so pods of one service
+ * on every node of the context share the socket and its encoding.
+ */
+const INBOUND_SOCKETS = new CacheSlot<[identity: string, http: boolean], TransportSocket>("inbound TLS sockets", (identity, http) =>
+  JSON.stringify([identity, http]),
+);
+/** Per compile context: the readiness probe's socket by the SNI port and the pod's identity (the node's identity is the context's). */
+const PROBE_SOCKETS = new CacheSlot<[port: number, identity: string], TransportSocket>("probe TLS sockets", (port, identity) =>
+  JSON.stringify([port, identity]),
+);
 
 export interface InboundSide {
   readonly listeners: Listener[];
@@ -76,7 +91,7 @@ function inboundListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): Li
 function appCluster(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: number): Cluster {
   const cluster: Cluster = { ...staticCluster(appClusterName(ref, port), hosted.pod.ip, port), ...clusterSettings(plan.options.settings, "app") };
   const protocol = protocolOf(hosted.protocols, port);
-  if (protocol !== "tcp") cluster.typed_extension_protocol_options = httpProtocolOptions(APP_HTTP[protocol]);
+  if (protocol !== "tcp") cluster.typed_extension_protocol_options = protocolOptions(plan, APP_HTTP[protocol], false);
   return cluster;
 }
 
@@ -99,13 +114,15 @@ function readinessProbe(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): { c
     type: Cluster_DiscoveryType.EDS,
     eds_cluster_config: { eds_config: plan.eds, service_name: name },
     ...clusterSettings(plan.options.settings, "probe"),
-    transport_socket: upstreamTlsSocket({
-      sni: directSni(hosted.ports[0]!),
-      alpn: [],
-      source: { spiffeId: plan.nodeIdentity, sds: plan.sds },
-      pinnedSans: [hosted.identity],
-      validation: plan.validation,
-    }),
+    transport_socket: PROBE_SOCKETS.get(plan.context, [hosted.ports[0]!, hosted.identity], () =>
+      upstreamTlsSocket({
+        sni: directSni(hosted.ports[0]!),
+        alpn: [],
+        source: { spiffeId: plan.nodeIdentity, sds: plan.sds },
+        pinnedSans: [hosted.identity],
+        validation: plan.validation,
+      }),
+    ),
     health_checks: [
       {
         timeout: duration(probe.timeoutMs),
@@ -145,12 +162,14 @@ function inboundChain(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: 
             accessLog: accessLogs(plan, { reporter: "destination", listener: inboundListenerName(ref), http }),
           }),
     ],
-    transport_socket: downstreamTlsSocket({
-      alpn: http ? ["h2"] : [],
-      server: { spiffeId: hosted.identity, sds: plan.sds },
-      validation: plan.validation,
-      clientSanPrefixes: plan.workloadSanPrefixes,
-    }),
+    transport_socket: INBOUND_SOCKETS.get(plan.context, [hosted.identity, http], () =>
+      downstreamTlsSocket({
+        alpn: http ? ["h2"] : [],
+        server: { spiffeId: hosted.identity, sds: plan.sds },
+        validation: plan.validation,
+        clientSanPrefixes: plan.workloadSanPrefixes,
+      }),
+    ),
     name: inboundChainName(port),
   };
 }

@@ -18,12 +18,14 @@ import type { Address } from "../../gen/envoy/config/core/v3/address.js";
 import { TrafficDirection } from "../../gen/envoy/config/core/v3/base.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { Filter, FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
+import type { VirtualHost } from "../../gen/envoy/config/route/v3/route_components.js";
 import { socketAddress } from "../envoy/core.js";
-import { type AuthorityRoute, httpCapture, httpEgress, originalDst, stampFilterState, tcpProxy } from "../envoy/listener.js";
+import { type AuthorityRoute, authorityHosts, egressTable, httpCapture, httpEgress, originalDst, stampFilterState, tcpProxy } from "../envoy/listener.js";
 import { FILTER_STATE } from "../envoy/types.js";
 import { protocolOf } from "../model/snapshot.js";
 import { captureChainName, captureListenerName, outboundClusterName, outboundListenerName, type PodRef, type ServiceKey, serviceAuthority } from "../naming.js";
-import type { HostedPodPlan, NodePlan } from "../plan/node-plan.js";
+import { CacheSlot } from "../plan/cache-slots.js";
+import { type HostedPodPlan, type NodePlan, type ReuseSlot, reuseIfUnchanged } from "../plan/node-plan.js";
 import type { IndexedService } from "../plan/snapshot-index.js";
 import { getOrInsert } from "../util/maps.js";
 import { accessLogs } from "./access-log.js";
@@ -40,13 +42,13 @@ interface Destination {
 
 /** Every hosted pod's egress and capture listeners, sorted by name; none for a pod without a netns of its own. */
 export function outboundListeners(plan: NodePlan): Listener[] {
-  const destinationsOf = destinationsByService(plan);
+  const egressOf = egressByService(plan);
   return plan.hostedPods.flatMap((hosted) => {
     if (!hosted.netns) return [];
     const ref = { namespace: hosted.pod.namespace, pod: hosted.pod.name };
-    const destinations = destinationsOf(hosted.service);
+    const egress = egressOf(hosted.service);
     const stamp = [sourceStamp(plan, hosted)];
-    return [...egressListener(plan, hosted, ref, destinations, stamp), ...captureListener(plan, hosted, ref, destinations, stamp)];
+    return [...egressListener(plan, hosted, ref, egress, stamp), ...captureListener(plan, hosted, ref, egress.destinations, stamp)];
   });
 }
 
@@ -57,24 +59,83 @@ export function outboundListeners(plan: NodePlan): Listener[] {
  * reaches the cluster's matcher); pools are per downstream connection there.
  */
 function sourceStamp(plan: NodePlan, hosted: HostedPodPlan): Filter {
-  if (plan.options.sourceIdentity === "selector") return stampFilterState(FILTER_STATE.certificateMapperKey, FILTER_STATE.hashableString, hosted.identity);
-  return stampFilterState(plan.options.netnsFilterStateKey, FILTER_STATE.string, hosted.netns);
+  if (plan.options.sourceIdentity === "selector") {
+    return SOURCE_STAMPS.get(plan.context, [hosted.identity], () =>
+      stampFilterState(FILTER_STATE.certificateMapperKey, FILTER_STATE.hashableString, hosted.identity),
+    );
+  }
+  return SOURCE_STAMPS.get(plan.context, [hosted.netns], () => stampFilterState(plan.options.netnsFilterStateKey, FILTER_STATE.string, hosted.netns));
 }
 
-/** A pod's destinations by its service: pods of one service share them (and their order). */
-function destinationsByService(plan: NodePlan): (service: ServiceKey) => readonly Destination[] {
-  const known = new Map<ServiceKey, Destination[]>();
+/** Per compile context: the stamp filter by the value stamped (the mode, and so which value it is, is the context's). */
+const SOURCE_STAMPS = new CacheSlot<[value: string], Filter>("source stamps", (value) => value);
+
+/** What a pod's outbound listeners route to, by its service: every pod of the service shares it. */
+interface ServiceEgress {
+  readonly destinations: readonly Destination[];
+  /** The egress listener's routes; none when no destination speaks HTTP. */
+  readonly virtualHosts: readonly VirtualHost[] | undefined;
+}
+
+/**
+ * Per compile context (the mesh domain and settings are the context's), by the pod's service: its
+ * egress, kept while the services it calls are the same objects and the VIPs the same map.
+ */
+const EGRESS = new CacheSlot<[service: ServiceKey], ReuseSlot>("pod egress by service", (service) => service);
+
+/** A pod's egress by its service: pods of one service share it (and its order). */
+function egressByService(plan: NodePlan): (service: ServiceKey) => ServiceEgress {
+  const known = new Map<ServiceKey, ServiceEgress>();
   const inScope = new Map(plan.dependencies.map((service) => [service.key, service]));
   return (key) =>
     getOrInsert(known, key, () => {
       const declared = plan.index.snapshot.dependencies?.get(key);
       const services = declared ? declared.flatMap((dependency) => inScope.get(dependency) ?? []) : plan.dependencies;
-      return services.flatMap((service) => destinationsOf(plan, service));
+      const inputs = [plan.index.snapshot.vips, ...services];
+      return reuseIfUnchanged(
+        EGRESS.get(plan.context, [key], () => ({})),
+        inputs,
+        () => serviceEgress(plan, services),
+      );
     });
 }
 
-function destinationsOf(plan: NodePlan, service: IndexedService): Destination[] {
+function serviceEgress(plan: NodePlan, services: readonly IndexedService[]): ServiceEgress {
+  const destinations: Destination[] = [];
+  const hosts: VirtualHost[] = [];
+  for (const service of services) {
+    const target = targetOf(plan, service);
+    for (const destination of target.destinations) destinations.push(destination);
+    for (const host of target.hosts) hosts.push(host);
+  }
+  return { destinations, virtualHosts: hosts.length > 0 ? egressTable(hosts) : undefined };
+}
+
+/** A service as every pod calling it routes to it: its destinations and their virtual hosts. */
+interface EgressTarget {
+  readonly destinations: readonly Destination[];
+  readonly hosts: readonly VirtualHost[];
+}
+
+/**
+ * Per compile context (mesh domain, settings), by the service called: its egress target, kept
+ * while the service is the same object and its VIP the same.
+ */
+const EGRESS_TARGETS = new CacheSlot<[service: ServiceKey], ReuseSlot>("egress targets", (service) => service);
+
+function targetOf(plan: NodePlan, service: IndexedService): EgressTarget {
   const vip = plan.index.snapshot.vips?.get(service.key);
+  return reuseIfUnchanged(
+    EGRESS_TARGETS.get(plan.context, [service.key], () => ({})),
+    [service, vip],
+    () => {
+      const destinations = destinationsOf(plan, service, vip);
+      return { destinations, hosts: authorityHosts(authorityRoutes(plan, destinations), egressRetryPolicy(plan.options.settings)) };
+    },
+  );
+}
+
+function destinationsOf(plan: NodePlan, service: IndexedService, vip: string | undefined): Destination[] {
   return service.ports.map((port) => ({
     cluster: outboundClusterName(plan.node.meshDomain, { ...service.ref, port }),
     port,
@@ -84,9 +145,8 @@ function destinationsOf(plan: NodePlan, service: IndexedService): Destination[] 
   }));
 }
 
-function egressListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, destinations: readonly Destination[], stamp: readonly Filter[]): Listener[] {
-  const routes = authorityRoutes(plan, destinations);
-  if (routes.length === 0) return [];
+function egressListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, egress: ServiceEgress, stamp: readonly Filter[]): Listener[] {
+  if (!egress.virtualHosts) return [];
   const name = outboundListenerName(ref);
   return [
     {
@@ -95,7 +155,7 @@ function egressListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, dest
       stat_prefix: name,
       filter_chains: [
         {
-          filters: [...stamp, httpEgress(name, routes, egressRetryPolicy(plan.options.settings), { accessLog: sourceLogs(plan, hosted, name, true) })],
+          filters: [...stamp, httpEgress(name, egress.virtualHosts, { accessLog: sourceLogs(plan, hosted, name, true) })],
           name: "http",
         },
       ],
@@ -105,14 +165,12 @@ function egressListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, dest
   ];
 }
 
-/** One virtual host per HTTP service port; the bare authority too when the service has one HTTP port. */
+/** One route per HTTP port of one service's destinations; the bare authority too when the service has one HTTP port. */
 function authorityRoutes(plan: NodePlan, destinations: readonly Destination[]): AuthorityRoute[] {
   const http = destinations.filter((destination) => destination.http);
-  const httpPorts = new Map<ServiceKey, number>();
-  for (const { service } of http) httpPorts.set(service.key, (httpPorts.get(service.key) ?? 0) + 1);
   return http.map(({ cluster, port, service }) => {
     const domains = [serviceAuthority(plan.node.meshDomain, service.ref, port)];
-    if (httpPorts.get(service.key) === 1) domains.push(serviceAuthority(plan.node.meshDomain, service.ref));
+    if (http.length === 1) domains.push(serviceAuthority(plan.node.meshDomain, service.ref));
     return { name: cluster, domains, cluster };
   });
 }

@@ -25,8 +25,10 @@ import {
   tunnelServerName,
   waypointSni,
 } from "../naming.js";
+import { CacheSlot } from "../plan/cache-slots.js";
 import { netnsRivals } from "../plan/endpoints.js";
 import type { NodePlan } from "../plan/node-plan.js";
+import type { IndexedService, SnapshotIndex } from "../plan/snapshot-index.js";
 import { compareText, ipSortKey } from "../util/order.js";
 import { accessLogs } from "./access-log.js";
 import { fitToUint32 } from "./endpoints.js";
@@ -87,10 +89,25 @@ function routesOf(plan: NodePlan, service: ServiceRef): TunnelRoute[] {
 function servingPods(plan: NodePlan, service: ServiceRef): ServingPod[] {
   const key = serviceKey(service);
   const { clusterName, nodeName } = plan.node;
+  const indexed = plan.index.services.get(key);
+  if (!indexed) return [];
   const terminating = new Set(plan.hostedPods.filter((h) => h.service === key && h.pod.terminating).map((h) => h.pod.ip));
-  return (plan.index.services.get(key)?.endpoints ?? [])
-    .filter((e) => e.clusterName === clusterName && serving(e) && netnsRivals(plan.index, e).length === 0 && !terminating.has(e.ip))
-    .map((e) => ({ ip: e.ip, weight: e.weight, ports: e.ports, local: e.kubernetesMetadata.nodeName === nodeName }))
+  return CLUSTER_PODS.get(indexed.caches, [clusterName], () => clusterPods(plan.index, indexed, clusterName))
+    .filter((e) => !terminating.has(e.ip))
+    .map((e) => ({ ip: e.ip, weight: e.weight, ports: e.ports, local: e.kubernetesMetadata.nodeName === nodeName }));
+}
+
+/**
+ * Per service version: its records in a cluster a waypoint may forward to, sorted by address —
+ * the same for every node of the cluster; each node then drops its own terminating pods. A record
+ * gaining or losing a netns rival re-indexes the service (see `netnsNeighbours`), so the entry
+ * never outlives its rivals.
+ */
+const CLUSTER_PODS = new CacheSlot<[cluster: string], ServiceEndpoint[]>("waypoint pods by cluster", (cluster) => cluster);
+
+function clusterPods(index: SnapshotIndex, service: IndexedService, clusterName: string): ServiceEndpoint[] {
+  return service.endpoints
+    .filter((e) => e.clusterName === clusterName && serving(e) && netnsRivals(index, e).length === 0)
     .sort((a, b) => compareText(ipSortKey(a.ip), ipSortKey(b.ip)));
 }
 
@@ -110,13 +127,19 @@ export function tunnelListener(plan: NodePlan, routes: readonly TunnelRoute[]): 
       name: TUNNEL_LISTENER_NAME,
       // Bound in the host netns (the node proxy's own), on the node's routable address.
       address: socketAddress(plan.node.nodeIp, plan.options.tunnelPort),
-      filter_chains: routes.map((route) => tunnelChain(plan, route)),
+      filter_chains: routes.map((route) => TUNNEL_CHAINS.get(plan.context, [route.chain], () => tunnelChain(plan, route))),
       listener_filters: [tlsInspector()],
       traffic_direction: TrafficDirection.INBOUND,
       ...listenerSettings(plan.options.settings, true),
     },
   ];
 }
+
+/**
+ * Per compile context (mesh domain, settings), by chain name (which names the service and port):
+ * a tunnel chain is the same on every node that hosts the service.
+ */
+const TUNNEL_CHAINS = new CacheSlot<[chain: string], FilterChain>("tunnel chains", (chain) => chain);
 
 /** A leading `*` matches any number of labels: the service-wide chain takes every port. */
 function tunnelChain(plan: NodePlan, route: TunnelRoute): FilterChain {
@@ -136,13 +159,19 @@ function tunnelChain(plan: NodePlan, route: TunnelRoute): FilterChain {
 
 /** The ingress clusters: EDS, so pod churn never touches CDS; no transport socket. */
 export function ingressClusters(plan: NodePlan, routes: readonly TunnelRoute[]): Cluster[] {
-  const settings = clusterSettings(plan.options.settings, "ingress");
-  return routes.map(({ cluster: name }) => ({
+  return routes.map(({ cluster: name }) => INGRESS_CLUSTERS.get(plan.context, [name], () => ingressCluster(plan, name)));
+}
+
+/** Per compile context, by name: an ingress cluster is its name, the EDS source and the settings (the context's), so nodes share it. */
+const INGRESS_CLUSTERS = new CacheSlot<[name: string], Cluster>("ingress clusters", (name) => name);
+
+function ingressCluster(plan: NodePlan, name: string): Cluster {
+  return {
     name,
     type: Cluster_DiscoveryType.EDS,
     eds_cluster_config: { eds_config: plan.eds, service_name: name },
-    ...settings,
-  }));
+    ...clusterSettings(plan.options.settings, "ingress"),
+  };
 }
 
 /**

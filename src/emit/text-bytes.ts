@@ -12,7 +12,7 @@ let lastLength = 0;
 
 export class TextBytes {
   private buffer: Buffer;
-  private length = 0;
+  length = 0;
   private ascii = true;
 
   constructor() {
@@ -29,6 +29,11 @@ export class TextBytes {
     if (this.buffer.length <= KEPT_BYTES) kept = this.buffer;
     lastLength = this.length;
     return text;
+  }
+
+  /** Drops what was written after `length`. */
+  rewind(length: number): void {
+    this.length = length;
   }
 
   /** One ASCII character, by code. */
@@ -62,12 +67,82 @@ export class TextBytes {
     this.length = at;
   }
 
+  /**
+   * A string as JSON's string literal, quotes included: `"`, `\` and control characters escaped
+   * (`\n`, `\u001f`), and so is a lone surrogate, as `JSON.stringify` does.
+   */
+  jsonString(value: string): void {
+    const size = value.length;
+    if (this.length + size + 2 > this.buffer.length) this.grow(size + 2);
+    const buffer = this.buffer;
+    let at = this.length;
+    buffer[at++] = 0x22;
+    for (let i = 0; i < size; i++) {
+      const code = value.charCodeAt(i);
+      if (code < 0x20 || code === 0x22 || code === 0x5c || code >= 0x80) {
+        this.length = at;
+        this.jsonStringFrom(value, i);
+        return;
+      }
+      buffer[at++] = code;
+    }
+    buffer[at++] = 0x22;
+    this.length = at;
+  }
+
+  /** The rest of `jsonString` from `start` on: runs that need no escape as they are, escapes between them. */
+  private jsonStringFrom(value: string, start: number): void {
+    const size = value.length;
+    let run = start;
+    for (let i = start; i < size; i++) {
+      const code = value.charCodeAt(i);
+      if (code >= 0x20 && code !== 0x22 && code !== 0x5c && (code < 0xd800 || code > 0xdfff)) continue;
+      if (code >= 0xd800 && code <= 0xdbff && i + 1 < size && isLowSurrogate(value.charCodeAt(i + 1))) {
+        i++;
+        continue;
+      }
+      if (run < i) this.text(value.slice(run, i));
+      this.text(escapeOf(code));
+      run = i + 1;
+    }
+    if (run < size) this.text(run === 0 ? value : value.slice(run));
+    this.byte(0x22);
+  }
+
   /** The rest of `value` from `start` on, which holds non-ASCII characters. */
   private textFrom(value: string, start: number): void {
-    const rest = value.slice(start);
-    const size = Buffer.byteLength(rest, "utf8");
-    if (this.length + size > this.buffer.length) this.grow(size);
-    this.length += this.buffer.write(rest, this.length, size, "utf8");
+    const size = value.length;
+    // At most three bytes per UTF-16 unit (a surrogate pair's four bytes are two units).
+    if (this.length + 3 * (size - start) > this.buffer.length) this.grow(3 * (size - start));
+    const buffer = this.buffer;
+    let at = this.length;
+    for (let i = start; i < size; i++) {
+      let code = value.charCodeAt(i);
+      if (code < 0x80) buffer[at++] = code;
+      else if (code < 0x800) {
+        buffer[at++] = 0xc0 | (code >> 6);
+        buffer[at++] = 0x80 | (code & 0x3f);
+      } else {
+        if (code >= 0xd800 && code <= 0xdfff) {
+          const low = code <= 0xdbff && i + 1 < size ? value.charCodeAt(i + 1) : 0;
+          if (isLowSurrogate(low)) {
+            code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
+            i++;
+            buffer[at++] = 0xf0 | (code >> 18);
+            buffer[at++] = 0x80 | ((code >> 12) & 0x3f);
+            buffer[at++] = 0x80 | ((code >> 6) & 0x3f);
+            buffer[at++] = 0x80 | (code & 0x3f);
+            continue;
+          }
+          // A lone surrogate has no UTF-8 form: U+FFFD, as Buffer's encoder writes it.
+          code = 0xfffd;
+        }
+        buffer[at++] = 0xe0 | (code >> 12);
+        buffer[at++] = 0x80 | ((code >> 6) & 0x3f);
+        buffer[at++] = 0x80 | (code & 0x3f);
+      }
+    }
+    this.length = at;
     this.ascii = false;
   }
 
@@ -76,4 +151,15 @@ export class TextBytes {
     this.buffer.copy(grown, 0, 0, this.length);
     this.buffer = grown;
   }
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+const SHORT_ESCAPES: Readonly<Record<number, string>> = { 8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\" };
+
+/** JSON's escape of a character it does not print as is. */
+function escapeOf(code: number): string {
+  return SHORT_ESCAPES[code] ?? `\\u${code.toString(16).padStart(4, "0")}`;
 }

@@ -1,9 +1,9 @@
 /**
  * Envoy's canonical JSON form of generated messages, planned once per message type: each field's
  * name, omission rule and value conversion (enum names, base64, Durations, unwrapped wrappers)
- * resolved ahead, and nested plans on first use. Two walks share the plans: one builds JSON
- * values (`renderMessage`, `renderResult`), the other hands pieces to a text writer, so
- * `renderYaml` prints a full node without building its value tree first.
+ * resolved ahead, and nested plans on first use. The JSON values (`renderMessage`, `renderResult`)
+ * are built here; the text writers (json-text.ts, yaml-text.ts) walk the same plans and print a
+ * full node without building its value tree first.
  */
 import type { Any } from "../../gen/google/protobuf/any.js";
 import { enumValueNames, type FieldInfo, FieldType, lookupMessage, unpackAny } from "../envoy/schema.js";
@@ -21,39 +21,25 @@ const UNWRAPPED_WRAPPERS: ReadonlySet<string> = new Set([
 const UNWRAPPED_STRING_WRAPPERS: ReadonlySet<string> = new Set(["google.protobuf.UInt64Value", "google.protobuf.Int64Value"]);
 const PLAIN_JSON: ReadonlySet<string> = new Set(["google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"]);
 
-/** Receives a document piece by piece: every value after a `key` (in an object) or an `item` (in an array). */
-export interface TextSink {
-  beginObject(): void;
-  key(name: string): void;
-  endObject(): void;
-  beginArray(): void;
-  item(): void;
-  endArray(): void;
-  string(value: string): void;
-  number(value: number): void;
-  boolean(value: boolean): void;
-  null(): void;
-}
-
 /** Thrown for a value only `renderResult`'s tree and its printer render exactly (e.g. a class instance). */
 export class NotWritable extends Error {}
 
 /** A scalar, enum or well-known type as its JSON value. */
 type Leaf = (value: unknown) => unknown;
 
-enum Kind {
+export enum Kind {
   Leaf,
   Message,
   Any,
 }
 
-enum Shape {
+export enum Shape {
   Singular,
   List,
   Map,
 }
 
-interface FieldPlan {
+export interface FieldPlan {
   readonly name: string;
   readonly shape: Shape;
   /** Scalars and enums at their default value are not on the wire: omitted. */
@@ -64,11 +50,15 @@ interface FieldPlan {
   readonly typeName: string;
   /** A Message field's type plan, on first use (message types nest recursively). */
   nested: readonly FieldPlan[] | undefined;
+  /** JSON's `\n    "name": ` (first entry) and `,\n    "name": ` (a later one) at each depth, made on first use. */
+  readonly jsonKeys: string[];
+  /** YAML's `name:` on a dash's line, then `    name:` at each indentation / 2, made on first use. */
+  readonly yamlKeys: string[];
 }
 
 const plans = new Map<string, readonly FieldPlan[]>();
 
-function planOf(typeName: string): readonly FieldPlan[] {
+export function planOf(typeName: string): readonly FieldPlan[] {
   let plan = plans.get(typeName);
   if (!plan) {
     const info = lookupMessage(typeName);
@@ -91,7 +81,17 @@ function fieldPlan(field: FieldInfo): FieldPlan {
           ? Kind.Leaf
           : Kind.Message;
   const leaf = (values.type === FieldType.Message ? messageLeaf(values.typeName) : scalarLeaf(values)) ?? same;
-  return { name: field.name, shape, omitDefault: field.type !== FieldType.Message, kind, leaf, typeName: values.typeName, nested: undefined };
+  return {
+    name: field.name,
+    shape,
+    omitDefault: field.type !== FieldType.Message,
+    kind,
+    leaf,
+    typeName: values.typeName,
+    nested: undefined,
+    jsonKeys: [],
+    yamlKeys: [],
+  };
 }
 
 const same: Leaf = (value) => value;
@@ -132,7 +132,7 @@ function messageLeaf(typeName: string): Leaf | undefined {
   return undefined;
 }
 
-function unpacked(any: Any): { typeName: string; message: unknown } {
+export function unpacked(any: Any): { typeName: string; message: unknown } {
   const result = unpackAny(any);
   if (!result) throw new RenderError(`cannot unpack Any of unknown type ${any.type_url}`);
   return result;
@@ -180,108 +180,6 @@ function renderValue(field: FieldPlan, value: unknown): JsonValue {
   return renderPlanned(field.nested, value as Record<string, unknown>, {});
 }
 
-// ---- text sinks -------------------------------------------------------------------------------
-
-/** One message of the given fully-qualified type; with `url`, as an Any: `{"@type": url, ...}`. */
-export function writeMessage(typeName: string, message: unknown, sink: TextSink, url?: string): void {
-  const plan = planOf(typeName);
-  sink.beginObject();
-  if (url !== undefined) {
-    sink.key("@type");
-    sink.string(url);
-  }
-  writeFields(plan, message as Record<string, unknown>, sink);
-  sink.endObject();
-}
-
-function writeFields(plan: readonly FieldPlan[], record: Record<string, unknown>, sink: TextSink): void {
-  for (const field of plan) {
-    const value = record[field.name];
-    if (value === undefined || value === null) continue;
-    if (field.shape === Shape.Singular) {
-      if (field.omitDefault && isDefault(value)) continue;
-      sink.key(field.name);
-      writeValue(field, value, sink);
-    } else if (field.shape === Shape.List) {
-      const items = value as readonly unknown[];
-      if (items.length === 0) continue;
-      sink.key(field.name);
-      sink.beginArray();
-      for (const item of items) {
-        sink.item();
-        writeValue(field, item, sink);
-      }
-      sink.endArray();
-    } else {
-      const entries = value as Record<string, unknown>;
-      const keys = Object.keys(entries);
-      if (keys.length === 0) continue;
-      sink.key(field.name);
-      sink.beginObject();
-      for (const key of keys) {
-        sink.key(key);
-        writeValue(field, entries[key], sink);
-      }
-      sink.endObject();
-    }
-  }
-}
-
-function writeValue(field: FieldPlan, value: unknown, sink: TextSink): void {
-  if (field.kind === Kind.Leaf) {
-    const leaf = field.leaf(value);
-    if (typeof leaf === "string") sink.string(leaf);
-    else writePlain(leaf, sink);
-  } else if (field.kind === Kind.Any) {
-    const { typeName, message } = unpacked(value as Any);
-    writeMessage(typeName, message, sink, (value as Any).type_url ?? "");
-  } else {
-    field.nested ??= planOf(field.typeName);
-    sink.beginObject();
-    writeFields(field.nested, value as Record<string, unknown>, sink);
-    sink.endObject();
-  }
-}
-
-function isDefault(value: unknown): boolean {
+export function isDefault(value: unknown): boolean {
   return value === "" || value === 0 || value === false || (value instanceof Uint8Array && value.length === 0);
-}
-
-/**
- * A value that is already JSON (a Struct, a wrapper's or scalar's value, a diagnostic), piece by
- * piece. Plain data only: anything else (a class instance, a function such as `toJSON`, undefined
- * in an array) is left to `renderResult` and the printer.
- */
-export function writePlain(value: unknown, sink: TextSink): void {
-  if (typeof value === "string") sink.string(value);
-  else if (typeof value === "number") sink.number(value);
-  else if (typeof value === "boolean") sink.boolean(value);
-  else if (value === null) sink.null();
-  else if (Array.isArray(value)) writePlainArray(value, sink);
-  else if (typeof value === "object") writePlainObject(value, sink);
-  else throw new NotWritable();
-}
-
-export function writePlainArray(items: readonly unknown[], sink: TextSink): void {
-  sink.beginArray();
-  for (const item of items) {
-    if (item === undefined) throw new NotWritable();
-    sink.item();
-    writePlain(item, sink);
-  }
-  sink.endArray();
-}
-
-function writePlainObject(value: object, sink: TextSink): void {
-  const prototype = Object.getPrototypeOf(value);
-  if (prototype !== Object.prototype && prototype !== null) throw new NotWritable();
-  sink.beginObject();
-  const record = value as Record<string, unknown>;
-  for (const key of Object.keys(record)) {
-    const child = record[key];
-    if (child === undefined) continue;
-    sink.key(key);
-    writePlain(child, sink);
-  }
-  sink.endObject();
 }

@@ -5,9 +5,10 @@
 import { stringify as toYaml } from "yaml";
 import type { Diagnostic } from "../diagnostics.js";
 import { typeUrl } from "../envoy/any.js";
+import { JsonWriter } from "./json-text.js";
 import { type JsonValue, renderTyped } from "./render.js";
-import { NotWritable, type TextSink, writeMessage, writePlainArray } from "./text-walk.js";
-import { blockYaml, YAML_OPTIONS, YamlText } from "./yaml-text.js";
+import { NotWritable, planOf } from "./text-walk.js";
+import { blockYaml, Slot, YAML_OPTIONS, YamlWriter } from "./yaml-text.js";
 
 export const RESOURCE_TYPES = {
   clusters: "envoy.config.cluster.v3.Cluster",
@@ -52,49 +53,66 @@ export function renderResult(result: RenderableResult): RenderedResult {
 }
 
 /**
- * `renderResult` as indented JSON text. Printed a batch of values at a time, so each batch's
- * values die young instead of the whole node's tree outliving several garbage collections; the
- * pieces are joined once.
+ * `renderResult` as indented JSON text (`JSON.stringify(renderResult(result), null, 2)` and a
+ * line break), written straight from the messages.
  */
 export function renderJson(result: RenderableResult): string {
-  const text = ["{\n"];
-  for (const kind of RESOURCE_KINDS) {
-    jsonMember(text, kind, result[kind], (resource) => renderResource(kind, resource));
-    text.push(",\n");
+  const writer = new JsonWriter();
+  const out = writer.out;
+  try {
+    out.text("{");
+    for (const kind of RESOURCE_KINDS) {
+      const typeName = RESOURCE_TYPES[kind];
+      const url = typeUrl(typeName);
+      const plan = planOf(typeName);
+      out.text(kind === "clusters" ? '\n  "' : ',\n  "');
+      out.text(kind);
+      out.text('": [');
+      const resources = result[kind];
+      for (let i = 0; i < resources.length; i++) {
+        out.text(i === 0 ? "\n    " : ",\n    ");
+        writer.typed(url, plan, resources[i], 2);
+      }
+      out.text(resources.length === 0 ? "]" : "\n  ]");
+    }
+    out.text(",\n");
+  } catch (error) {
+    if (error instanceof NotWritable) return `${JSON.stringify(renderResult(result), null, 2)}\n`;
+    throw error;
   }
-  jsonMember(text, "diagnostics", result.diagnostics, diagnosticValue);
-  text.push("\n}\n");
-  return text.join("");
+  // The diagnostics are plain values already, printed as a member of the top-level object. They hold
+  // the only wide characters of a node's text (the arrow of an endpoint's route), so the resources'
+  // ASCII stays one byte per character until the single copy that joins the parts.
+  const diagnostics = JSON.stringify({ diagnostics: result.diagnostics.map(diagnosticValue) }, null, 2);
+  return [out.finish(), diagnostics.slice(2, -1), "}\n"].join("");
 }
 
 const RESOURCE_KINDS: readonly ResourceKind[] = ["clusters", "endpoints", "listeners"];
-const JSON_BATCH = 64;
 
-/** Appends `  "name": [items]` as `JSON.stringify(..., null, 2)` prints a member of the top-level object. */
-function jsonMember<T>(text: string[], name: string, items: readonly T[], render: (item: T) => unknown): void {
-  text.push(`  ${JSON.stringify(name)}: [`);
-  if (items.length === 0) {
-    text.push("]");
-    return;
-  }
-  for (let start = 0; start < items.length; start += JSON_BATCH) {
-    const batch = items.slice(start, start + JSON_BATCH).map(render);
-    // Nested one level, a batch's items are indented as the member's items are: "[\n  [\n" + items + "\n  ]\n]".
-    text.push(start === 0 ? "\n" : ",\n", JSON.stringify([batch], null, 2).slice(6, -6));
-  }
-  text.push("\n  ]");
-}
-
-/** A diagnostic prints as its copy in renderResult does, unless something could tell them apart. */
+/** A diagnostic as its copy in renderResult prints, without the copy unless something could tell them apart. */
 function diagnosticValue(diagnostic: Diagnostic): unknown {
   return Object.getPrototypeOf(diagnostic) === Object.prototype && !Object.hasOwn(diagnostic, "toJSON") ? diagnostic : { ...diagnostic };
 }
 
 /** `renderResult` as YAML text, one value per line (the golden files' form). */
 export function renderYaml(result: RenderableResult): string {
-  const out = new YamlText();
+  const writer = new YamlWriter();
+  const out = writer.out;
   try {
-    writeResult(result, out);
+    for (const kind of RESOURCE_KINDS) {
+      const typeName = RESOURCE_TYPES[kind];
+      const url = typeUrl(typeName);
+      const plan = planOf(typeName);
+      const resources = result[kind];
+      out.text(kind);
+      out.text(resources.length === 0 ? ": []\n" : ":\n");
+      for (const resource of resources) {
+        out.text("  - ");
+        writer.typed(url, plan, resource, 4);
+      }
+    }
+    out.text("diagnostics:");
+    writer.plain(result.diagnostics.map(diagnosticValue), Slot.AfterKey, 0);
   } catch (error) {
     if (error instanceof NotWritable) return toYamlText(renderResult(result));
     throw error;
@@ -108,23 +126,4 @@ export function renderYaml(result: RenderableResult): string {
  */
 export function toYamlText(value: unknown): string {
   return blockYaml(value) ?? toYaml(value, YAML_OPTIONS);
-}
-
-/** `renderResult(result)`, piece by piece. */
-function writeResult(result: RenderableResult, sink: TextSink): void {
-  sink.beginObject();
-  for (const kind of ["clusters", "endpoints", "listeners"] as const) {
-    const typeName = RESOURCE_TYPES[kind];
-    const url = typeUrl(typeName);
-    sink.key(kind);
-    sink.beginArray();
-    for (const resource of result[kind]) {
-      sink.item();
-      writeMessage(typeName, resource, sink, url);
-    }
-    sink.endArray();
-  }
-  sink.key("diagnostics");
-  writePlainArray(result.diagnostics, sink);
-  sink.endObject();
 }

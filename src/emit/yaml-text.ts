@@ -1,168 +1,234 @@
 /**
  * Block YAML as the `yaml` package prints it with `toYamlText`'s settings — byte for byte — but
- * written directly, piece by piece, into bytes: the package's document model costs several times
- * the rendering itself on a full node. Each distinct scalar and key that is not a plain word is
- * still printed by the package (cached), so quoting follows its rules exactly; a value whose form
- * depends on its position in other ways than indentation (a folded or quoted multi-line string,
- * a very long key) hands the whole value back to the package.
+ * written directly into a text buffer: the package's document model costs several times the
+ * rendering itself on a full node. Messages are written with the field plans (each field's
+ * `    name:` made once per indentation), plain values as they are. Each distinct scalar and key
+ * that is not a plain word is still printed by the package (cached), so quoting follows its rules
+ * exactly; a value whose form depends on its position in other ways than indentation (a folded or
+ * quoted multi-line string, a very long key) throws `NotWritable`, and the whole value goes to
+ * the package.
  */
 import { stringify } from "yaml";
+import type { Any } from "../../gen/google/protobuf/any.js";
+import { BoundedCache } from "../util/bounded-cache.js";
 import { TextBytes } from "./text-bytes.js";
-import { NotWritable, type TextSink, writePlain } from "./text-walk.js";
+import { type FieldPlan, isDefault, Kind, NotWritable, planOf, Shape, unpacked } from "./text-walk.js";
 
 /** `toYamlText`'s settings: no line folding, no anchors. */
 export const YAML_OPTIONS = { lineWidth: 0, aliasDuplicateObjects: false } as const;
 
 /** `value` as `stringify(value, YAML_OPTIONS)` prints it, or undefined when only the package can. */
 export function blockYaml(value: unknown): string | undefined {
-  const out = new YamlText();
+  const writer = new YamlWriter();
   try {
-    writePlain(value, out);
+    writer.plain(value, Slot.Document, 0);
   } catch (error) {
     if (error instanceof NotWritable) return undefined;
     throw error;
   }
-  return out.finish();
+  return writer.out.finish();
 }
 
 type Plain = string | number | boolean | null;
 
 /**
- * Where the next value goes: the document itself, after `key:` of a mapping indented by `indent`,
- * or after the `- ` of a sequence item whose content is indented by `indent`.
+ * Where a value goes: the document itself, after `key:` of a mapping, or after the `- ` of a
+ * sequence item. Each writer takes the indentation of that mapping's keys or of that dash.
  */
-enum Slot {
+export enum Slot {
   Document,
   AfterKey,
   Item,
 }
 
-enum Kind {
-  Mapping,
-  Sequence,
-}
-
 /**
- * The YAML sink. A mapping prints each entry as `key:` then its value; a sequence each item as
+ * The YAML writer. A mapping prints each entry as `key:` then its value; a sequence each item as
  * `- ` then the item. After a key, a collection starts on the next line, indented two more
  * (empty: ` {}` / ` []` on the key's line); after a dash, its first entry or nested dash stays on
- * the dash's line (`- a: 1`, `- - x`).
+ * the dash's line (`- a: 1`, `- - x`). Every value ends its last line.
  */
-export class YamlText implements TextSink {
-  private readonly out = new TextBytes();
-  private readonly values = new Map<Plain, string>();
-  private readonly items = new Map<Plain, string>();
-  private readonly keys = new Map<string, string>();
-  /** Per open collection: its kind, its entries' indentation, whether it was opened after a key, its entry count. */
-  private readonly kinds: Kind[] = [];
-  private readonly indents: number[] = [];
-  private readonly afterKey: boolean[] = [];
-  private readonly counts: number[] = [];
-  private depth = 0;
+export class YamlWriter {
+  readonly out = new TextBytes();
+  /** Line starts of maps' and plain objects' keys (`keyLine`), by key. */
+  private readonly plainKeys = new Map<string, string[]>();
 
-  finish(): string {
-    return this.out.finish();
-  }
-
-  beginObject(): void {
-    this.open(Kind.Mapping);
-  }
-
-  key(name: string): void {
-    this.entry();
-    if (isPlainWord(name)) this.out.text(name);
-    else this.out.text(this.keyText(name));
+  /** A message as an Any prints, as a mapping at `indent` whose first key, `"@type"`, is already placed. */
+  typed(url: string, plan: readonly FieldPlan[], message: unknown, indent: number): void {
+    this.out.text(this.keyName("@type", indent));
     this.out.byte(0x3a);
+    this.string(url, Slot.AfterKey, indent);
+    this.fields(plan, message as Record<string, unknown>, indent, false);
   }
 
-  endObject(): void {
-    this.close("{}\n");
+  /** A message's fields as entries of a mapping at `indent`, the first on a dash's line when `inline`; how many. */
+  private fields(plan: readonly FieldPlan[], record: Record<string, unknown>, indent: number, inline: boolean): number {
+    const out = this.out;
+    let count = 0;
+    for (const field of plan) {
+      const value = record[field.name];
+      if (value === undefined || value === null) continue;
+      if (field.shape === Shape.Singular) {
+        if (field.omitDefault && isDefault(value)) continue;
+        this.out.text(this.keyLine(field.yamlKeys, field.name, indent, inline && count === 0));
+        count++;
+        this.afterKey(field, value, indent);
+      } else if (field.shape === Shape.List) {
+        const items = value as readonly unknown[];
+        if (items.length === 0) continue;
+        this.out.text(this.keyLine(field.yamlKeys, field.name, indent, inline && count === 0));
+        count++;
+        out.byte(0x0a);
+        for (const item of items) {
+          out.spaces(indent + 2);
+          out.byte(0x2d);
+          out.byte(0x20);
+          this.afterDash(field, item, indent + 2);
+        }
+      } else {
+        const entries = value as Record<string, unknown>;
+        const keys = Object.keys(entries);
+        if (keys.length === 0) continue;
+        this.out.text(this.keyLine(field.yamlKeys, field.name, indent, inline && count === 0));
+        count++;
+        out.byte(0x0a);
+        for (const key of keys) {
+          out.text(this.keyLine(this.linesOf(key), key, indent + 2, false));
+          this.afterKey(field, entries[key], indent + 2);
+        }
+      }
+    }
+    return count;
   }
 
-  beginArray(): void {
-    this.open(Kind.Sequence);
-  }
-
-  item(): void {
-    this.entry();
-    this.out.byte(0x2d);
-    this.out.byte(0x20);
-  }
-
-  endArray(): void {
-    this.close("[]\n");
-  }
-
-  string(value: string): void {
-    const form = valueForm(value);
-    if (form === Form.Plain) this.plainScalar(value);
-    else if (form === Form.Quoted) this.quotedScalar(value);
-    else this.scalar(value);
-  }
-
-  number(value: number): void {
-    if (Number.isSafeInteger(value)) this.plainScalar(String(value));
-    else this.scalar(value);
-  }
-
-  boolean(value: boolean): void {
-    this.scalar(value);
-  }
-
-  null(): void {
-    this.scalar(null);
-  }
-
-  private slot(): Slot {
-    if (this.depth === 0) return Slot.Document;
-    return this.kinds[this.depth - 1] === Kind.Mapping ? Slot.AfterKey : Slot.Item;
-  }
-
-  /** The indentation of the value in the current slot: the mapping's, or the item's content. */
-  private slotIndent(): number {
-    const top = this.depth - 1;
-    return this.kinds[top] === Kind.Mapping ? this.indents[top]! : this.indents[top]! + 2;
-  }
-
-  private open(kind: Kind): void {
-    const slot = this.slot();
-    const indent = slot === Slot.Document ? 0 : slot === Slot.AfterKey ? this.slotIndent() + 2 : this.slotIndent();
-    const at = this.depth++;
-    this.kinds[at] = kind;
-    this.indents[at] = indent;
-    this.afterKey[at] = slot === Slot.AfterKey;
-    this.counts[at] = 0;
-  }
-
-  /** Before each key or dash: the line break after a key, then the indentation (none for an item's first entry). */
-  private entry(): void {
-    const top = this.depth - 1;
-    const first = this.counts[top] === 0;
-    this.counts[top]!++;
-    if (first && this.afterKey[top]) this.out.byte(0x0a);
-    const inline = first && this.depth > 1 && this.kinds[top - 1] === Kind.Sequence;
-    if (!inline) this.out.spaces(this.indents[top]!);
-  }
-
-  private close(empty: string): void {
-    const top = --this.depth;
-    if (this.counts[top] === 0) {
-      if (this.afterKey[top]) this.out.byte(0x20);
-      this.out.text(empty);
+  /** A field's value after its key, in a mapping at `indent`. */
+  private afterKey(field: FieldPlan, value: unknown, indent: number): void {
+    if (field.kind === Kind.Leaf) {
+      const leaf = field.leaf(value);
+      if (typeof leaf === "string") this.string(leaf, Slot.AfterKey, indent);
+      else this.plain(leaf, Slot.AfterKey, indent);
+    } else if (field.kind === Kind.Any) {
+      const { typeName, message } = unpacked(value as Any);
+      this.out.byte(0x0a);
+      this.out.spaces(indent + 2);
+      this.typed((value as Any).type_url ?? "", planOf(typeName), message, indent + 2);
+    } else {
+      field.nested ??= planOf(field.typeName);
+      const start = this.out.length;
+      this.out.byte(0x0a);
+      if (this.fields(field.nested, value as Record<string, unknown>, indent + 2, false) === 0) {
+        this.out.rewind(start);
+        this.out.text(" {}\n");
+      }
     }
   }
 
+  /** A field's value after the dash at `dash`. */
+  private afterDash(field: FieldPlan, value: unknown, dash: number): void {
+    if (field.kind === Kind.Leaf) {
+      const leaf = field.leaf(value);
+      if (typeof leaf === "string") this.string(leaf, Slot.Item, dash);
+      else this.plain(leaf, Slot.Item, dash);
+    } else if (field.kind === Kind.Any) {
+      const { typeName, message } = unpacked(value as Any);
+      this.typed((value as Any).type_url ?? "", planOf(typeName), message, dash + 2);
+    } else {
+      field.nested ??= planOf(field.typeName);
+      if (this.fields(field.nested, value as Record<string, unknown>, dash + 2, true) === 0) this.out.text("{}\n");
+    }
+  }
+
+  /**
+   * `    key:` in a mapping at `indent`, or `key:` on a dash's line when `inline`, from `lines`
+   * (a field's or a plain key's, by indentation), made on first use.
+   */
+  private keyLine(lines: string[], key: string, indent: number, inline: boolean): string {
+    const at = inline ? 0 : (indent >> 1) + 1;
+    let line = lines[at];
+    if (line === undefined) {
+      line = inline ? `${this.keyName(key, indent)}:` : `${" ".repeat(indent)}${this.keyName(key, indent)}:`;
+      lines[at] = line;
+    }
+    return line;
+  }
+
+  /** The line starts of a map's or plain object's key (`keyLine`). */
+  private linesOf(key: string): string[] {
+    let lines = this.plainKeys.get(key);
+    if (lines === undefined) {
+      lines = [];
+      this.plainKeys.set(key, lines);
+    }
+    return lines;
+  }
+
+  /** A plain value (a Struct, a wrapper's or scalar's value, a diagnostic) in `slot`. */
+  plain(value: unknown, slot: Slot, indent: number): void {
+    if (typeof value === "string") this.string(value, slot, indent);
+    else if (typeof value === "number") {
+      if (Number.isSafeInteger(value)) this.plainScalar(String(value), slot);
+      else this.scalar(value, slot, indent);
+    } else if (typeof value === "boolean" || value === null) this.scalar(value, slot, indent);
+    else if (Array.isArray(value)) this.plainArray(value, slot, indent);
+    else if (typeof value === "object") this.plainObject(value, slot, indent);
+    else throw new NotWritable();
+  }
+
+  private plainArray(items: readonly unknown[], slot: Slot, indent: number): void {
+    const out = this.out;
+    if (items.length === 0) {
+      out.text(slot === Slot.AfterKey ? " []\n" : "[]\n");
+      return;
+    }
+    if (slot === Slot.AfterKey) out.byte(0x0a);
+    const dash = slot === Slot.Document ? 0 : indent + 2;
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
+      if (item === undefined) throw new NotWritable();
+      if (i > 0 || slot !== Slot.Item) out.spaces(dash);
+      out.byte(0x2d);
+      out.byte(0x20);
+      this.plain(item, Slot.Item, dash);
+    }
+  }
+
+  private plainObject(value: object, slot: Slot, indent: number): void {
+    const prototype = Object.getPrototypeOf(value);
+    if (prototype !== Object.prototype && prototype !== null) throw new NotWritable();
+    const out = this.out;
+    const start = out.length;
+    if (slot === Slot.AfterKey) out.byte(0x0a);
+    const entries = slot === Slot.Document ? 0 : indent + 2;
+    const record = value as Record<string, unknown>;
+    let count = 0;
+    for (const key of Object.keys(record)) {
+      const child = record[key];
+      if (child === undefined) continue;
+      out.text(this.keyLine(this.linesOf(key), key, entries, count++ === 0 && slot === Slot.Item));
+      this.plain(child, Slot.AfterKey, entries);
+    }
+    if (count === 0) {
+      out.rewind(start);
+      out.text(slot === Slot.AfterKey ? " {}\n" : "{}\n");
+    }
+  }
+
+  /** A string in `slot`: plain or double-quoted when that is certain, else as the package prints it. */
+  private string(value: string, slot: Slot, indent: number): void {
+    const form = valueForm(value);
+    if (form === Form.Plain) this.plainScalar(value, slot);
+    else if (form === Form.Quoted) this.quotedScalar(value, slot);
+    else this.scalar(value, slot, indent);
+  }
+
   /** A scalar every printer leaves as is. */
-  private plainScalar(text: string): void {
-    const slot = this.slot();
+  private plainScalar(text: string, slot: Slot): void {
     if (slot === Slot.Document) throw new NotWritable();
     if (slot === Slot.AfterKey) this.out.byte(0x20);
     this.out.text(text);
     this.out.byte(0x0a);
   }
 
-  private quotedScalar(text: string): void {
-    const slot = this.slot();
+  private quotedScalar(text: string, slot: Slot): void {
     if (slot === Slot.Document) throw new NotWritable();
     if (slot === Slot.AfterKey) this.out.byte(0x20);
     this.out.byte(0x22);
@@ -173,39 +239,56 @@ export class YamlText implements TextSink {
 
   /**
    * The package's own form of a scalar after a key or dash. A block scalar (`|`) is printed
-   * after a key or dash at column 0, so its lines are moved right by the slot's indentation.
+   * after a key or dash at column 0, so its lines are moved right by the key's or dash's
+   * indentation.
    */
-  private scalar(value: Plain): void {
-    const slot = this.slot();
+  private scalar(value: Plain, slot: Slot, indent: number): void {
     if (slot === Slot.Document) throw new NotWritable();
     const afterKey = slot === Slot.AfterKey;
-    const cache = afterKey ? this.values : this.items;
-    let text = cache.get(value);
-    if (text === undefined) {
-      const printed = stringify(afterKey ? new Map([["k", value]]) : [value], YAML_OPTIONS);
-      text = printed.slice(afterKey ? 3 : 2, -1);
-      if (text.includes("\n") && !/^\|[0-9+-]*\n/.test(text)) throw new NotWritable();
-      cache.set(value, text);
-    }
-    const base = afterKey ? this.slotIndent() : this.slotIndent() - 2;
+    let text = printedForm(afterKey ? PRINTED.afterKey : PRINTED.item, value, () => {
+      const printed = stringify(afterKey ? new Map([["k", value]]) : [value], YAML_OPTIONS).slice(afterKey ? 3 : 2, -1);
+      if (printed.includes("\n") && !/^\|[0-9+-]*\n/.test(printed)) throw new NotWritable();
+      return printed;
+    });
     // Blank lines of a block scalar carry no indentation.
-    if (base > 0 && text.includes("\n")) text = text.replace(/\n(?=[^\n])/g, `\n${" ".repeat(base)}`);
+    if (indent > 0 && text.includes("\n")) text = text.replace(/\n(?=[^\n])/g, `\n${" ".repeat(indent)}`);
     if (afterKey) this.out.byte(0x20);
     this.out.text(text);
     this.out.byte(0x0a);
   }
 
-  private keyText(key: string): string {
-    let text = this.keys.get(key);
-    if (text === undefined) {
-      const printed = stringify(new Map([[key, 0]]), YAML_OPTIONS);
-      if (!printed.endsWith(": 0\n") || printed.startsWith("? ")) throw new NotWritable();
-      text = printed.slice(0, -4);
+  /**
+   * A key as the package prints it in a mapping at `indent`: as it is when a plain word. Only at
+   * column 0 can a key read as a document marker (`---`), so keys there are printed on their own.
+   */
+  keyName(key: string, indent: number): string {
+    if (isPlainWord(key)) return key;
+    return printedForm(indent === 0 ? PRINTED.documentKey : PRINTED.nestedKey, key, () => {
+      const printed = stringify(indent === 0 ? new Map([[key, 0]]) : new Map([["k", new Map([[key, 0]])]]), YAML_OPTIONS);
+      const prefix = indent === 0 ? "" : "k:\n  ";
+      if (!printed.startsWith(prefix) || !printed.endsWith(": 0\n") || printed.startsWith("? ", prefix.length)) throw new NotWritable();
+      const text = printed.slice(prefix.length, -4);
       if (text.includes("\n")) throw new NotWritable();
-      this.keys.set(key, text);
-    }
-    return text;
+      return text;
+    });
   }
+}
+
+/**
+ * The package's forms of the scalars and keys it prints (about 300 distinct in a full node, the
+ * same from one render to the next), kept across renders: short texts only, two generations of at
+ * most 4,096 each.
+ */
+const PRINTED = {
+  afterKey: new BoundedCache<Plain, string>(4096),
+  item: new BoundedCache<Plain, string>(4096),
+  documentKey: new BoundedCache<string, string>(4096),
+  nestedKey: new BoundedCache<string, string>(4096),
+};
+const PRINTED_LENGTH = 256;
+
+function printedForm<K>(cache: BoundedCache<K, string>, key: K, print: () => string): string {
+  return typeof key === "string" && key.length > PRINTED_LENGTH ? print() : cache.get(key, print);
 }
 
 const RESERVED_WORDS = new Set(
@@ -245,11 +328,12 @@ enum Form {
  * neither (so an address such as `10.0.0.1:8080` stays plain).
  */
 function valueForm(text: string): Form {
-  if (isPlainWord(text)) return Form.Plain;
   const length = text.length;
   if (length === 0) return Form.Unknown;
   const first = text.charCodeAt(0);
   if (first === 0x2d || first === 0x3f || first === 0x2e || first === 0x25) return Form.Unknown;
+  // One pass: whether it is a plain word (`isPlainWord`), and the counts the other rules need.
+  let word = isWordStart(first);
   let spaces = 0;
   let dots = 0;
   let digits = 0;
@@ -257,16 +341,19 @@ function valueForm(text: string): Form {
   let previous = 0;
   for (let i = 0; i < length; i++) {
     const code = text.charCodeAt(i);
-    if (!isPrintable(code) || code === 0x22 || code === 0x5c) return Form.Unknown;
-    if (code === 0x20) {
-      if (previous === 0x3a) indicator = true;
-      spaces++;
-    } else if (code === 0x23) {
-      if (previous === 0x20) indicator = true;
-    } else if (code === 0x2e) dots++;
+    if (code === 0x2e) dots++;
     else if (isDigit(code)) digits++;
+    else if (word && !isWordChar(code)) word = false;
+    if (!word) {
+      if (!isPrintable(code) || code === 0x22 || code === 0x5c) return Form.Unknown;
+      if (code === 0x20) {
+        if (previous === 0x3a) indicator = true;
+        spaces++;
+      } else if (code === 0x23 && previous === 0x20) indicator = true;
+    }
     previous = code;
   }
+  if (word && (length === 1 || previous !== 0x3a) && !(length <= 5 && RESERVED_WORDS.has(text))) return Form.Plain;
   if (indicator || previous === 0x20 || previous === 0x3a || digits === length) return Form.Quoted;
   if (!isWordStart(first) && !isDigit(first)) return Form.Unknown;
   return spaces > 0 || dots > 1 ? Form.Plain : Form.Unknown;

@@ -7,24 +7,32 @@ import type { Filter, ListenerFilter } from "../../gen/envoy/config/listener/v3/
 import type { RetryPolicy, Route, VirtualHost } from "../../gen/envoy/config/route/v3/route_components.js";
 import { FilterStateValue_SharedWithUpstream } from "../../gen/envoy/extensions/filters/common/set_filter_state/v3/value.js";
 import {
+  type HttpConnectionManager,
   HttpConnectionManager_CodecType,
   HttpConnectionManager_ForwardClientCertDetails,
+  type HttpFilter,
 } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
 import type { TcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
 import type { HttpProtocolOptions } from "../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options.js";
 import type { Duration } from "../../gen/google/protobuf/duration.js";
-import { pack } from "./any.js";
+import { pack, packEncoded } from "./any.js";
+import { encodeConnectionManager } from "./connection-manager-encoding.js";
 import { socketAddress } from "./core.js";
 import { EXTENSION, HTTP_CONNECTION_MANAGER, HTTP_PROTOCOL_OPTIONS, ORIGINAL_DST, ROUTER, SET_FILTER_STATE, TCP_PROXY, TLS_INSPECTOR } from "./types.js";
 
+// Filters without settings: one object each, shared by every listener (compiled output is never mutated).
+const TLS_INSPECTOR_FILTER: ListenerFilter = { name: EXTENSION.tlsInspector, typed_config: pack(TLS_INSPECTOR, {}) };
+const ORIGINAL_DST_FILTER: ListenerFilter = { name: EXTENSION.originalDst, typed_config: pack(ORIGINAL_DST, {}) };
+const ROUTER_FILTER: HttpFilter = { name: EXTENSION.router, typed_config: pack(ROUTER, {}) };
+
 /** Reads the ClientHello's SNI and ALPN and sets transport protocol "tls"; decrypts nothing. */
 export function tlsInspector(): ListenerFilter {
-  return { name: EXTENSION.tlsInspector, typed_config: pack(TLS_INSPECTOR, {}) };
+  return TLS_INSPECTOR_FILTER;
 }
 
 /** Restores the destination a capture rule (iptables REDIRECT) rewrote, so chains match the VIP:port dialed. */
 export function originalDst(): ListenerFilter {
-  return { name: EXTENSION.originalDst, typed_config: pack(ORIGINAL_DST, {}) };
+  return ORIGINAL_DST_FILTER;
 }
 
 /**
@@ -81,7 +89,7 @@ export function httpToCluster(statPrefix: string, cluster: string, extras: Proxy
           },
         ],
       },
-      http_filters: [{ name: EXTENSION.router, typed_config: pack(ROUTER, {}) }],
+      http_filters: [ROUTER_FILTER],
       forward_client_cert_details: HttpConnectionManager_ForwardClientCertDetails.SANITIZE_SET,
       set_current_client_cert_details: { uri: true },
       // Logged requests keep the source's request id, so source and destination lines join on it.
@@ -99,17 +107,23 @@ export interface AuthorityRoute {
   readonly cluster: string;
 }
 
+/** One virtual host per authority route, to its cluster. */
+export function authorityHosts(routes: readonly AuthorityRoute[], retryPolicy?: RetryPolicy): VirtualHost[] {
+  return routes.map((route) => ({ name: route.name, domains: [...route.domains], routes: [egressRoute(route.cluster, retryPolicy)] }));
+}
+
 /**
- * A pod's HTTP egress: each authority to its cluster, anything else a 404 — never passed
- * through, so a pod cannot use the proxy to reach what the mesh does not route.
+ * A pod's HTTP egress table: `hosts`, and anything else a 404 — never passed through, so a pod
+ * cannot use the proxy to reach what the mesh does not route.
  */
-export function httpEgress(statPrefix: string, routes: readonly AuthorityRoute[], retryPolicy?: RetryPolicy, extras: ProxyExtras = {}): Filter {
-  const virtualHosts: VirtualHost[] = routes.map((route) => ({
-    name: route.name,
-    domains: [...route.domains],
-    routes: [egressRoute(route.cluster, retryPolicy)],
-  }));
-  virtualHosts.push({ name: "unknown_authority", domains: ["*"], routes: [{ match: { prefix: "/" }, direct_response: { status: 404 } }] });
+export function egressTable(hosts: readonly VirtualHost[]): VirtualHost[] {
+  return [...hosts, UNKNOWN_AUTHORITY];
+}
+
+const UNKNOWN_AUTHORITY: VirtualHost = { name: "unknown_authority", domains: ["*"], routes: [{ match: { prefix: "/" }, direct_response: { status: 404 } }] };
+
+/** A pod's HTTP egress over an `egressTable`, which pods calling the same services share (never mutated). */
+export function httpEgress(statPrefix: string, virtualHosts: readonly VirtualHost[], extras: ProxyExtras = {}): Filter {
   return appConnectionManager(statPrefix, virtualHosts, extras);
 }
 
@@ -126,17 +140,16 @@ export function httpCapture(statPrefix: string, route: Omit<AuthorityRoute, "dom
  * Terminates a pod app's cleartext HTTP: AUTO tells HTTP/1.1 from h2c by the first bytes; what
  * goes upstream is the cluster's protocol options' choice, not the app's.
  */
-function appConnectionManager(statPrefix: string, virtualHosts: VirtualHost[], extras: ProxyExtras): Filter {
-  return {
-    name: EXTENSION.httpConnectionManager,
-    typed_config: pack(HTTP_CONNECTION_MANAGER, {
-      codec_type: HttpConnectionManager_CodecType.AUTO,
-      stat_prefix: statPrefix,
-      route_config: { name: statPrefix, virtual_hosts: virtualHosts },
-      http_filters: [{ name: EXTENSION.router, typed_config: pack(ROUTER, {}) }],
-      ...(extras.accessLog?.length ? { access_log: [...extras.accessLog] } : {}),
-    }),
+function appConnectionManager(statPrefix: string, virtualHosts: readonly VirtualHost[], extras: ProxyExtras): Filter {
+  const manager: HttpConnectionManager = {
+    codec_type: HttpConnectionManager_CodecType.AUTO,
+    stat_prefix: statPrefix,
+    // Shared, not copied: the encoder splices the list's bytes, encoded once (connection-manager-encoding.ts).
+    route_config: { name: statPrefix, virtual_hosts: virtualHosts as VirtualHost[] },
+    http_filters: [ROUTER_FILTER],
+    ...(extras.accessLog?.length ? { access_log: [...extras.accessLog] } : {}),
   };
+  return { name: EXTENSION.httpConnectionManager, typed_config: packEncoded(HTTP_CONNECTION_MANAGER.typeName, encodeConnectionManager(manager), manager) };
 }
 
 function egressRoute(cluster: string, retryPolicy: RetryPolicy | undefined): Route {

@@ -3,7 +3,12 @@ import { describe, expect, test } from "vitest";
 import { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import { encodeLbEndpoint } from "../../src/emit/lb-endpoint-encoding.js";
 
-const text = fc.oneof(fc.constant(""), fc.string({ maxLength: 12 }), fc.string({ unit: "grapheme", maxLength: 6 }), fc.constantFrom("__proto__", "a".repeat(200)));
+const text = fc.oneof(
+  fc.constant(""),
+  fc.string({ maxLength: 12 }),
+  fc.string({ unit: "grapheme", maxLength: 6 }),
+  fc.constantFrom("__proto__", "a".repeat(200)),
+);
 const u32 = fc.oneof(fc.constantFrom(0, 1, 127, 128, 16_383, 16_384, 4_294_967_295), fc.nat());
 
 /** Struct values: strings (what the compiler plans) and the other JSON kinds (the generated encoder's path). */
@@ -46,7 +51,9 @@ describe("the fast LbEndpoint encoder writes exactly the generated encoder's byt
     fc.assert(
       fc.property(fc.array(lbEndpoint, { minLength: 1, maxLength: 40 }), (endpoints) => {
         const encoded = endpoints.map(encodeLbEndpoint);
-        endpoints.forEach((endpoint, i) => expect(Buffer.from(encoded[i]!).toString("hex")).toBe(Buffer.from(LbEndpoint.encode(endpoint).finish()).toString("hex")));
+        for (const [i, endpoint] of endpoints.entries()) {
+          expect(Buffer.from(encoded[i]!).toString("hex")).toBe(Buffer.from(LbEndpoint.encode(endpoint).finish()).toString("hex"));
+        }
       }),
       { numRuns: 300 },
     );
@@ -60,7 +67,8 @@ describe("the fast LbEndpoint encoder writes exactly the generated encoder's byt
       load_balancing_weight: 1024,
     };
     const large: LbEndpoint = { ...planned, metadata: { filter_metadata: { "envoy.lb": { blob: "x".repeat(5000) } } } };
-    for (const endpoint of [planned, large, planned]) expect(Buffer.from(encodeLbEndpoint(endpoint)).equals(Buffer.from(LbEndpoint.encode(endpoint).finish()))).toBe(true);
+    for (const endpoint of [planned, large, planned])
+      expect(Buffer.from(encodeLbEndpoint(endpoint)).equals(Buffer.from(LbEndpoint.encode(endpoint).finish()))).toBe(true);
     expect(encodeLbEndpoint(large).buffer.byteLength).toBe(encodeLbEndpoint(large).length);
   });
 });

@@ -1,13 +1,14 @@
 /**
- * Property 9: the direct YAML writer (`blockYaml`, behind `toYamlText` and `renderYaml`) prints
- * exactly what the `yaml` package prints, for every node of random meshes under every mode ×
- * socket selection (see compiler.property.test.ts for the generator and seeds). A tenth of the
- * usual run count: the package's printer, the reference, takes most of the time.
+ * Property 9: the direct text writers print exactly what the reference printers print of the JSON
+ * value tree — `renderYaml` and `blockYaml` what the `yaml` package prints, `renderJson` what
+ * `JSON.stringify` prints — for every node of random meshes under every mode × socket selection
+ * (see compiler.property.test.ts for the generator and seeds). A tenth of the usual run count:
+ * the package's printer, the reference, takes most of the time.
  */
 import { describe, expect, test } from "vitest";
 import { stringify } from "yaml";
 import { compileNode } from "../../src/compile/compile-node.js";
-import { renderResult } from "../../src/emit/text.js";
+import { renderJson, renderResult, renderYaml } from "../../src/emit/text.js";
 import { blockYaml, YAML_OPTIONS } from "../../src/emit/yaml-text.js";
 import { localNodeFrom } from "../../src/model/node.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
@@ -19,8 +20,12 @@ function everyNodeAndMode(doc: MeshDocument, other: OtherOptions): void {
   const index = indexSnapshot(parseSnapshot(structuredClone(doc)));
   for (const node of compilableNodes(index.snapshot)) {
     for (const options of everyModeSelection(other)) {
-      const rendered = renderResult(compileNode(index, localNodeFrom(index.snapshot, node.cluster, node.name), options));
-      expect(blockYaml(rendered)).toBe(stringify(rendered, YAML_OPTIONS));
+      const result = compileNode(index, localNodeFrom(index.snapshot, node.cluster, node.name), options);
+      const rendered = renderResult(result);
+      const yaml = stringify(rendered, YAML_OPTIONS);
+      expect(blockYaml(rendered)).toBe(yaml);
+      expect(renderYaml(result)).toBe(yaml);
+      expect(renderJson(result)).toBe(`${JSON.stringify(rendered, null, 2)}\n`);
     }
   }
 }
@@ -29,7 +34,7 @@ const runs = Math.max(1, Math.ceil(RUNS / 10));
 
 describe(`render properties (${runs} random meshes, every node, every mode × socket selection)`, () => {
   test(
-    "9. the direct YAML writer prints what the yaml package prints",
+    "9. the direct YAML and JSON writers print what the yaml package and JSON.stringify print",
     () => assertProperty([meshDocumentArb({ withoutNetns: 2 }), otherOptionsArb], everyNodeAndMode, runs),
     timeoutFor(1500),
   );

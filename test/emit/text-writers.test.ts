@@ -1,0 +1,239 @@
+/**
+ * renderJson and renderYaml write text straight from the messages; renderResult builds the JSON
+ * value tree that `JSON.stringify` and the `yaml` package print. The two must agree byte for
+ * byte. Compiled meshes only reach part of the schema and of the strings a user can put in a
+ * mesh, so these resources are random: every field of a resource's type (and of the types under
+ * it, Anys included) is set or not, with escapes, non-ASCII text, lone surrogates, YAML's special
+ * words, defaults, unknown enum values, 64-bit integers, maps and Structs. Seeded: the same
+ * resources every run.
+ */
+import { describe, expect, test } from "vitest";
+import { stringify } from "yaml";
+import type { Diagnostic } from "../../src/diagnostics.js";
+import { renderJson, renderResult, renderYaml } from "../../src/emit/text.js";
+import { YAML_OPTIONS } from "../../src/emit/yaml-text.js";
+import { packEncoded, typeUrl } from "../../src/envoy/any.js";
+import { enumValueNames, type FieldInfo, FieldType, lookupMessage } from "../../src/envoy/schema.js";
+
+type Random = () => number;
+
+/** mulberry32 */
+function seeded(seed: number): Random {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+
+/** Strings each printer treats specially somewhere: escapes, quoting, YAML's words and indicators, multi-line, non-ASCII. */
+const STRINGS = [
+  "",
+  "plain",
+  "svc-00001.ns-000.mesh.aether:8080",
+  "10.0.0.1",
+  "a b",
+  "a: b",
+  "a #b",
+  "- x",
+  "#x",
+  "@x",
+  "*.svc",
+  "'q'",
+  'say "hi"',
+  "back\\slash",
+  "tab\tx",
+  "two\nlines",
+  "line\n",
+  "a\n\nb\n",
+  "  indented\nfirst\n",
+  "cr\rx",
+  "\u0000nul\u001f",
+  "\u007fdel",
+  "\u0085next",
+  "ü: x",
+  "a → b",
+  "→",
+  "\u{1F600} emoji",
+  "lone \ud800 high",
+  "lone \udc00 low",
+  "\u2028sep",
+  "\ufeffbom",
+  "true",
+  "False",
+  "null",
+  "~",
+  "yes",
+  "8080",
+  "007",
+  "1e3",
+  "1.5",
+  ".inf",
+  "-1",
+  "0x1F",
+  " lead",
+  "trail ",
+  "a:",
+  "%x",
+  "?x",
+  "---",
+  "x".repeat(130),
+  "long words ".repeat(12),
+];
+
+const NUMBERS = [0, 1, -1, 7, 2 ** 31 - 1, -(2 ** 31), 2 ** 32 - 1, 2 ** 53 - 1, 123_456_789_012];
+const DOUBLES = [0, -0, 1.5, -2.25, 1e21, 1e-7, 0.1, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 3];
+
+/** Message types an Any may hold: ones a resource really carries, and small ones. */
+const ANY_TYPES = [
+  "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext",
+  "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+  "envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy",
+  "envoy.extensions.filters.http.router.v3.Router",
+  "envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+  "envoy.config.core.v3.Address",
+];
+
+const MAX_DEPTH = 5;
+
+function randomString(random: Random): string {
+  const text = pick(random, STRINGS);
+  return random() < 0.2 ? `${text}${pick(random, STRINGS)}` : text;
+}
+
+/** A value a Struct field may hold: plain JSON, sometimes empty collections. */
+function randomJson(random: Random, depth: number): unknown {
+  const roll = random();
+  if (depth > 3 || roll < 0.4) return randomString(random);
+  if (roll < 0.5) return pick(random, [...NUMBERS, 1.5, -0.5]);
+  if (roll < 0.55) return random() < 0.5;
+  if (roll < 0.6) return null;
+  if (roll < 0.8) return Array.from({ length: Math.floor(random() * 3) }, () => randomJson(random, depth + 1));
+  return randomObject(random, depth + 1);
+}
+
+function randomObject(random: Random, depth: number): Record<string, unknown> {
+  const object: Record<string, unknown> = {};
+  for (let i = Math.floor(random() * 4); i > 0; i--) object[randomString(random)] = randomJson(random, depth);
+  return object;
+}
+
+function randomScalar(field: FieldInfo, random: Random): unknown {
+  switch (field.type) {
+    case FieldType.String:
+      return randomString(random);
+    case FieldType.Bool:
+      return random() < 0.5;
+    case FieldType.Double:
+    case FieldType.Float:
+      return pick(random, DOUBLES);
+    case FieldType.Bytes:
+      return Uint8Array.from({ length: Math.floor(random() * 6) }, () => Math.floor(random() * 256));
+    case FieldType.Enum: {
+      const known = [...(enumValueNames(field.typeName)?.keys() ?? [])];
+      return random() < 0.85 && known.length > 0 ? pick(random, known) : 999;
+    }
+    case FieldType.Int32:
+    case FieldType.Sint32:
+    case FieldType.Sfixed32:
+      return pick(random, [0, 1, -1, 2 ** 31 - 1, -(2 ** 31), 42]);
+    case FieldType.Uint32:
+    case FieldType.Fixed32:
+      return pick(random, [0, 1, 2 ** 32 - 1, 8080]);
+    default:
+      return pick(random, NUMBERS);
+  }
+}
+
+function randomValue(field: FieldInfo, random: Random, depth: number, wire: boolean): unknown {
+  if (field.type !== FieldType.Message) return randomScalar(field, random);
+  switch (field.typeName) {
+    case "google.protobuf.Any":
+      return randomAny(random, depth + 1);
+    case "google.protobuf.Duration":
+      return { seconds: pick(random, [0, 1, 30, 315_576_000_000]), nanos: pick(random, [0, 1, 500_000_000, 999_999_999]) };
+    case "google.protobuf.Struct":
+      return randomObject(random, 0);
+    case "google.protobuf.Value":
+      return randomJson(random, 0);
+    case "google.protobuf.ListValue":
+      return [randomJson(random, 1), randomJson(random, 1)];
+    case "google.protobuf.BoolValue":
+      return random() < 0.5;
+    case "google.protobuf.StringValue":
+      return randomString(random);
+    case "google.protobuf.DoubleValue":
+    case "google.protobuf.FloatValue":
+      return pick(random, DOUBLES);
+    case "google.protobuf.UInt32Value":
+      return pick(random, [0, 1, 2 ** 32 - 1]);
+    case "google.protobuf.Int32Value":
+      return pick(random, [0, -1, 2 ** 31 - 1, -(2 ** 31)]);
+    case "google.protobuf.UInt64Value":
+      return pick(random, [0, 1, 2 ** 53 - 1]);
+    case "google.protobuf.Int64Value":
+      return pick(random, NUMBERS);
+    default:
+      return randomMessage(field.typeName, random, depth + 1, wire);
+  }
+}
+
+/** A message of `typeName` with each field set with some chance; deeper messages have fewer fields. */
+function randomMessage(typeName: string, random: Random, depth: number, wire: boolean): Record<string, unknown> {
+  const message: Record<string, unknown> = {};
+  if (depth > MAX_DEPTH) return message;
+  const chance = 0.6 / depth;
+  for (const field of lookupMessage(typeName)!.fields) {
+    if (random() > chance) continue;
+    const values = field.mapValue ?? field;
+    if (field.mapValue) {
+      const map: Record<string, unknown> = {};
+      for (let i = Math.floor(random() * 3); i > 0; i--) map[randomString(random)] = randomValue(values, random, depth, wire);
+      message[field.name] = map;
+    } else if (field.repeated) message[field.name] = Array.from({ length: Math.floor(random() * 3) }, () => randomValue(values, random, depth, wire));
+    // An unset field is sometimes null in a hand-built message (never in one that is encoded for an Any).
+    else message[field.name] = !wire && random() < 0.05 ? null : randomValue(values, random, depth, wire);
+  }
+  return message;
+}
+
+/** An Any packed from its message, or (as off the wire) only its bytes, decoded when rendered. */
+function randomAny(random: Random, depth: number): unknown {
+  const typeName = pick(random, ANY_TYPES);
+  const message = randomMessage(typeName, random, depth, true);
+  const bytes = lookupMessage(typeName)!.codec!.encode(message).finish();
+  return random() < 0.5 ? packEncoded(typeName, bytes, message) : { type_url: typeUrl(typeName), value: bytes };
+}
+
+function randomDiagnostic(random: Random): Diagnostic {
+  const diagnostic: Record<string, unknown> = { code: "ENDPOINT_DIRECT", severity: "info", message: randomString(random) };
+  if (random() < 0.5) diagnostic.endpoint = { cluster: randomString(random), ip: "10.0.0.1", pod: randomString(random) };
+  if (random() < 0.3) diagnostic.priority = pick(random, [0, 1, 2.5]);
+  if (random() < 0.2) diagnostic.details = randomObject(random, 0);
+  return diagnostic as unknown as Diagnostic;
+}
+
+function randomResult(seed: number) {
+  const random = seeded(seed);
+  const resources = (typeName: string) => Array.from({ length: Math.floor(random() * 6) }, () => randomMessage(typeName, random, 1, false));
+  return {
+    clusters: resources("envoy.config.cluster.v3.Cluster"),
+    endpoints: resources("envoy.config.endpoint.v3.ClusterLoadAssignment"),
+    listeners: resources("envoy.config.listener.v3.Listener"),
+    diagnostics: Array.from({ length: Math.floor(random() * 4) }, () => randomDiagnostic(random)),
+  };
+}
+
+describe("renderJson and renderYaml print what JSON.stringify and the yaml package print of renderResult", () => {
+  test.each(Array.from({ length: 40 }, (_, i) => i + 1))("random resources, seed %i", (seed) => {
+    const result = randomResult(seed);
+    const tree = renderResult(result);
+    expect(renderJson(result)).toBe(`${JSON.stringify(tree, null, 2)}\n`);
+    expect(renderYaml(result)).toBe(stringify(tree, YAML_OPTIONS));
+  });
+});
