@@ -15,9 +15,11 @@ import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION, FILTER_STATE } from "../envoy/types.js";
 import { protocolOf } from "../model/snapshot.js";
 import { outboundClusterName, parseServiceKey, serviceAuthority } from "../naming.js";
-import type { CompiledNode } from "./compiled-mesh.js";
+import type { NodeResources } from "./compiled-mesh.js";
 import { selectChainByDestination, selectVirtualHost } from "./envoy-match.js";
-import type { PathFailureCode, PathSource, PathTarget, ReplayContext } from "./path.js";
+import type { PathFailureCode } from "./failures.js";
+import type { PathSource, PathTarget, ReplayContext } from "./path.js";
+import { remember } from "./replay-memo.js";
 
 /** A filter-state value the entry chain shares with the upstream connection. */
 export interface StampedValue {
@@ -53,6 +55,8 @@ export interface TargetNames {
   readonly authority: string;
   readonly protocol: ReturnType<typeof protocolOf>;
   readonly vip: string | undefined;
+  /** A small number per service port, the same for equal targets (the replay keeps dial outcomes by it). */
+  readonly id: number;
 }
 
 export function targetNames(context: ReplayContext, target: PathTarget): TargetNames {
@@ -67,39 +71,60 @@ function namesOf(target: PathTarget, context: ReplayContext): TargetNames {
     authority: serviceAuthority(meshDomain, ref, target.port),
     protocol: protocolOf(context.mesh.index.services.get(target.service)?.protocols, target.port),
     vip: context.mesh.index.snapshot.vips?.get(target.service),
+    id: targetId(context, target),
   };
 }
 
-export function enterAtSource(context: ReplayContext, node: CompiledNode, source: PathSource, target: PathTarget): Entry {
-  const names = targetNames(context, target);
+function targetId(context: ReplayContext, target: PathTarget): number {
+  const ids = context.memo.get("target ids", "", newMap<string, number>);
+  const key = `${target.service}\u0000${target.port}`;
+  return ids.get(key) ?? remember(ids, key, ids.size);
+}
+
+/** `resources`: the source node's; `names`: the target's (`targetNames`). */
+export function enterAtSource(context: ReplayContext, resources: NodeResources, source: PathSource, target: PathTarget, names: TargetNames): Entry {
   const cluster = names.cluster;
   if (!source.pod) return { kind: "entered", cluster, stamped: NOTHING_STAMPED, hops: [`node proxy: its own connection to ${cluster}`] };
   if (!source.netns) return { kind: "not-captured", reason: "the pod has no network namespace of its own, so no outbound listeners" };
-  if (names.protocol !== "tcp") return throughEgress(context, node, source.netns, names.authority);
+  if (names.protocol !== "tcp") return throughEgress(context, resources, source.netns, names.authority);
   const vip = names.vip;
   if (!vip) return { kind: "not-captured", reason: `no VIP for ${target.service}: a TCP port is reached only through a captured VIP` };
-  return throughCapture(context, node, source.netns, vip, target.port);
+  return throughCapture(context, resources, source.netns, vip, target.port);
 }
 
 /** The egress listener in the pod's netns, its route for the authority, and the cluster it names. */
-function throughEgress(context: ReplayContext, node: CompiledNode, netns: string, authority: string): Entry {
-  const listener = context.resources(node).listenerIn(netns, context.mesh.options.egressPort);
-  if (!listener) return failed("NO_OUTBOUND_LISTENER", `egress port ${context.mesh.options.egressPort} in ${netns}`, []);
+function throughEgress(context: ReplayContext, resources: NodeResources, netns: string, authority: string): Entry {
+  const egressPort = context.mesh.options.egressPort;
+  const listener = resources.listenerIn(netns, egressPort);
+  if (!listener) return failed("NO_OUTBOUND_LISTENER", `egress port ${egressPort} in ${netns}`, []);
   const chain = listener.filter_chains?.[0];
-  const hops = [`entry ${listener.name} (${hostPort("127.0.0.1", context.mesh.options.egressPort)} in ${netns}): authority ${authority}`];
-  const manager = filterConfig<HttpConnectionManager>(chain, EXTENSION.httpConnectionManager);
+  const hops = [`entry ${listener.name} (${context.memo.get("egress address", egressPort, egressAddress)} in ${netns}): authority ${authority}`];
+  const manager = chain && context.memo.get("connection manager", chain, connectionManager);
   const vhost = selectVirtualHost(manager?.route_config?.virtual_hosts ?? [], authority);
   const route = vhost?.routes?.find((candidate) => candidate.match?.prefix === "/");
   const cluster = route?.route?.cluster;
   if (!cluster)
     return failed("NO_ROUTE", `${authority} at ${listener.name}${route?.direct_response ? ` (answered ${route.direct_response.status})` : ""}`, hops);
-  hops.push(`route ${vhost!.name} → ${cluster}`);
+  const byCluster = context.memo.get("route hops", vhost!.name, newMap<string, string>);
+  hops.push(byCluster.get(cluster) ?? remember(byCluster, cluster, `route ${vhost!.name} → ${cluster}`));
   return entered(context, chain!, cluster, hops);
 }
 
+function egressAddress(port: number): string {
+  return hostPort("127.0.0.1", port);
+}
+
+function connectionManager(chain: FilterChain): HttpConnectionManager | undefined {
+  return filterConfig<HttpConnectionManager>(chain, EXTENSION.httpConnectionManager);
+}
+
+function newMap<K, V>(): Map<K, V> {
+  return new Map();
+}
+
 /** The capture listener in the pod's netns, its chain for VIP:port, and that chain's cluster. */
-function throughCapture(context: ReplayContext, node: CompiledNode, netns: string, vip: string, port: number): Entry {
-  const listener = context.resources(node).listenerIn(netns, context.mesh.options.capturePort);
+function throughCapture(context: ReplayContext, resources: NodeResources, netns: string, vip: string, port: number): Entry {
+  const listener = resources.listenerIn(netns, context.mesh.options.capturePort);
   const dialed = hostPort(vip, port);
   if (!listener) return failed("NO_CAPTURE_CHAIN", `no capture listener in ${netns} for ${dialed}`, []);
   const chain = selectChainByDestination(listener.filter_chains ?? [], vip, port);

@@ -26,9 +26,9 @@ import {
   resourceLookups,
   tunnelAddresses,
 } from "./compiled-mesh.js";
-import { PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type PoolUse, type ReplayContext, replayPath } from "./path.js";
+import { PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type ReplayContext, replayPath } from "./path.js";
 import { pathSettingsLines } from "./path-settings.js";
-import { ReplayMemo } from "./replay-memo.js";
+import { ReplayMemo, remember } from "./replay-memo.js";
 
 /** The mesh path check's result: every path replayed, and the nodes that could not be compiled. */
 export interface MeshCheckReport {
@@ -53,9 +53,12 @@ export function verifyMesh(snapshot: Snapshot | SnapshotIndex, options: Options 
 export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
   const context = replayContext(mesh);
   const targets = targetLookup(mesh);
-  const replayed = [...mesh.nodes.values()].flatMap(({ local }) =>
-    sourcesOf(mesh, local).flatMap((source) => targetsOf(mesh, local, source, targets).map((target) => replayPath(context, source, target))),
-  );
+  const replayed: PathReport[] = [];
+  for (const { local } of mesh.nodes.values()) {
+    for (const source of sourcesOf(mesh, local)) {
+      for (const target of targetsOf(mesh, local, source, targets)) replayed.push(replayPath(context, source, target));
+    }
+  }
   const paths = withSharedPoolFailures(replayed);
   const ok = mesh.failed.size === 0 && mesh.skipped.size === 0 && paths.every((p) => p.status !== "failed");
   return {
@@ -74,29 +77,33 @@ export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
  * upstream pools there; if their certificates differ, a pooled connection opened by one carries
  * another's requests. Every path in such a group fails.
  */
-function withSharedPoolFailures(paths: readonly PathReport[]): PathReport[] {
-  // By node, cluster and pool key: nested maps, so that no key is built per path.
+function withSharedPoolFailures(paths: PathReport[]): PathReport[] {
+  // By node, cluster and pool key: nested maps, so that no key is built per path; each path's
+  // group is noted on the first pass, for the second.
   const certificates = new Map<string, Map<string, Map<string, Set<string>>>>();
-  const groupOf = ({ node, cluster, key }: PoolUse) =>
-    key === undefined
-      ? undefined
-      : getOrInsert(
-          getOrInsert(
-            getOrInsert(certificates, node, () => new Map()),
-            cluster,
-            () => new Map(),
-          ),
-          key,
-          () => new Set<string>(),
-        );
-  for (const { pool } of paths) if (pool) groupOf(pool)?.add(pool.certificate);
-  return paths.map((path) => {
-    const shared = path.pool && groupOf(path.pool);
-    if (!shared || shared.size < 2) return path;
+  const groups = new Array<Set<string> | undefined>(paths.length);
+  for (let i = 0; i < paths.length; i++) {
+    const pool = paths[i]!.pool;
+    if (pool?.key === undefined) continue;
+    const group = poolGroup(certificates, pool.node, pool.cluster, pool.key);
+    group.add(pool.certificate);
+    groups[i] = group;
+  }
+  for (let i = 0; i < paths.length; i++) {
+    const shared = groups[i];
+    if (shared === undefined || shared.size < 2) continue;
+    const path = paths[i]!;
     const others = [...shared].filter((certificate) => certificate !== path.pool!.certificate).sort(compareText);
     const reason = `${PATH_FAILURES.POOL_SHARED_ACROSS_SOURCES}: ${path.pool!.cluster} on ${path.pool!.node}, pool key "${path.pool!.key}", shared with ${others.join(", ")}`;
-    return { ...path, status: "failed" as const, failures: [...path.failures, { code: "POOL_SHARED_ACROSS_SOURCES" as const, reason, hops: [] }] };
-  });
+    paths[i] = { ...path, status: "failed", failures: [...path.failures, { code: "POOL_SHARED_ACROSS_SOURCES", reason, hops: [] }] };
+  }
+  return paths;
+}
+
+function poolGroup(certificates: Map<string, Map<string, Map<string, Set<string>>>>, node: string, cluster: string, key: string): Set<string> {
+  const byCluster = certificates.get(node) ?? remember(certificates, node, new Map<string, Map<string, Set<string>>>());
+  const byKey = byCluster.get(cluster) ?? remember(byCluster, cluster, new Map<string, Set<string>>());
+  return byKey.get(key) ?? remember(byKey, key, new Set<string>());
 }
 
 export function replayContext(mesh: CompiledMesh): ReplayContext {
@@ -125,16 +132,25 @@ export function sourcesOf(mesh: Pick<MeshView, "index" | "options">, local: Loca
 }
 
 /** The service ports a source calls: its service's dependencies (the node's for the node itself). */
-function targetsOf(mesh: CompiledMesh, local: LocalNode, source: PathSource, targets: (key: ServiceKey) => readonly PathTarget[]): readonly PathTarget[] {
+function targetsOf(
+  mesh: CompiledMesh,
+  local: LocalNode,
+  source: PathSource,
+  targets: (keys: readonly ServiceKey[]) => readonly PathTarget[],
+): readonly PathTarget[] {
   const declared = source.pod ? mesh.index.snapshot.dependencies?.get(source.pod.service) : local.dependencies;
-  const keys = declared ?? mesh.index.serviceKeys;
-  return keys.flatMap(targets);
+  return targets(declared ?? mesh.index.serviceKeys);
 }
 
-/** Each service's ports as targets, one object per service port for the whole check (the replay memoizes by target). */
-function targetLookup(mesh: CompiledMesh): (key: ServiceKey) => readonly PathTarget[] {
-  const targets = new Map<ServiceKey, readonly PathTarget[]>();
-  return (key) => getOrInsert(targets, key, () => (mesh.index.services.get(key)?.ports ?? []).map((port) => ({ service: key, port })));
+/**
+ * Each service's ports as targets, one object per service port for the whole check (the replay
+ * memoizes by target), and a list of services' targets once per list (sources of a service share it).
+ */
+function targetLookup(mesh: CompiledMesh): (keys: readonly ServiceKey[]) => readonly PathTarget[] {
+  const byService = new Map<ServiceKey, readonly PathTarget[]>();
+  const ofService = (key: ServiceKey) => getOrInsert(byService, key, () => (mesh.index.services.get(key)?.ports ?? []).map((port) => ({ service: key, port })));
+  const byList = new Map<readonly ServiceKey[], readonly PathTarget[]>();
+  return (keys) => getOrInsert(byList, keys, () => keys.flatMap(ofService));
 }
 
 /**
