@@ -6,8 +6,8 @@
  * exactly (a `toJSON`, a function, a class instance, an undefined item) throws `NotWritable`.
  */
 import type { Any } from "../../gen/google/protobuf/any.js";
+import { type FieldPlan, isDefault, Kind, NotWritable, planOf, Shape, unpacked } from "./message-plan.js";
 import { TextBytes } from "./text-bytes.js";
-import { type FieldPlan, isDefault, Kind, NotWritable, planOf, Shape, unpacked } from "./text-walk.js";
 
 export class JsonWriter {
   readonly out = new TextBytes();

@@ -2,11 +2,11 @@
  * Renders generated messages as Envoy's canonical JSON: snake_case field names in field-number
  * order, enums by name, wrappers and Struct unwrapped, Durations as `"1.5s"`, 64-bit integers as
  * strings, bytes as base64, and every `google.protobuf.Any` unpacked to `{"@type": ..., ...}`.
- * Default values are omitted, as Envoy's config dump does. The rules live in text-walk.ts, which
+ * Default values are omitted, as Envoy's config dump does. The rules live in message-plan.ts, which
  * the YAML writer shares.
  */
 import type { Any } from "../../gen/google/protobuf/any.js";
-import { renderAnyValue, renderFields } from "./text-walk.js";
+import { renderAnyValue, renderFields } from "./message-plan.js";
 
 /** A JSON value, as the renderers produce it. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };

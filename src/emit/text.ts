@@ -6,8 +6,8 @@ import { stringify as toYaml } from "yaml";
 import type { Diagnostic } from "../diagnostics.js";
 import { typeUrl } from "../envoy/any.js";
 import { JsonWriter } from "./json-text.js";
+import { NotWritable, planOf } from "./message-plan.js";
 import { type JsonValue, renderTyped } from "./render.js";
-import { NotWritable, planOf } from "./text-walk.js";
 import { blockYaml, Slot, YAML_OPTIONS, YamlWriter } from "./yaml-text.js";
 
 export const RESOURCE_TYPES = {

@@ -11,8 +11,8 @@
 import { stringify } from "yaml";
 import type { Any } from "../../gen/google/protobuf/any.js";
 import { BoundedCache } from "../util/bounded-cache.js";
+import { type FieldPlan, isDefault, Kind, NotWritable, planOf, Shape, unpacked } from "./message-plan.js";
 import { TextBytes } from "./text-bytes.js";
-import { type FieldPlan, isDefault, Kind, NotWritable, planOf, Shape, unpacked } from "./text-walk.js";
 
 /** `toYamlText`'s settings: no line folding, no anchors. */
 export const YAML_OPTIONS = { lineWidth: 0, aliasDuplicateObjects: false } as const;
