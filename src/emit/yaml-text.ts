@@ -100,13 +100,17 @@ export class YamlWriter {
     return count;
   }
 
+  /** A leaf field's value (a scalar) in `slot`. */
+  private leaf(field: FieldPlan, value: unknown, slot: Slot, indent: number): void {
+    const leaf = field.leaf(value);
+    if (typeof leaf === "string") this.string(leaf, slot, indent);
+    else this.plain(leaf, slot, indent);
+  }
+
   /** A field's value after its key, in a mapping at `indent`. */
   private afterKey(field: FieldPlan, value: unknown, indent: number): void {
-    if (field.kind === Kind.Leaf) {
-      const leaf = field.leaf(value);
-      if (typeof leaf === "string") this.string(leaf, Slot.AfterKey, indent);
-      else this.plain(leaf, Slot.AfterKey, indent);
-    } else if (field.kind === Kind.Any) {
+    if (field.kind === Kind.Leaf) this.leaf(field, value, Slot.AfterKey, indent);
+    else if (field.kind === Kind.Any) {
       const { typeName, message } = unpacked(value as Any);
       this.out.byte(0x0a);
       this.out.spaces(indent + 2);
@@ -124,11 +128,8 @@ export class YamlWriter {
 
   /** A field's value after the dash at `dash`. */
   private afterDash(field: FieldPlan, value: unknown, dash: number): void {
-    if (field.kind === Kind.Leaf) {
-      const leaf = field.leaf(value);
-      if (typeof leaf === "string") this.string(leaf, Slot.Item, dash);
-      else this.plain(leaf, Slot.Item, dash);
-    } else if (field.kind === Kind.Any) {
+    if (field.kind === Kind.Leaf) this.leaf(field, value, Slot.Item, dash);
+    else if (field.kind === Kind.Any) {
       const { typeName, message } = unpacked(value as Any);
       this.typed((value as Any).type_url ?? "", planOf(typeName), message, dash + 2);
     } else {

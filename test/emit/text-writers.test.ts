@@ -9,6 +9,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { stringify } from "yaml";
+import { mulberry32 } from "../../bench/workloads.js";
 import type { Diagnostic } from "../../src/diagnostics.js";
 import { renderJson, renderResult, renderYaml } from "../../src/emit/text.js";
 import { YAML_OPTIONS } from "../../src/emit/yaml-text.js";
@@ -16,18 +17,6 @@ import { packEncoded, typeUrl } from "../../src/envoy/any.js";
 import { enumValueNames, type FieldInfo, FieldType, lookupMessage } from "../../src/envoy/schema.js";
 
 type Random = () => number;
-
-/** mulberry32 */
-function seeded(seed: number): Random {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 
@@ -219,7 +208,7 @@ function randomDiagnostic(random: Random): Diagnostic {
 }
 
 function randomResult(seed: number) {
-  const random = seeded(seed);
+  const random = mulberry32(seed);
   const resources = (typeName: string) => Array.from({ length: Math.floor(random() * 6) }, () => randomMessage(typeName, random, 1, false));
   return {
     clusters: resources("envoy.config.cluster.v3.Cluster"),
