@@ -50,8 +50,8 @@ export interface FieldPlan {
   readonly typeName: string;
   /** A Message field's type plan, on first use (message types nest recursively). */
   nested: readonly FieldPlan[] | undefined;
-  /** JSON's `\n    "name": ` (first entry) and `,\n    "name": ` (a later one) at each depth, made on first use. */
-  readonly jsonKeys: string[];
+  /** JSON's `\n    "name": ` (first entry) and `,\n    "name": ` (a later one) at each depth as UTF-8, made on first use. */
+  readonly jsonKeys: Uint8Array[];
   /** YAML's `name:` on a dash's line, then `    name:` at each indentation / 2, made on first use. */
   readonly yamlKeys: string[];
 }
