@@ -25,7 +25,7 @@ export class JsonWriter {
   }
 
   /** A plain JSON value (a Struct, a wrapper's or scalar's value) at `depth`. */
-  private plain(value: unknown, depth: number): void {
+  plain(value: unknown, depth: number): void {
     const out = this.out;
     if (typeof value === "string") out.jsonString(value);
     else if (typeof value === "number") out.text(Number.isFinite(value) ? String(value) : "null");
