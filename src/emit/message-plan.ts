@@ -52,8 +52,8 @@ export interface FieldPlan {
   nested: readonly FieldPlan[] | undefined;
   /** JSON's `\n    "name": ` (first entry) and `,\n    "name": ` (a later one) at each depth as UTF-8, made on first use. */
   readonly jsonKeys: Uint8Array[];
-  /** YAML's `name:` on a dash's line, then `    name:` at each indentation / 2, made on first use. */
-  readonly yamlKeys: string[];
+  /** YAML's `name:` on a dash's line, then `    name:` at each indentation / 2 as UTF-8, made on first use. */
+  readonly yamlKeys: Uint8Array[];
 }
 
 const plans = new Map<string, readonly FieldPlan[]>();
