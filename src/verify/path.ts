@@ -161,28 +161,30 @@ function dialedFor(context: ReplayContext, entry: EnteredEntry, chosen: Chosen, 
 
 function joinOutcomes({ hops: path, stamped }: EnteredEntry, chosen: Chosen, outcomes: readonly DialOutcome[]): Dialed {
   const pool = poolHop(chosen.cluster, stamped);
-  const count = landingCount(outcomes);
   // Sized up front: a report is kept, and an array grown by push keeps spare room.
-  const landings = count === 0 ? NONE : new Array<Landing>(count);
-  let failures: PathFailure[] | undefined;
-  let unverified: PathFailure[] | undefined;
+  const landings = new Array<Landing>(landingCount(outcomes));
+  const failures: PathFailure[] = [];
+  const unverified: PathFailure[] = [];
   let landed = 0;
   for (let i = 0; i < outcomes.length; i++) {
     const outcome = outcomes[i]!;
     const dial = chosen.dials[i]!;
     if ("error" in outcome) {
       const { code, message } = outcome.error;
-      const failure = { code, reason: message, hops: joinHops(path, dial.hop, pool, outcome.hops) };
-      if (code === "POD_NODE_NOT_COMPILED") (unverified ??= []).push(failure);
-      else (failures ??= []).push(failure);
+      (code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code, reason: message, hops: joinHops(path, dial.hop, pool, outcome.hops) });
       continue;
     }
     for (const { address, priority, socket, sni, via, pod, hops: tail } of outcome.landings) {
       const hops = joinHops(path, dial.hop, pool, tail);
-      (landings as Landing[])[landed++] = via === undefined ? { address, priority, socket, sni, pod, hops } : { address, priority, socket, sni, via, pod, hops };
+      landings[landed++] = via === undefined ? { address, priority, socket, sni, pod, hops } : { address, priority, socket, sni, via, pod, hops };
     }
   }
-  return { landings, failures: failures ?? NONE, unverified: unverified ?? NONE };
+  return { landings: orNone(landings), failures: orNone(failures), unverified: orNone(unverified) };
+}
+
+/** The list, or the shared empty one: a report keeps no empty array of its own. */
+function orNone<T>(list: readonly T[]): readonly T[] {
+  return list.length === 0 ? NONE : list;
 }
 
 function landingCount(outcomes: readonly DialOutcome[]): number {
