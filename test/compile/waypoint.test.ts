@@ -327,7 +327,9 @@ describe("ingress pods", () => {
       services: { "team-a/api": ips.map((ip) => endpoint({ cluster: "east", ip, node: "e1" })) },
     });
     const result = compileNode(snapshot, localNodeFrom(snapshot, "east", "e1"), { eastWestWaypoint: "cross-cluster" });
-    const listed = rendered(result, "endpoints", "ew_ingress_api_team-a").endpoints[0].lb_endpoints.map((lb: any) => lb.endpoint.address.socket_address.address);
+    const listed = rendered(result, "endpoints", "ew_ingress_api_team-a").endpoints[0].lb_endpoints.map(
+      (lb: any) => lb.endpoint.address.socket_address.address,
+    );
     expect(listed).toEqual(["10.10.0.200", "10.244.0.9", "10.244.0.10", "10.244.1.2"]);
   });
 });
