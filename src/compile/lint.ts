@@ -164,6 +164,7 @@ function lintAssignment(assignment: ClusterLoadAssignment): void {
   for (const group of assignment.endpoints ?? []) {
     const priority = group.priority ?? 0;
     priorities.add(priority);
+    let sum = 0;
     for (const lb of group.lb_endpoints ?? []) {
       const socket = lb.endpoint?.address?.socket_address;
       const ip = socket?.address ?? "";
@@ -171,8 +172,9 @@ function lintAssignment(assignment: ClusterLoadAssignment): void {
       if (!addresses.add(ip, port)) fail("unique-endpoint-address", name, `${hostPort(ip, port)} appears twice: Envoy keeps only the first`);
       const weight = lb.load_balancing_weight ?? 1;
       if (weight < 1) fail("uint32-weights", name, `${hostPort(ip, port)} has weight ${weight}`);
-      sums.set(priority, (sums.get(priority) ?? 0) + weight);
+      sum += weight;
     }
+    sums.set(priority, (sums.get(priority) ?? 0) + sum);
   }
   for (const [priority, sum] of sums) if (sum > MAX_UINT32) fail("uint32-weights", name, `priority ${priority} weights sum to ${sum}`);
   const sorted = [...priorities].sort((a, b) => a - b);

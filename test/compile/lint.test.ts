@@ -163,3 +163,14 @@ describe("unique-endpoint-address compares IP and port together", () => {
     expect(() => lintCompileResult(result)).toThrow(/\[fd00::1\]:\d+ appears twice/);
   });
 });
+
+test("uint32-weights sums a priority over all its localities", () => {
+  const overflowing = (r: ReturnType<typeof compiled>) => {
+    const groups = assignment(r).endpoints!;
+    const first = groups[0]!.lb_endpoints![0]!;
+    const address = { socket_address: { address: "10.9.9.9", port_value: 15008 } };
+    const lb = { ...first, endpoint: { address }, load_balancing_weight: 0xffffffff };
+    groups.push({ ...groups[0]!, locality: { region: "elsewhere" }, lb_endpoints: [lb] });
+  };
+  expect(brokenRule(overflowing)).toEqual({ rule: "uint32-weights", resource: CHECKOUT });
+});
