@@ -19,7 +19,7 @@ import { compareText, ipSortKey } from "../util/order.js";
 import { CacheSlot, singleEntrySlot } from "./cache-slots.js";
 import type { EdsView } from "./eds-view.js";
 import type { EncodingCell } from "./encoding-cells.js";
-import { type HostedEndpoint, type IndexedService, netnsRivalsOn, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
+import { type HostedEndpoint, type IndexedService, type NodeRivals, netnsRivalsOn, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
 
 export type Route = "direct" | "waypoint";
 
@@ -170,8 +170,22 @@ export function sharedAddressDiagnostics(index: SnapshotIndex, plan: PortPlan): 
 export function netnsRivals(index: SnapshotIndex, endpoint: ServiceEndpoint): readonly HostedEndpoint[] {
   const { nodeName } = endpoint.kubernetesMetadata;
   if (!nodeName || !endpoint.containerMetadata.networkNamespace) return [];
-  const hosted = index.hostedBy.get(nodeKey(endpoint.clusterName, nodeName));
-  return hosted ? (netnsRivalsOn(hosted).get(endpoint) ?? []) : [];
+  return nodeRivals(index, endpoint.clusterName, nodeName).get(endpoint) ?? NO_RIVALS;
+}
+
+const NO_RIVALS: readonly HostedEndpoint[] = [];
+const NO_NODE_RIVALS: NodeRivals = new Map();
+
+/** Per index: each node's netns rivals by cluster, then node name (looked up per record: no key string is built). */
+const RIVALS_BY_NODE = singleEntrySlot<Map<string, Map<string, NodeRivals>>>("netns rivals by node");
+
+function nodeRivals(index: SnapshotIndex, cluster: string, name: string): NodeRivals {
+  const byCluster = RIVALS_BY_NODE.get(index.caches, [], () => new Map());
+  const byName = getOrInsert(byCluster, cluster, () => new Map<string, NodeRivals>());
+  return getOrInsert(byName, name, () => {
+    const hosted = index.hostedBy.get(nodeKey(cluster, name));
+    return hosted ? netnsRivalsOn(hosted) : NO_NODE_RIVALS;
+  });
 }
 
 function routeOf(view: EdsView, service: IndexedService, endpoint: ServiceEndpoint): Route | "not-exported" {

@@ -303,7 +303,8 @@ function hostedEndpoints(services: Iterable<IndexedService>): Map<string, Hosted
   return hosted;
 }
 
-type NodeRivals = ReadonlyMap<ServiceEndpoint, readonly HostedEndpoint[]>;
+/** A node's records whose netns other records of the node also claim, with those records. */
+export type NodeRivals = ReadonlyMap<ServiceEndpoint, readonly HostedEndpoint[]>;
 
 const NO_RIVALS: NodeRivals = new Map();
 
