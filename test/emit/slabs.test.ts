@@ -43,7 +43,7 @@ describe("finishInSlab", () => {
   test("slab space is fresh and zeroed, and large requests get an array of their own", () => {
     const slabs = new Slabs(64);
     const parts = [slabs.space(8), slabs.space(8), slabs.space(60), slabs.space(8)];
-    parts.forEach((part, i) => part.fill(i + 1));
+    for (const [i, part] of parts.entries()) part.fill(i + 1);
     expect(parts.map((part) => [...part].every((byte, _, all) => byte === all[0]))).toEqual([true, true, true, true]);
     expect(parts.map((part) => part[0])).toEqual([1, 2, 3, 4]);
     expect(parts[2]!.buffer.byteLength).toBe(60);
