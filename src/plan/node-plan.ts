@@ -14,8 +14,9 @@ import type { Options } from "../model/options.js";
 import type { PortProtocol, TrustConfig } from "../model/snapshot.js";
 import { bundleSecretName, type ServiceKey, type ServiceRef, serviceKey, serviceSpiffeId, workloadSpiffePrefix } from "../naming.js";
 import { compositeKey } from "../util/keys.js";
+import { LayeredMap } from "../util/layered-map.js";
 import { getOrInsert } from "../util/maps.js";
-import { compareText } from "../util/order.js";
+import { compareText, indexOfSorted } from "../util/order.js";
 import { type SlotCache, singleEntrySlot } from "./cache-slots.js";
 import { type EdsView, edsView } from "./eds-view.js";
 import { contextCache, type HostedEndpoint, type IndexedService, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
@@ -99,7 +100,7 @@ export function planNode(index: SnapshotIndex, node: LocalNode, options: Options
     waypointSignature,
     nodeSide: basics.nodeSide,
     outboundWalk: basics.outboundWalk,
-    dependencies: dependencyScope(index, node, diagnostics),
+    dependencies: dependencyScope(index, node, basics, diagnostics),
     sds: basics.sds,
     certificates: CERTIFICATES.get(context, [], () => certificateEncoder(basics.sds)),
     certificateSelection: basics.certificateSelection,
@@ -115,9 +116,13 @@ export function planNode(index: SnapshotIndex, node: LocalNode, options: Options
 interface NodeBasics {
   /** The last hosted side computed, with what it was computed from. */
   lastHosted?: HostedSide;
+  /** The last dependency scope computed, with what it was computed from. */
+  lastScope?: DependencyScope;
   readonly nodeSide: ReuseSlot;
   readonly outboundWalk: { last?: unknown };
   readonly sortedPods: readonly HostedPod[];
+  /** The service key of each of `sortedPods`, built once (a fresh string would be hashed on every lookup). */
+  readonly podServiceKeys: readonly ServiceKey[];
   readonly identityByNetns: ReadonlyMap<string, string>;
   readonly identities: readonly string[];
   readonly contextKey: string;
@@ -141,6 +146,7 @@ function nodeBasics(node: LocalNode, options: Options): NodeBasics {
       nodeSide: {},
       outboundWalk: {},
       sortedPods: pods,
+      podServiceKeys: pods.map((pod) => serviceKey({ namespace: pod.namespace, service: pod.serviceAccount })),
       identityByNetns,
       identities: [...new Set([node.spiffeId, ...identityByNetns.values()])].sort(compareText),
       contextKey: contextKey(node, options, identityByNetns),
@@ -176,7 +182,7 @@ interface HostedSide {
 /** The hosted pods and waypoint signature, reused while none of their inputs changed (a recompile). */
 function hostedSide(index: SnapshotIndex, node: LocalNode, basics: NodeBasics): HostedSide {
   const records = index.hostedBy.get(nodeKey(node.clusterName, node.nodeName));
-  const services = basics.sortedPods.map((pod) => index.services.get(serviceKey({ namespace: pod.namespace, service: pod.serviceAccount })));
+  const services = basics.podServiceKeys.map((key) => index.services.get(key));
   const last = basics.lastHosted;
   const { protocols, exports } = index.snapshot;
   if (
@@ -309,19 +315,63 @@ function hostedPods(index: SnapshotIndex, node: LocalNode, basics: NodeBasics): 
   });
 }
 
-function dependencyScope(index: SnapshotIndex, node: LocalNode, diagnostics: Diagnostic[]): IndexedService[] {
+/** A node's dependencies that get clusters, and a diagnostic for each that does not. */
+interface DependencyScope {
+  /** Inputs: the dependency keys (sorted) and the index's services. */
+  readonly keys: readonly ServiceKey[];
+  readonly services: ReadonlyMap<ServiceKey, IndexedService>;
+  readonly scope: readonly IndexedService[];
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+function dependencyScope(index: SnapshotIndex, node: LocalNode, basics: NodeBasics, diagnostics: Diagnostic[]): readonly IndexedService[] {
   // Both lists are sorted: parseNode sorts the dependencies, the index its service keys.
   const keys: readonly ServiceKey[] = node.dependencies ?? index.serviceKeys;
+  const last = basics.lastScope;
+  const scope = (last && patchedScope(last, keys, index.services)) ?? scopeOf(keys, index.services);
+  basics.lastScope = scope;
+  diagnostics.push(...scope.diagnostics);
+  return scope.scope;
+}
+
+function scopeOf(keys: readonly ServiceKey[], services: ReadonlyMap<ServiceKey, IndexedService>): DependencyScope {
   const scope: IndexedService[] = [];
+  const diagnostics: Diagnostic[] = [];
   for (const key of keys) {
-    const service = index.services.get(key);
+    const service = services.get(key);
     if (service && service.ports.length > 0) scope.push(service);
     else
       diagnostics.push(
         diagnostic("DEPENDENCY_WITHOUT_PORTS", `dependency ${key} has no endpoints and no declared ports, so it gets no cluster`, { service: key }),
       );
   }
-  return scope;
+  return { keys, services, scope, diagnostics };
+}
+
+/**
+ * The last scope with the services the index changed since put in place, so a recompile after a
+ * registry event looks up only those; undefined when the keys changed, the maps are not layered
+ * on one another, or a dependency gained or lost its ports (the scope's members change).
+ */
+function patchedScope(last: DependencyScope, keys: readonly ServiceKey[], services: ReadonlyMap<ServiceKey, IndexedService>): DependencyScope | undefined {
+  if (last.keys !== keys) return undefined;
+  const changed = LayeredMap.keysChangedBetween(last.services, services);
+  if (!changed) return undefined;
+  let scope: IndexedService[] | undefined;
+  for (const key of changed) {
+    const at = indexOfSorted(last.scope, key, (service) => service.key);
+    const service = services.get(key);
+    const inScope = service !== undefined && service.ports.length > 0;
+    if (at < 0) {
+      // Not a member before: fine while it is none now, or not a dependency at all.
+      if (!inScope || indexOfSorted(keys, key, (k) => k) < 0) continue;
+      return undefined;
+    }
+    if (!inScope) return undefined;
+    scope ??= [...last.scope];
+    scope[at] = service;
+  }
+  return { ...last, services, scope: scope ?? last.scope };
 }
 
 function workloadSanPrefixes(trust: TrustConfig): string[] {
