@@ -6,7 +6,8 @@ import type { ResourceSet } from "../envoy/resources.js";
 import { type LocalNode, type LocalNodeInput, parseNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
-import { type SlotCache, singleEntrySlot } from "../plan/cache-slots.js";
+import { CacheSlot, type SlotCache, singleEntrySlot } from "../plan/cache-slots.js";
+import { viewKey } from "../plan/eds-view.js";
 import { sharedAddressDiagnostics } from "../plan/endpoints.js";
 import { type NodePlan, planNode, reuseIfUnchanged } from "../plan/node-plan.js";
 import { asIndex, type IndexedService, type SnapshotIndex } from "../plan/snapshot-index.js";
@@ -119,6 +120,7 @@ function walkOutbound(plan: NodePlan, side: NodeSide): OutboundWalk {
   // Outbound clusters by the service's cluster signature, then port. Bounded: a signature that
   // changes (a service's ports, protocols or trust domains) leaves its old entry behind.
   const outbound = OUTBOUND_CLUSTERS.get(plan.context, [], () => new BoundedCache<string, Map<number, Cluster[]>>(outboundCacheLimit(plan.index)));
+  const shared = sharedPortParts(plan);
   const services = plan.dependencies;
   const parts: (readonly PortPart[])[] = [];
   const replacements: Replacements = { clusters: [], endpoints: [] };
@@ -134,12 +136,35 @@ function walkOutbound(plan: NodePlan, side: NodeSide): OutboundWalk {
       parts.push(before);
       continue;
     }
-    const now = service.ports.map((port) => portPart(plan, outbound, service, port));
+    const now = portParts(plan, outbound, shared, service);
     parts.push(now);
     patchable &&= samePorts(previous!.parts[i]!, now, replacements);
   }
   const walk = { context: plan.context, side, services, parts };
   return (patchable && patched(previous!, walk, replacements)) || sorted(walk);
+}
+
+/**
+ * Per compile context, by the EDS view's key: each dependency's port parts, by service object.
+ * A part is the context's clusters and the view's assignments of one service port, both cached
+ * already; sharing the pair spares every further node of the view a walk through those caches.
+ */
+const PORT_PARTS = new CacheSlot<[viewKey: string], WeakMap<IndexedService, readonly PortPart[]>>("port parts by EDS view", (viewKey) => viewKey);
+
+/** The table of the node's view, or none in `always` mode, where the view is the node's own. */
+function sharedPortParts(plan: NodePlan): WeakMap<IndexedService, readonly PortPart[]> | undefined {
+  if (plan.view.node) return undefined;
+  return PORT_PARTS.get(plan.context, [viewKey(plan.view)], () => new WeakMap());
+}
+
+function portParts(
+  plan: NodePlan,
+  outbound: BoundedCache<string, Map<number, Cluster[]>>,
+  shared: WeakMap<IndexedService, readonly PortPart[]> | undefined,
+  service: IndexedService,
+): readonly PortPart[] {
+  const build = () => service.ports.map((port) => portPart(plan, outbound, service, port));
+  return shared ? getOrInsert(shared, service, build) : build();
 }
 
 function portPart(plan: NodePlan, outbound: BoundedCache<string, Map<number, Cluster[]>>, service: IndexedService, port: number): PortPart {
