@@ -9,7 +9,7 @@ import type { Snapshot } from "../model/snapshot.js";
 import { CacheSlot, type SlotCache, singleEntrySlot } from "../plan/cache-slots.js";
 import { viewKey } from "../plan/eds-view.js";
 import { sharedAddressDiagnostics } from "../plan/endpoints.js";
-import { type NodePlan, planNode, reuseIfUnchanged } from "../plan/node-plan.js";
+import { type NodePlan, planNode, type ReuseSlot, reuseIfUnchanged } from "../plan/node-plan.js";
 import { asIndex, type IndexedService, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { BoundedCache } from "../util/bounded-cache.js";
 import { getOrInsert } from "../util/maps.js";
@@ -55,8 +55,9 @@ export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode 
   const plan = planNode(index, parseNode(node), parseOptions(options));
   checkPodPorts(plan);
   checkNodeLimits(plan);
-  const side = reuseIfUnchanged(plan.nodeSide, nodeSideInputs(plan), () => nodeSide(plan));
-  const walk = walkOutbound(plan, side);
+  const reuse = recompileReuse(plan);
+  const side = reuseIfUnchanged(reuse.side, nodeSideInputs(plan), () => nodeSide(plan));
+  const walk = walkOutbound(plan, side, reuse.walk);
   let diagnostics: Diagnostic[] | undefined;
   const result = lintCompileResult({
     node: { cluster: plan.node.clusterName, name: plan.node.nodeName, ip: plan.node.nodeIp, locality: plan.node.locality },
@@ -71,11 +72,23 @@ export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode 
       return diagnostics;
     },
   });
-  plan.outboundWalk.last = walk;
+  reuse.walk = walk;
   return result;
 }
 
 type NodeSide = ReturnType<typeof nodeSide>;
+
+/** What a recompile of one parsed node and options pair reuses: its last node side (with the inputs it came from) and outbound walk. */
+interface RecompileReuse {
+  readonly side: ReuseSlot<NodeSide>;
+  walk?: OutboundWalk;
+}
+
+const reuseByNode = new WeakMap<object, RecompileReuse>();
+
+function recompileReuse(plan: NodePlan): RecompileReuse {
+  return getOrInsert(reuseByNode, plan.recompileKey, () => ({ side: {} }));
+}
 
 /** One dependency port's share of a compile: its outbound clusters and its assignments. */
 interface PortPart {
@@ -85,7 +98,7 @@ interface PortPart {
 
 /**
  * A compile's walk over the node's dependencies: each one's port parts, and the sorted lists made
- * of them and the node side. Kept per node for the next compile (`NodePlan.outboundWalk`).
+ * of them and the node side. Kept per node for the next compile (`RecompileReuse`).
  */
 interface OutboundWalk {
   readonly context: SlotCache;
@@ -114,8 +127,7 @@ interface Replacements {
  * same parts (its caches hold them). When every change keeps its resources' names in place (an
  * endpoint's health, a pod's port), the last sorted lists are patched instead of sorted again.
  */
-function walkOutbound(plan: NodePlan, side: NodeSide): OutboundWalk {
-  const last = plan.outboundWalk.last as OutboundWalk | undefined;
+function walkOutbound(plan: NodePlan, side: NodeSide, last: OutboundWalk | undefined): OutboundWalk {
   const previous = last?.context === plan.context ? last : undefined;
   // Outbound clusters by the service's cluster signature, then port. Bounded: a signature that
   // changes (a service's ports, protocols or trust domains) leaves its old entry behind.
@@ -249,7 +261,7 @@ function outboundCacheLimit(index: SnapshotIndex): number {
 export function compileNodeSide(snapshot: Snapshot | SnapshotIndex, node: LocalNode | LocalNodeInput, options: Options | OptionsInput = {}): CompileResult {
   const index = asIndex(snapshot);
   const plan = planNode(index, parseNode(node), parseOptions(options));
-  const side = reuseIfUnchanged(plan.nodeSide, nodeSideInputs(plan), () => nodeSide(plan));
+  const side = reuseIfUnchanged(recompileReuse(plan).side, nodeSideInputs(plan), () => nodeSide(plan));
   return lintCompileResult({
     node: { cluster: plan.node.clusterName, name: plan.node.nodeName, ip: plan.node.nodeIp, locality: plan.node.locality },
     options: plan.options,

@@ -38,12 +38,10 @@ export interface NodePlan {
   /** Everything the waypoint side (tunnel, ingress, inbound) depends on beyond the context. */
   readonly waypointSignature: string;
   /**
-   * The last node-side output compiled for this node and options (listeners and the clusters
-   * behind them), with the inputs it came from: one entry per node, replaced when an input changes.
+   * One object per parsed node and options pair: what a recompile of the node reuses (its last
+   * node side and outbound walk, compile/compile-node.ts) is kept weakly by it.
    */
-  readonly nodeSide: ReuseSlot;
-  /** The last outbound walk compiled for this node and options (see `compileNode`): one entry per node. */
-  readonly outboundWalk: { last?: unknown };
+  readonly recompileKey: object;
   /** Services the node's pods may call, sorted, each with at least one port. */
   readonly dependencies: readonly IndexedService[];
   readonly sds: ConfigSource;
@@ -98,8 +96,7 @@ export function planNode(index: SnapshotIndex, node: LocalNode, options: Options
     identityByNetns: basics.identityByNetns,
     hostedPods: hosted,
     waypointSignature,
-    nodeSide: basics.nodeSide,
-    outboundWalk: basics.outboundWalk,
+    recompileKey: basics.recompileKey,
     dependencies: dependencyScope(index, node, basics, diagnostics),
     sds: basics.sds,
     certificates: CERTIFICATES.get(context, [], () => certificateEncoder(basics.sds)),
@@ -118,8 +115,7 @@ interface NodeBasics {
   lastHosted?: HostedSide;
   /** The last dependency scope computed, with what it was computed from. */
   lastScope?: DependencyScope;
-  readonly nodeSide: ReuseSlot;
-  readonly outboundWalk: { last?: unknown };
+  readonly recompileKey: object;
   readonly sortedPods: readonly HostedPod[];
   /** The service key of each of `sortedPods`, built once (a fresh string would be hashed on every lookup). */
   readonly podServiceKeys: readonly ServiceKey[];
@@ -143,8 +139,7 @@ function nodeBasics(node: LocalNode, options: Options): NodeBasics {
     const pods = sortedPods(node);
     const identityByNetns = sourcesByNetns(node, pods, diagnostics);
     return {
-      nodeSide: {},
-      outboundWalk: {},
+      recompileKey: {},
       sortedPods: pods,
       podServiceKeys: pods.map((pod) => serviceKey({ namespace: pod.namespace, service: pod.serviceAccount })),
       identityByNetns,
@@ -210,19 +205,16 @@ function waypointSignature(index: SnapshotIndex, node: LocalNode, hosted: readon
 }
 
 /** A one-entry cache: the last value computed, and the inputs it was computed from. */
-export interface ReuseSlot {
-  inputs?: readonly unknown[];
-  value?: unknown;
+export interface ReuseSlot<T> {
+  last?: { readonly inputs: readonly unknown[]; readonly value: T };
 }
 
 /** The slot's value when every input is the same (`===`) as last time; else computed and kept. */
-export function reuseIfUnchanged<T>(slot: ReuseSlot, inputs: readonly unknown[], compute: () => T): T {
-  const last = slot.inputs;
-  if (last && last.length === inputs.length && last.every((input, i) => input === inputs[i])) return slot.value as T;
-  const value = compute();
-  slot.inputs = inputs;
-  slot.value = value;
-  return value;
+export function reuseIfUnchanged<T>(slot: ReuseSlot<T>, inputs: readonly unknown[], compute: () => T): T {
+  const last = slot.last;
+  if (last && last.inputs.length === inputs.length && last.inputs.every((input, i) => input === inputs[i])) return last.value;
+  slot.last = { inputs, value: compute() };
+  return slot.last.value;
 }
 
 /** Per compile context: the source identities' encoded certificate configs (one per context). */
