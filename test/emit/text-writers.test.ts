@@ -12,7 +12,7 @@ import { stringify } from "yaml";
 import { mulberry32 } from "../../bench/workloads.js";
 import type { Diagnostic } from "../../src/diagnostics.js";
 import { renderJson, renderResult, renderYaml } from "../../src/emit/text.js";
-import { YAML_OPTIONS } from "../../src/emit/yaml-text.js";
+import { blockYaml, YAML_OPTIONS } from "../../src/emit/yaml-text.js";
 import { packEncoded, typeUrl } from "../../src/envoy/any.js";
 import { enumValueNames, type FieldInfo, FieldType, lookupMessage } from "../../src/envoy/schema.js";
 
@@ -235,5 +235,21 @@ describe("renderJson and renderYaml print what JSON.stringify and the yaml packa
     const tree = renderResult(result);
     expect(renderJson(result)).toBe(`${JSON.stringify(tree, null, 2)}\n`);
     expect(renderYaml(result)).toBe(stringify(tree, YAML_OPTIONS));
+  });
+});
+
+// Most random result sets hold a string only the package prints (a multi-line one), and then the
+// whole text is the package's: these nested collections are printed by the writer itself.
+describe("the YAML writer itself prints nested collections as the yaml package does", () => {
+  const values: unknown[] = [
+    { a: [["x", "y"], [{ k: 1 }]] },
+    [[1, [2, 3]], [], [{}]],
+    { a: { b: [{ c: [["d"]], e: "f" }] } },
+    { empty: [[], {}], nested: [[[]]], deep: [[[["g"]]]] },
+  ];
+  test.each(values.map((value) => [value]))("%j", (value) => {
+    const written = blockYaml(value);
+    expect(written).toBeDefined();
+    expect(written).toBe(stringify(value, YAML_OPTIONS));
   });
 });
