@@ -82,6 +82,7 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
   const report = (code: Diagnostic["code"], message: string, endpoint: ServiceEndpoint | EndpointRef) =>
     diagnostics.push(diagnostic(code, message, { resource: clusterName, service: service.key, endpoint: endpointRef(endpoint) }));
   const direct: PlannedEndpoint[] = [];
+  const waypointTargets = WAYPOINT_ENDPOINTS.get(service.caches, [port, view.tunnelPort], () => new Map());
   const viaNode = new Map<string, { node: WaypointNode; pods: ServiceEndpoint[] }>();
   for (const endpoint of service.endpoints) {
     if (!endpoint.ports.includes(port)) continue;
@@ -121,7 +122,7 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
     group.pods.push(endpoint);
     viaNode.set(node.key, group);
   }
-  const waypoints = [...viaNode.values()].map(({ node, pods }) => waypointEndpoint(view, service, port, node, pods));
+  const waypoints = [...viaNode.values()].map(({ node, pods }) => waypointEndpoint(view, waypointTargets, node, pods));
   const endpoints = uniqueAddresses([...direct, ...waypoints].sort(compareEndpoints), (pod, kept, address) =>
     report("ADDRESS_CONFLICT", leftOut(service, pod, `address ${address} is already used by ${describeOrigin(kept)}`), pod),
   );
@@ -281,6 +282,8 @@ interface WaypointNode {
   readonly cluster: string;
   readonly name: string;
   readonly ip: string;
+  /** `ipSortKey(ip)`. */
+  readonly sortKey: string;
   readonly locality: Locality;
   /** Set when the registry's node IP disagrees with the node list. */
   readonly mismatch?: string;
@@ -326,7 +329,8 @@ function resolveNode(index: SnapshotIndex, cluster: string, name: string): Resol
     return { problem: "NODE_GONE", message: `node ${key} is not in the node list of cluster ${cluster}` };
   }
   const locality = listed ? { region: listed.region, zone: listed.zone } : { region: "", zone: "" };
-  return { node: { key, cacheKey: compositeKey(key, ip), cluster, name, ip, locality }, listed: listed !== undefined };
+  const node = { key, cacheKey: compositeKey(key, ip), cluster, name, ip, sortKey: ipSortKey(ip), locality };
+  return { node, listed: listed !== undefined };
 }
 
 /**
@@ -335,14 +339,17 @@ function resolveNode(index: SnapshotIndex, cluster: string, name: string): Resol
  * over the pods in that state. Which pods those are does not depend on the view, so the result is
  * cached on the service.
  */
-const WAYPOINT_ENDPOINTS = new CacheSlot<[port: number, node: WaypointNode, tunnelPort: number], Omit<PlannedEndpoint, "tier">>(
+const WAYPOINT_ENDPOINTS = new CacheSlot<[port: number, tunnelPort: number], Map<string, WaypointTarget>>(
   "waypoint endpoints",
-  // Numbers first, then the node's JSON key: injective without building another JSON array.
-  (port, node, tunnelPort) => `${port},${tunnelPort},${node.cacheKey}`,
+  (port, tunnelPort) => `${port},${tunnelPort}`,
 );
 
-function waypointEndpoint(view: EdsView, service: IndexedService, port: number, node: WaypointNode, pods: readonly ServiceEndpoint[]): PlannedEndpoint {
-  const shared = WAYPOINT_ENDPOINTS.get(service.caches, [port, node, view.tunnelPort], () => {
+/** Everything of a waypoint endpoint but its tier. */
+type WaypointTarget = Omit<PlannedEndpoint, "tier">;
+
+/** `targets`: the service port's waypoint endpoints for the view's tunnel port, by the node's `cacheKey` (its key and address). */
+function waypointEndpoint(view: EdsView, targets: Map<string, WaypointTarget>, node: WaypointNode, pods: readonly ServiceEndpoint[]): PlannedEndpoint {
+  const shared = getOrInsert(targets, node.cacheKey, () => {
     const health = pods.map(envoyHealth).reduce(rollUpHealth);
     const weight = pods.filter((pod) => envoyHealth(pod) === health).reduce((sum, pod) => sum + pod.weight, 0);
     const values = userMetadata(pods);
@@ -359,7 +366,7 @@ function waypointEndpoint(view: EdsView, service: IndexedService, port: number, 
       locality: internedLocality(node.locality),
       health,
       weight,
-      sortKey: ipSortKey(node.ip),
+      sortKey: node.sortKey,
       lbEndpoint: buildLbEndpoint(node.ip, view.tunnelPort, health, lbMetadata(values), weight),
       encoding: {},
       pods: pods.map(endpointRef),
