@@ -13,6 +13,7 @@ import { hostPort, lbMetadata, socketAddress } from "../envoy/core.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import { type SharedAddress, sharedAddresses } from "../model/snapshot-checks.js";
 import { outboundClusterName } from "../naming.js";
+import { AddressMap } from "../util/address-map.js";
 import { compositeKey } from "../util/keys.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareText, ipSortKey } from "../util/order.js";
@@ -430,11 +431,11 @@ function compareEndpoints(a: PlannedEndpoint, b: PlannedEndpoint): number {
 
 /** Envoy de-duplicates hosts by address (the first wins): keep the best-tier one and report the rest. */
 function uniqueAddresses(sorted: PlannedEndpoint[], conflict: (pod: EndpointRef, kept: PlannedEndpoint, address: string) => void): PlannedEndpoint[] {
-  const seen = new Map<string, PlannedEndpoint>();
+  const seen = new AddressMap<PlannedEndpoint>();
   return sorted.filter((endpoint) => {
-    const kept = seen.get(endpoint.address);
+    const kept = seen.get(endpoint.ip, endpoint.port);
     if (!kept) {
-      seen.set(endpoint.address, endpoint);
+      seen.set(endpoint.ip, endpoint.port, endpoint);
       return true;
     }
     for (const pod of endpoint.pods) conflict(pod, kept, endpoint.address);

@@ -260,6 +260,14 @@ describe("endpoints left out, with a reason", () => {
     expect(result.diagnostics.map((d) => d.code)).toContain("NODE_IP_MISMATCH");
   });
 
+  test("a pod and a waypoint at one IP are different addresses when their ports differ", () => {
+    const result = assignmentFor({
+      "ns/svc": [endpoint({ cluster: "home", ip: "10.2.0.1", node: "h2" }), endpoint({ cluster: "away", ip: "10.9.0.1", node: "a1" })],
+    });
+    expect(lbEndpoints(result).map((e) => e.address)).toEqual(["10.2.0.1:15008", "10.2.0.1:15009"]);
+    expect(result.diagnostics.map((d) => d.code)).not.toContain("ADDRESS_CONFLICT");
+  });
+
   test("no two endpoints share an address, even when two nodes claim the same IP", () => {
     const snapshot = mesh({
       services: {
