@@ -10,6 +10,7 @@ import { Locality } from "../../gen/envoy/config/core/v3/base.js";
 import { type ClusterLoadAssignment, ClusterLoadAssignment_Policy } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import { LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
+import { finishInSlab } from "../envoy/slabs.js";
 import {
   BinaryWriter,
   delimitedFieldSize,
@@ -26,7 +27,7 @@ import { encodeLbEndpoint } from "./lb-endpoint-encoding.js";
 const ASSIGNMENT = { clusterName: 1, endpoints: 2, policy: 4 } as const;
 const LOCALITY_GROUP = { locality: 1, lbEndpoints: 2, priority: 5 } as const;
 
-/** Reused: `finish()` copies out what was written and keeps the grown buffer. */
+/** Reused: `finishInSlab` (and `finish()`) copy out what was written and keep the grown buffer. */
 const writer = new BinaryWriter();
 const partWriter = new BinaryWriter();
 
@@ -41,7 +42,7 @@ export function encodeAssignment(assignment: ClusterLoadAssignment): Uint8Array 
   if (assignment.policy !== undefined) {
     writeEncodedField(writer, ASSIGNMENT.policy, ClusterLoadAssignment_Policy.encode(assignment.policy, partWriter).finish());
   }
-  return writer.finish();
+  return finishInSlab(writer);
 }
 
 /** One LocalityLbEndpoints (field 2); groups with metadata or a weight take the generated encoder. */

@@ -10,6 +10,7 @@
 import type { Address, SocketAddress } from "../../gen/envoy/config/core/v3/address.js";
 import type { Metadata } from "../../gen/envoy/config/core/v3/base.js";
 import { type Endpoint, LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
+import { Slabs } from "../envoy/slabs.js";
 import { varintSize } from "../envoy/wire.js";
 
 /** Field numbers and wire types as tag bytes (proto/envoy/config/endpoint/v3/endpoint_components.proto, core/v3/address.proto, base.proto, google/protobuf/struct.proto). */
@@ -31,33 +32,17 @@ const encoder = new TextEncoder();
 export function encodeLbEndpoint(lbEndpoint: LbEndpoint): Uint8Array {
   if (!isPlannedShape(lbEndpoint)) return LbEndpoint.encode(lbEndpoint).finish();
   const { size, metadata } = lbEndpointSize(lbEndpoint);
-  const out = Output.into(slabSpace(size));
+  const out = Output.into(LB_ENDPOINT_SLABS.space(size));
   writeLbEndpoint(out, lbEndpoint, metadata);
   return out.finish();
 }
 
 /**
  * Encoded LbEndpoints are kept for as long as their planned endpoint is (one per registry record
- * or waypoint), thousands of small arrays: each is a view into a shared 8 KiB slab, as Node's
- * Buffer pool does, not an ArrayBuffer of its own, which costs an allocation and a backing store
- * apiece. A slab lives while any view into it does; the endpoints filled together (one
- * assignment's) are replaced together when their service changes.
+ * or waypoint), thousands of small arrays, each a view into a shared 8 KiB slab; the endpoints
+ * filled together (one assignment's) are replaced together when their service changes.
  */
-const SLAB_SIZE = 8192;
-let slab = new Uint8Array(SLAB_SIZE);
-let slabUsed = 0;
-
-/** `size` bytes of fresh space: in the current slab, a new one, or (large) an array of its own. */
-function slabSpace(size: number): Uint8Array {
-  if (size > SLAB_SIZE / 8) return new Uint8Array(size);
-  if (slabUsed + size > SLAB_SIZE) {
-    slab = new Uint8Array(SLAB_SIZE);
-    slabUsed = 0;
-  }
-  const space = slab.subarray(slabUsed, slabUsed + size);
-  slabUsed += size;
-  return space;
-}
+const LB_ENDPOINT_SLABS = new Slabs(8192);
 
 /** What the writer below covers; everything else goes to the generated encoder. */
 function isPlannedShape(lbEndpoint: LbEndpoint): boolean {

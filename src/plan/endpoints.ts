@@ -79,10 +79,52 @@ export interface PortPlan {
 
 export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedService, port: number): PortPlan {
   const clusterName = outboundClusterName(index.snapshot.mesh.meshDomain, { ...service.ref, port });
+  const routed = ROUTED_PORTS.get(service.caches, [port, view], () => routedPort(index, view, service, port, clusterName));
+  const diagnostics = [...routed.diagnostics];
+  const report = (code: Diagnostic["code"], message: string, endpoint: EndpointRef) =>
+    diagnostics.push(diagnostic(code, message, { resource: clusterName, service: service.key, endpoint }));
+  const tiered = routed.targets.map((target) => withTier(target, tierOf(view, target.originCluster, target.locality)));
+  const endpoints = uniqueAddresses(tiered.sort(compareEndpoints), (pod, kept, address) =>
+    report("ADDRESS_CONFLICT", leftOut(service, pod, `address ${address} is already used by ${describeOrigin(kept)}`), pod),
+  );
+  if (index.snapshot.mesh.podNetwork === "isolated") {
+    for (const endpoint of endpoints) {
+      if (endpoint.route !== "direct" || endpoint.originCluster === view.cluster) continue;
+      const pod = endpoint.pods[0]!;
+      report(
+        "POD_IP_NOT_ROUTABLE",
+        `${describePod(pod)} is dialed directly from cluster ${view.cluster}, but mesh.podNetwork is isolated: its IP does not route from here (use a waypoint mode, or podNetwork "routable" if pod IPs do route between clusters)`,
+        pod,
+      );
+    }
+  }
+  return { service, port, clusterName, endpoints, diagnostics };
+}
+
+/**
+ * A port's endpoints as a view routes them, before tiers: the direct ones, then one per waypoint
+ * node, in that order (the stable sort keeps it among equals, and the first of an address wins),
+ * with what was left out on the way. Nothing here depends on the viewer's zone or region.
+ */
+interface RoutedPort {
+  readonly targets: readonly Omit<PlannedEndpoint, "tier">[];
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+/**
+ * Per service version: its routed ports by port and what routing reads of the view (its
+ * cluster, its node in `always` mode, the mode and ports), so the views of a cluster's zones
+ * route each port once.
+ */
+const ROUTED_PORTS = new CacheSlot<[port: number, view: EdsView], RoutedPort>("routed endpoints", (port, view) =>
+  compositeKey(port, view.cluster, view.node, view.mode, view.inboundPort, view.tunnelPort),
+);
+
+function routedPort(index: SnapshotIndex, view: EdsView, service: IndexedService, port: number, clusterName: string): RoutedPort {
   const diagnostics: Diagnostic[] = [];
   const report = (code: Diagnostic["code"], message: string, endpoint: ServiceEndpoint | EndpointRef) =>
     diagnostics.push(diagnostic(code, message, { resource: clusterName, service: service.key, endpoint: endpointRef(endpoint) }));
-  const direct: PlannedEndpoint[] = [];
+  const direct: Omit<PlannedEndpoint, "tier">[] = [];
   const waypointTargets = WAYPOINT_ENDPOINTS.get(service.caches, [port, view.tunnelPort], () => new Map());
   const viaNode = new Map<string, { node: WaypointNode; pods: ServiceEndpoint[] }>();
   for (const endpoint of service.endpoints) {
@@ -110,7 +152,7 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
       }
     }
     if (route === "direct") {
-      direct.push(directEndpoint(view, endpoint));
+      direct.push(directTarget(endpoint, view.inboundPort));
       continue;
     }
     const node = waypointNode(index, endpoint);
@@ -123,22 +165,8 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
     group.pods.push(endpoint);
     viaNode.set(node.key, group);
   }
-  const waypoints = [...viaNode.values()].map(({ node, pods }) => waypointEndpoint(view, waypointTargets, node, pods));
-  const endpoints = uniqueAddresses([...direct, ...waypoints].sort(compareEndpoints), (pod, kept, address) =>
-    report("ADDRESS_CONFLICT", leftOut(service, pod, `address ${address} is already used by ${describeOrigin(kept)}`), pod),
-  );
-  if (index.snapshot.mesh.podNetwork === "isolated") {
-    for (const endpoint of endpoints) {
-      if (endpoint.route !== "direct" || endpoint.originCluster === view.cluster) continue;
-      const pod = endpoint.pods[0]!;
-      report(
-        "POD_IP_NOT_ROUTABLE",
-        `${describePod(pod)} is dialed directly from cluster ${view.cluster}, but mesh.podNetwork is isolated: its IP does not route from here (use a waypoint mode, or podNetwork "routable" if pod IPs do route between clusters)`,
-        pod,
-      );
-    }
-  }
-  return { service, port, clusterName, endpoints, diagnostics };
+  const waypoints = [...viaNode.values()].map(({ node, pods }) => waypointTarget(view, waypointTargets, node, pods));
+  return { targets: [...direct, ...waypoints], diagnostics };
 }
 
 /** Per index: the addresses naming pods of different services in different clusters (`sharedAddresses`), by IP. */
@@ -216,11 +244,6 @@ function envoyHealth(endpoint: ServiceEndpoint): HealthStatus {
 function hasReservedKey(endpoint: ServiceEndpoint): boolean {
   const { metadata } = endpoint;
   return Object.hasOwn(metadata, WAYPOINT_KEY) || Object.hasOwn(metadata, ORIGIN_CLUSTER_KEY) || Object.hasOwn(metadata, ORIGIN_NODE_KEY);
-}
-
-function directEndpoint(view: EdsView, endpoint: ServiceEndpoint): PlannedEndpoint {
-  const target = directTarget(endpoint, view.inboundPort);
-  return withTier(target, tierOf(view, target.originCluster, target.locality));
 }
 
 /** A view's endpoint from its shared part; spelled out so every PlannedEndpoint has one shape. */
@@ -349,8 +372,8 @@ const WAYPOINT_ENDPOINTS = new CacheSlot<[port: number, tunnelPort: number], Map
 type WaypointTarget = Omit<PlannedEndpoint, "tier">;
 
 /** `targets`: the service port's waypoint endpoints for the view's tunnel port, by the node's `cacheKey` (its key and address). */
-function waypointEndpoint(view: EdsView, targets: Map<string, WaypointTarget>, node: WaypointNode, pods: readonly ServiceEndpoint[]): PlannedEndpoint {
-  const shared = getOrInsert(targets, node.cacheKey, () => {
+function waypointTarget(view: EdsView, targets: Map<string, WaypointTarget>, node: WaypointNode, pods: readonly ServiceEndpoint[]): WaypointTarget {
+  return getOrInsert(targets, node.cacheKey, () => {
     const health = pods.map(envoyHealth).reduce(rollUpHealth);
     const weight = pods.filter((pod) => envoyHealth(pod) === health).reduce((sum, pod) => sum + pod.weight, 0);
     const values = userMetadata(pods);
@@ -373,7 +396,6 @@ function waypointEndpoint(view: EdsView, targets: Map<string, WaypointTarget>, n
       pods: pods.map(endpointRef),
     };
   });
-  return withTier(shared, tierOf(view, node.cluster, shared.locality));
 }
 
 const HEALTH_RANK: Partial<Record<HealthStatus, number>> = {
