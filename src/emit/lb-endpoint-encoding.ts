@@ -28,35 +28,21 @@ const TAG = {
 
 const encoder = new TextEncoder();
 
+/** The encoding, in an array of its own. */
 export function encodeLbEndpoint(lbEndpoint: LbEndpoint): Uint8Array {
-  if (!isPlannedShape(lbEndpoint)) return LbEndpoint.encode(lbEndpoint).finish();
-  const { size, metadata } = lbEndpointSize(lbEndpoint);
-  const out = Output.into(slabSpace(size));
-  writeLbEndpoint(out, lbEndpoint, metadata);
-  return out.finish();
+  return encodeLbEndpointIn(lbEndpoint, (size) => new Uint8Array(size));
 }
 
 /**
- * Encoded LbEndpoints are kept for as long as their planned endpoint is (one per registry record
- * or waypoint), thousands of small arrays: each is a view into a shared 8 KiB slab, as Node's
- * Buffer pool does, not an ArrayBuffer of its own, which costs an allocation and a backing store
- * apiece. A slab lives while any view into it does; the endpoints filled together (one
- * assignment's) are replaced together when their service changes.
+ * The encoding, written into `spaceFor(size)` (exactly `size` bytes, which the caller may reuse
+ * once it has copied them out); a shape this writer does not cover gets an array of its own.
  */
-const SLAB_SIZE = 8192;
-let slab = new Uint8Array(SLAB_SIZE);
-let slabUsed = 0;
-
-/** `size` bytes of fresh space: in the current slab, a new one, or (large) an array of its own. */
-function slabSpace(size: number): Uint8Array {
-  if (size > SLAB_SIZE / 8) return new Uint8Array(size);
-  if (slabUsed + size > SLAB_SIZE) {
-    slab = new Uint8Array(SLAB_SIZE);
-    slabUsed = 0;
-  }
-  const space = slab.subarray(slabUsed, slabUsed + size);
-  slabUsed += size;
-  return space;
+export function encodeLbEndpointIn(lbEndpoint: LbEndpoint, spaceFor: (size: number) => Uint8Array): Uint8Array {
+  if (!isPlannedShape(lbEndpoint)) return LbEndpoint.encode(lbEndpoint).finish();
+  const { size, metadata } = lbEndpointSize(lbEndpoint);
+  const out = Output.into(spaceFor(size));
+  writeLbEndpoint(out, lbEndpoint, metadata);
+  return out.finish();
 }
 
 /** What the writer below covers; everything else goes to the generated encoder. */

@@ -18,7 +18,7 @@ import { getOrInsert } from "../util/maps.js";
 import { compareText, ipSortKey } from "../util/order.js";
 import { CacheSlot, singleEntrySlot } from "./cache-slots.js";
 import type { EdsView } from "./eds-view.js";
-import type { EncodingCell } from "./encoding-cells.js";
+import { EncodingCell } from "./encoding-cells.js";
 import { type HostedEndpoint, type IndexedService, netnsRivalsOn, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
 
 export type Route = "direct" | "waypoint";
@@ -246,7 +246,7 @@ function directTarget(endpoint: ServiceEndpoint, port: number): Omit<PlannedEndp
     weight: endpoint.weight,
     sortKey: ipSortKey(endpoint.ip),
     lbEndpoint: buildLbEndpoint(endpoint.ip, port, health, lbMetadata(userMetadata([endpoint])), endpoint.weight),
-    encoding: {},
+    encoding: new EncodingCell(),
     pods: [endpointRef(endpoint)],
   };
   directTargets.set(endpoint, target);
@@ -347,7 +347,7 @@ function waypointEndpoint(view: EdsView, service: IndexedService, port: number, 
       weight,
       sortKey: ipSortKey(node.ip),
       lbEndpoint: buildLbEndpoint(node.ip, view.tunnelPort, health, lbMetadata(values), weight),
-      encoding: {},
+      encoding: new EncodingCell(),
       pods: pods.map(endpointRef),
     };
   });
