@@ -204,33 +204,67 @@ function hasReservedKey(endpoint: ServiceEndpoint): boolean {
 
 function directEndpoint(view: EdsView, endpoint: ServiceEndpoint): PlannedEndpoint {
   const target = directTarget(endpoint, view.inboundPort);
-  return withTier(target, tierOf(view, target.originCluster, target.locality));
+  return new ViewEndpoint(target, tierOf(view, target.originCluster, target.locality));
 }
 
-/** A view's endpoint from its shared part; spelled out so every PlannedEndpoint has one shape. */
-function withTier(target: Omit<PlannedEndpoint, "tier">, tier: number): PlannedEndpoint {
-  return {
-    route: target.route,
-    ip: target.ip,
-    port: target.port,
-    address: target.address,
-    originCluster: target.originCluster,
-    originNode: target.originNode,
-    tier,
-    locality: target.locality,
-    health: target.health,
-    weight: target.weight,
-    sortKey: target.sortKey,
-    lbEndpoint: target.lbEndpoint,
-    encoding: target.encoding,
-    pods: target.pods,
-  };
+/** Everything of a planned endpoint but its tier: the same in every view, so built once and shared. */
+type SharedEndpoint = Omit<PlannedEndpoint, "tier">;
+
+/**
+ * A view's endpoint: the shared part and the view's tier. Port plans are kept for every view that
+ * planned the port, so each view's endpoint is these two fields rather than a copy of all of them.
+ */
+class ViewEndpoint implements PlannedEndpoint {
+  constructor(
+    private readonly shared: SharedEndpoint,
+    readonly tier: number,
+  ) {}
+
+  get route(): Route {
+    return this.shared.route;
+  }
+  get ip(): string {
+    return this.shared.ip;
+  }
+  get port(): number {
+    return this.shared.port;
+  }
+  get address(): string {
+    return this.shared.address;
+  }
+  get originCluster(): string {
+    return this.shared.originCluster;
+  }
+  get originNode(): string {
+    return this.shared.originNode;
+  }
+  get locality(): Locality {
+    return this.shared.locality;
+  }
+  get health(): HealthStatus {
+    return this.shared.health;
+  }
+  get weight(): number {
+    return this.shared.weight;
+  }
+  get sortKey(): string {
+    return this.shared.sortKey;
+  }
+  get lbEndpoint(): LbEndpoint {
+    return this.shared.lbEndpoint;
+  }
+  get encoding(): EncodingCell {
+    return this.shared.encoding;
+  }
+  get pods(): readonly EndpointRef[] {
+    return this.shared.pods;
+  }
 }
 
 /** Everything of a direct endpoint but its tier: the same in every view, so built once per registry record. */
-const directTargets = new WeakMap<ServiceEndpoint, Omit<PlannedEndpoint, "tier">>();
+const directTargets = new WeakMap<ServiceEndpoint, SharedEndpoint>();
 
-function directTarget(endpoint: ServiceEndpoint, port: number): Omit<PlannedEndpoint, "tier"> {
+function directTarget(endpoint: ServiceEndpoint, port: number): SharedEndpoint {
   const known = directTargets.get(endpoint);
   if (known?.port === port) return known;
   const health = envoyHealth(endpoint);
@@ -253,11 +287,12 @@ function directTarget(endpoint: ServiceEndpoint, port: number): Omit<PlannedEndp
   return target;
 }
 
+/** One literal per shape, so each object is built with its fields in place (no property array added later). */
 function buildLbEndpoint(ip: string, port: number, health: HealthStatus, metadata: Metadata | undefined, weight: number): LbEndpoint {
-  const lbEndpoint: LbEndpoint = { endpoint: { address: socketAddress(ip, port) }, health_status: health };
-  if (metadata) lbEndpoint.metadata = metadata;
-  lbEndpoint.load_balancing_weight = weight;
-  return lbEndpoint;
+  const endpoint = { address: socketAddress(ip, port) };
+  return metadata
+    ? { endpoint, health_status: health, metadata, load_balancing_weight: weight }
+    : { endpoint, health_status: health, load_balancing_weight: weight };
 }
 
 interface WaypointNode {
@@ -321,7 +356,7 @@ function resolveNode(index: SnapshotIndex, cluster: string, name: string): Resol
  * over the pods in that state. Which pods those are does not depend on the view, so the result is
  * cached on the service.
  */
-const WAYPOINT_ENDPOINTS = new CacheSlot<[port: number, node: WaypointNode, tunnelPort: number], Omit<PlannedEndpoint, "tier">>(
+const WAYPOINT_ENDPOINTS = new CacheSlot<[port: number, node: WaypointNode, tunnelPort: number], SharedEndpoint>(
   "waypoint endpoints",
   // Numbers first, then the node's JSON key: injective without building another JSON array.
   (port, node, tunnelPort) => `${port},${tunnelPort},${node.cacheKey}`,
@@ -351,7 +386,7 @@ function waypointEndpoint(view: EdsView, service: IndexedService, port: number, 
       pods: pods.map(endpointRef),
     };
   });
-  return withTier(shared, tierOf(view, node.cluster, shared.locality));
+  return new ViewEndpoint(shared, tierOf(view, node.cluster, shared.locality));
 }
 
 const HEALTH_RANK: Partial<Record<HealthStatus, number>> = {
@@ -427,12 +462,14 @@ function describeOrigin(endpoint: PlannedEndpoint): string {
     : `pod ${endpoint.pods[0]?.pod || endpoint.ip} of cluster ${endpoint.originCluster}`;
 }
 
+/** A literal per shape (pod and node each set only when known), built with its fields in place. */
 export function endpointRef(endpoint: ServiceEndpoint | EndpointRef): EndpointRef {
   if (!("kubernetesMetadata" in endpoint)) return endpoint;
-  const ref: { cluster: string; ip: string; pod?: string; node?: string } = { cluster: endpoint.clusterName, ip: endpoint.ip };
-  if (endpoint.kubernetesMetadata.podName) ref.pod = endpoint.kubernetesMetadata.podName;
-  if (endpoint.kubernetesMetadata.nodeName) ref.node = endpoint.kubernetesMetadata.nodeName;
-  return ref;
+  const { clusterName: cluster, ip } = endpoint;
+  const { podName: pod, nodeName: node } = endpoint.kubernetesMetadata;
+  if (pod && node) return { cluster, ip, pod, node };
+  if (pod) return { cluster, ip, pod };
+  return node ? { cluster, ip, node } : { cluster, ip };
 }
 
 function describePod(endpoint: ServiceEndpoint | EndpointRef): string {
