@@ -26,7 +26,9 @@ function checkSharedEncodings(doc: MeshDocument, other: OtherOptions, reversed: 
       const encoded = toXdsResources(result)[XDS_TYPE_URLS.endpoints];
       for (const [i, assignment] of result.endpoints.entries()) {
         if (hex(encoded[i]!.resource.value ?? new Uint8Array()) === hex(ClusterLoadAssignment.encode(assignment).finish())) continue;
-        throw new PropertyViolation(`${assignment.cluster_name} of node ${node.cluster}/${node.name} (${JSON.stringify(options)}) differs from the generated encoder's bytes`);
+        throw new PropertyViolation(
+          `${assignment.cluster_name} of node ${node.cluster}/${node.name} (${JSON.stringify(options)}) differs from the generated encoder's bytes`,
+        );
       }
     }
   }
