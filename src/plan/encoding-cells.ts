@@ -8,8 +8,8 @@ import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/e
 
 /**
  * A slot for the encoded bytes of a shared message: a range of the encoded resource that first
- * carried it. Those bytes are kept anyway (its `XdsResource`), so a filled cell costs this object
- * and no copy of its own.
+ * carried it. Those bytes are kept anyway (its `XdsResource`), so a filled cell costs its three
+ * fields and no copy of its own. A planned endpoint extends it: it is its own cell.
  */
 export class EncodingCell {
   /** The encoded resource holding the bytes; undefined until an encoder fills the cell. */

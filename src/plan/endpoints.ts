@@ -261,30 +261,102 @@ class ViewEndpoint implements PlannedEndpoint {
   }
 }
 
-/** Everything of a direct endpoint but its tier: the same in every view, so built once per registry record. */
-const directTargets = new WeakMap<ServiceEndpoint, SharedEndpoint>();
+/** Direct endpoints by registry record: the same in every view, so built once per record (and port). */
+const directTargets = new WeakMap<ServiceEndpoint, DirectTarget>();
 
 function directTarget(endpoint: ServiceEndpoint, port: number): SharedEndpoint {
   const known = directTargets.get(endpoint);
   if (known?.port === port) return known;
-  const health = envoyHealth(endpoint);
-  const target = {
-    route: "direct" as const,
-    ip: endpoint.ip,
-    port,
-    address: hostPort(endpoint.ip, port),
-    originCluster: endpoint.clusterName,
-    originNode: endpoint.kubernetesMetadata.nodeName,
-    locality: internedLocality(endpoint.locality),
-    health,
-    weight: endpoint.weight,
-    sortKey: ipSortKey(endpoint.ip),
-    lbEndpoint: buildLbEndpoint(endpoint.ip, port, health, lbMetadata(userMetadata([endpoint])), endpoint.weight),
-    encoding: new EncodingCell(),
-    pods: [endpointRef(endpoint)],
-  };
+  const target = new DirectTarget(endpoint, port);
   directTargets.set(endpoint, target);
   return target;
+}
+
+/**
+ * A direct endpoint's shared part. What its record says is read from the record; only what costs
+ * work (address, sort key, LbEndpoint) is kept. It is its own encoding cell, and builds its one
+ * pod's ref when asked (diagnostics, explain), so a kept endpoint holds no more objects.
+ */
+class DirectTarget extends EncodingCell implements SharedEndpoint {
+  readonly address: string;
+  readonly locality: Locality;
+  readonly health: HealthStatus;
+  readonly sortKey: string;
+  readonly lbEndpoint: LbEndpoint;
+
+  constructor(
+    private readonly record: ServiceEndpoint,
+    readonly port: number,
+  ) {
+    super();
+    this.address = hostPort(record.ip, port);
+    this.locality = internedLocality(record.locality);
+    this.health = envoyHealth(record);
+    this.sortKey = ipSortKey(record.ip);
+    this.lbEndpoint = buildLbEndpoint(record.ip, port, this.health, lbMetadata(userMetadata([record])), record.weight);
+  }
+
+  get route(): Route {
+    return "direct";
+  }
+  get ip(): string {
+    return this.record.ip;
+  }
+  get originCluster(): string {
+    return this.record.clusterName;
+  }
+  get originNode(): string {
+    return this.record.kubernetesMetadata.nodeName;
+  }
+  get weight(): number {
+    return this.record.weight;
+  }
+  get encoding(): EncodingCell {
+    return this;
+  }
+  get pods(): readonly EndpointRef[] {
+    return [endpointRef(this.record)];
+  }
+}
+
+/**
+ * A waypoint endpoint's shared part: the node's address at the tunnel port, standing for the
+ * service's pods there. Like a direct one, its own encoding cell, building its pods' refs when asked.
+ */
+class WaypointTarget extends EncodingCell implements SharedEndpoint {
+  readonly ip: string;
+  readonly address: string;
+  readonly originCluster: string;
+  readonly originNode: string;
+  readonly locality: Locality;
+  readonly sortKey: string;
+
+  constructor(
+    node: WaypointNode,
+    readonly port: number,
+    readonly health: HealthStatus,
+    readonly weight: number,
+    readonly lbEndpoint: LbEndpoint,
+    private readonly records: readonly ServiceEndpoint[],
+  ) {
+    super();
+    this.ip = node.ip;
+    this.address = hostPort(node.ip, port);
+    this.originCluster = node.cluster;
+    this.originNode = node.name;
+    this.locality = internedLocality(node.locality);
+    this.sortKey = ipSortKey(node.ip);
+  }
+
+  get route(): Route {
+    return "waypoint";
+  }
+  get encoding(): EncodingCell {
+    return this;
+  }
+  get pods(): readonly EndpointRef[] {
+    return this.records.map(endpointRef);
+  }
 }
 
 /** One literal per shape, so each object is built with its fields in place (no property array added later). */
@@ -356,35 +428,23 @@ function resolveNode(index: SnapshotIndex, cluster: string, name: string): Resol
  * over the pods in that state. Which pods those are does not depend on the view, so the result is
  * cached on the service.
  */
-const WAYPOINT_ENDPOINTS = new CacheSlot<[port: number, node: WaypointNode, tunnelPort: number], SharedEndpoint>(
+const WAYPOINT_ENDPOINTS = new CacheSlot<[port: number, tunnelPort: number], Map<string, SharedEndpoint>>(
   "waypoint endpoints",
-  // Numbers first, then the node's JSON key: injective without building another JSON array.
-  (port, node, tunnelPort) => `${port},${tunnelPort},${node.cacheKey}`,
+  (port, tunnelPort) => `${port},${tunnelPort}`,
 );
 
 function waypointEndpoint(view: EdsView, service: IndexedService, port: number, node: WaypointNode, pods: readonly ServiceEndpoint[]): PlannedEndpoint {
-  const shared = WAYPOINT_ENDPOINTS.get(service.caches, [port, node, view.tunnelPort], () => {
+  const byNode = WAYPOINT_ENDPOINTS.get(service.caches, [port, view.tunnelPort], () => new Map<string, SharedEndpoint>());
+  // Keyed by the node's own key string: an entry costs no key of its own.
+  const shared = getOrInsert(byNode, node.cacheKey, () => {
     const health = pods.map(envoyHealth).reduce(rollUpHealth);
     const weight = pods.filter((pod) => envoyHealth(pod) === health).reduce((sum, pod) => sum + pod.weight, 0);
     const values = userMetadata(pods);
     values.set(WAYPOINT_KEY, "true");
     values.set(ORIGIN_CLUSTER_KEY, node.cluster);
     values.set(ORIGIN_NODE_KEY, node.name);
-    return {
-      route: "waypoint" as const,
-      ip: node.ip,
-      port: view.tunnelPort,
-      address: hostPort(node.ip, view.tunnelPort),
-      originCluster: node.cluster,
-      originNode: node.name,
-      locality: internedLocality(node.locality),
-      health,
-      weight,
-      sortKey: ipSortKey(node.ip),
-      lbEndpoint: buildLbEndpoint(node.ip, view.tunnelPort, health, lbMetadata(values), weight),
-      encoding: new EncodingCell(),
-      pods: pods.map(endpointRef),
-    };
+    const lbEndpoint = buildLbEndpoint(node.ip, view.tunnelPort, health, lbMetadata(values), weight);
+    return new WaypointTarget(node, view.tunnelPort, health, weight, lbEndpoint, pods);
   });
   return new ViewEndpoint(shared, tierOf(view, node.cluster, shared.locality));
 }
