@@ -324,7 +324,9 @@ export function createBench(config: BenchConfig) {
       .filter((n) => n.cluster === node.clusterName && n.zone === node.locality.zone && n.name !== node.nodeName)
       .map((n) => n.name);
     log(`figure 3: further nodes of view ${node.clusterName}/${node.locality.zone} (${peers.length + 1} nodes, ${mode}) ...`);
-    // Warm: every assignment of the view built, encoded and versioned, as after the view's other nodes.
+    // Warm: every assignment of the view built, encoded and versioned, as the view's other nodes
+    // leave EDS. What a context shares beyond that (clusters, node-side pieces) is warmed only by
+    // the warm-up rounds' peers, so a round may still pay its first use.
     const warm = indexSnapshot(fresh(w.snapshot));
     toXdsResources(assignmentsOnly(node, options, allAssignments(warm, view)));
     let next = 0;

@@ -6,9 +6,10 @@ import type { ResourceSet } from "../envoy/resources.js";
 import { type LocalNode, type LocalNodeInput, parseNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
-import { type SlotCache, singleEntrySlot } from "../plan/cache-slots.js";
+import { CacheSlot, type SlotCache, singleEntrySlot } from "../plan/cache-slots.js";
+import { viewKey } from "../plan/eds-view.js";
 import { sharedAddressDiagnostics } from "../plan/endpoints.js";
-import { type NodePlan, planNode, reuseIfUnchanged } from "../plan/node-plan.js";
+import { type NodePlan, planNode, type ReuseSlot, reuseIfUnchanged } from "../plan/node-plan.js";
 import { asIndex, type IndexedService, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { BoundedCache } from "../util/bounded-cache.js";
 import { getOrInsert } from "../util/maps.js";
@@ -54,8 +55,9 @@ export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode 
   const plan = planNode(index, parseNode(node), parseOptions(options));
   checkPodPorts(plan);
   checkNodeLimits(plan);
-  const side = reuseIfUnchanged(plan.nodeSide, nodeSideInputs(plan), () => nodeSide(plan));
-  const walk = walkOutbound(plan, side);
+  const reuse = recompileReuse(plan);
+  const side = reuseIfUnchanged(reuse.side, nodeSideInputs(plan), () => nodeSide(plan));
+  const walk = walkOutbound(plan, side, reuse.walk);
   let diagnostics: Diagnostic[] | undefined;
   const result = lintCompileResult({
     node: { cluster: plan.node.clusterName, name: plan.node.nodeName, ip: plan.node.nodeIp, locality: plan.node.locality },
@@ -70,11 +72,23 @@ export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode 
       return diagnostics;
     },
   });
-  plan.outboundWalk.last = walk;
+  reuse.walk = walk;
   return result;
 }
 
 type NodeSide = ReturnType<typeof nodeSide>;
+
+/** What a recompile of one parsed node and options pair reuses: its last node side (with the inputs it came from) and outbound walk. */
+interface RecompileReuse {
+  readonly side: ReuseSlot<NodeSide>;
+  walk?: OutboundWalk;
+}
+
+const reuseByNode = new WeakMap<object, RecompileReuse>();
+
+function recompileReuse(plan: NodePlan): RecompileReuse {
+  return getOrInsert(reuseByNode, plan.recompileKey, () => ({ side: {} }));
+}
 
 /** One dependency port's share of a compile: its outbound clusters and its assignments. */
 interface PortPart {
@@ -84,7 +98,7 @@ interface PortPart {
 
 /**
  * A compile's walk over the node's dependencies: each one's port parts, and the sorted lists made
- * of them and the node side. Kept per node for the next compile (`NodePlan.outboundWalk`).
+ * of them and the node side. Kept per node for the next compile (`RecompileReuse`).
  */
 interface OutboundWalk {
   readonly context: SlotCache;
@@ -113,12 +127,12 @@ interface Replacements {
  * same parts (its caches hold them). When every change keeps its resources' names in place (an
  * endpoint's health, a pod's port), the last sorted lists are patched instead of sorted again.
  */
-function walkOutbound(plan: NodePlan, side: NodeSide): OutboundWalk {
-  const last = plan.outboundWalk.last as OutboundWalk | undefined;
+function walkOutbound(plan: NodePlan, side: NodeSide, last: OutboundWalk | undefined): OutboundWalk {
   const previous = last?.context === plan.context ? last : undefined;
   // Outbound clusters by the service's cluster signature, then port. Bounded: a signature that
   // changes (a service's ports, protocols or trust domains) leaves its old entry behind.
   const outbound = OUTBOUND_CLUSTERS.get(plan.context, [], () => new BoundedCache<string, Map<number, Cluster[]>>(outboundCacheLimit(plan.index)));
+  const shared = sharedPortParts(plan);
   const services = plan.dependencies;
   const parts: (readonly PortPart[])[] = [];
   const replacements: Replacements = { clusters: [], endpoints: [] };
@@ -134,12 +148,35 @@ function walkOutbound(plan: NodePlan, side: NodeSide): OutboundWalk {
       parts.push(before);
       continue;
     }
-    const now = service.ports.map((port) => portPart(plan, outbound, service, port));
+    const now = portParts(plan, outbound, shared, service);
     parts.push(now);
     patchable &&= samePorts(previous!.parts[i]!, now, replacements);
   }
   const walk = { context: plan.context, side, services, parts };
   return (patchable && patched(previous!, walk, replacements)) || sorted(walk);
+}
+
+/**
+ * Per compile context, by the EDS view's key: each dependency's port parts, by service object.
+ * A part is the context's clusters and the view's assignments of one service port, both cached
+ * already; sharing the pair spares every further node of the view a walk through those caches.
+ */
+const PORT_PARTS = new CacheSlot<[viewKey: string], WeakMap<IndexedService, readonly PortPart[]>>("port parts by EDS view", (viewKey) => viewKey);
+
+/** The table of the node's view, or none in `always` mode, where the view is the node's own. */
+function sharedPortParts(plan: NodePlan): WeakMap<IndexedService, readonly PortPart[]> | undefined {
+  if (plan.view.node) return undefined;
+  return PORT_PARTS.get(plan.context, [viewKey(plan.view)], () => new WeakMap());
+}
+
+function portParts(
+  plan: NodePlan,
+  outbound: BoundedCache<string, Map<number, Cluster[]>>,
+  shared: WeakMap<IndexedService, readonly PortPart[]> | undefined,
+  service: IndexedService,
+): readonly PortPart[] {
+  const build = () => service.ports.map((port) => portPart(plan, outbound, service, port));
+  return shared ? getOrInsert(shared, service, build) : build();
 }
 
 function portPart(plan: NodePlan, outbound: BoundedCache<string, Map<number, Cluster[]>>, service: IndexedService, port: number): PortPart {
@@ -224,7 +261,7 @@ function outboundCacheLimit(index: SnapshotIndex): number {
 export function compileNodeSide(snapshot: Snapshot | SnapshotIndex, node: LocalNode | LocalNodeInput, options: Options | OptionsInput = {}): CompileResult {
   const index = asIndex(snapshot);
   const plan = planNode(index, parseNode(node), parseOptions(options));
-  const side = reuseIfUnchanged(plan.nodeSide, nodeSideInputs(plan), () => nodeSide(plan));
+  const side = reuseIfUnchanged(recompileReuse(plan).side, nodeSideInputs(plan), () => nodeSide(plan));
   return lintCompileResult({
     node: { cluster: plan.node.clusterName, name: plan.node.nodeName, ip: plan.node.nodeIp, locality: plan.node.locality },
     options: plan.options,

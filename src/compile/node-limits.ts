@@ -6,7 +6,8 @@
  * over a limit is refused with an `InputError` naming the limit.
  */
 import { InputError, type InputIssue } from "../errors.js";
-import type { NodePlan } from "../plan/node-plan.js";
+import type { HostedPodPlan, NodePlan } from "../plan/node-plan.js";
+import type { IndexedService } from "../plan/snapshot-index.js";
 
 /** The most a single node may receive (README, "Limits"). */
 export const NODE_LIMITS = {
@@ -35,8 +36,41 @@ export function nodeSize(plan: NodePlan): NodeSize {
   };
 }
 
-/** Each pod with a netns routes to its service's dependencies (every dependency of the node without dependency data). */
+/** What a pod route count was worked out from. */
+interface CountedRoutes {
+  readonly dependencies: readonly IndexedService[];
+  readonly vips: unknown;
+  readonly dependencyData: unknown;
+  readonly routes: number;
+}
+
+/** By hosted pod list (a recompile keeps the list while the node's pods stay): the last count. */
+const lastRoutes = new WeakMap<readonly HostedPodPlan[], CountedRoutes>();
+
+/**
+ * The pod route count, reused by a recompile whose dependencies kept their keys and port counts
+ * (a health flip, a rollout): the count reads nothing else of them.
+ */
 function podRoutes(plan: NodePlan): number {
+  const { vips, dependencies: dependencyData } = plan.index.snapshot;
+  const last = lastRoutes.get(plan.hostedPods);
+  if (last && last.vips === vips && last.dependencyData === dependencyData && sameRouteShape(last.dependencies, plan.dependencies)) return last.routes;
+  const routes = countPodRoutes(plan);
+  lastRoutes.set(plan.hostedPods, { dependencies: plan.dependencies, vips, dependencyData, routes });
+  return routes;
+}
+
+function sameRouteShape(a: readonly IndexedService[], b: readonly IndexedService[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] !== b[i] && (a[i]!.key !== b[i]!.key || a[i]!.ports.length !== b[i]!.ports.length)) return false;
+  }
+  return true;
+}
+
+/** Each pod with a netns routes to its service's dependencies (every dependency of the node without dependency data). */
+function countPodRoutes(plan: NodePlan): number {
   const inScope = new Map(plan.dependencies.map((service) => [service.key, service]));
   const vips = plan.index.snapshot.vips;
   const routesOf = (keys: Iterable<string>) => {

@@ -81,7 +81,7 @@ interface ServiceEgress {
  * Per compile context (the mesh domain and settings are the context's), by the pod's service: its
  * egress, kept while the services it calls are the same objects and the VIPs the same map.
  */
-const EGRESS = new CacheSlot<[service: ServiceKey], ReuseSlot>("pod egress by service", (service) => service);
+const EGRESS = new CacheSlot<[service: ServiceKey], ReuseSlot<ServiceEgress>>("pod egress by service", (service) => service);
 
 /** A pod's egress by its service: pods of one service share it (and its order). */
 function egressByService(plan: NodePlan): (service: ServiceKey) => ServiceEgress {
@@ -121,7 +121,7 @@ interface EgressTarget {
  * Per compile context (mesh domain, settings), by the service called: its egress target, kept
  * while the service is the same object and its VIP the same.
  */
-const EGRESS_TARGETS = new CacheSlot<[service: ServiceKey], ReuseSlot>("egress targets", (service) => service);
+const EGRESS_TARGETS = new CacheSlot<[service: ServiceKey], ReuseSlot<EgressTarget>>("egress targets", (service) => service);
 
 function targetOf(plan: NodePlan, service: IndexedService): EgressTarget {
   const vip = plan.index.snapshot.vips?.get(service.key);

@@ -11,6 +11,7 @@ import { Locality } from "../../gen/envoy/config/core/v3/base.js";
 import { type ClusterLoadAssignment, ClusterLoadAssignment_Policy } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import { LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
+import { finishInSlab } from "../envoy/slabs.js";
 import {
   BinaryWriter,
   delimitedFieldSize,
@@ -28,7 +29,7 @@ import { encodeLbEndpointIn } from "./lb-endpoint-encoding.js";
 const ASSIGNMENT = { clusterName: 1, endpoints: 2, policy: 4 } as const;
 const LOCALITY_GROUP = { locality: 1, lbEndpoints: 2, priority: 5 } as const;
 
-/** Reused: `finish()` copies out what was written and keeps the grown buffer. */
+/** Reused: `finishInSlab` (and `finish()`) copy out what was written and keep the grown buffer. */
 const writer = new BinaryWriter();
 const partWriter = new BinaryWriter();
 
@@ -50,7 +51,7 @@ export function encodeAssignment(assignment: ClusterLoadAssignment): Uint8Array 
     writeEncodedField(writer, ASSIGNMENT.policy, policy);
     at += delimitedFieldSize(ASSIGNMENT.policy, policy.length);
   }
-  const bytes = writer.finish();
+  const bytes = finishInSlab(writer);
   if (at !== bytes.length) throw new Error(`internal: assignment written in ${bytes.length} bytes, counted ${at}`);
   for (const { cell, start, end } of filling) {
     cell.source = bytes;

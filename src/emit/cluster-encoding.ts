@@ -10,6 +10,7 @@
  */
 import { Cluster, Cluster_TransportSocketMatch } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { Matcher } from "../../gen/xds/type/matcher/v3/matcher.js";
+import { finishInSlab } from "../envoy/slabs.js";
 import { BinaryWriter, delimitedFieldSize, stringFieldSize, writeDelimitedHeader, writeEncodedField, writeStringField } from "../envoy/wire.js";
 import { getOrInsert } from "../util/maps.js";
 
@@ -29,7 +30,7 @@ export function encodeCluster(cluster: Cluster): Uint8Array {
     writeEncodedField(writer, CLUSTER.transportSocketMatcher, encodedMatcher(matcher));
   }
   Cluster.encode(rest, writer);
-  return writer.finish();
+  return finishInSlab(writer);
 }
 
 function encodedMatcher(matcher: Matcher): Uint8Array {

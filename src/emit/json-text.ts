@@ -12,21 +12,20 @@ import { TextBytes } from "./text-bytes.js";
 export class JsonWriter {
   readonly out = new TextBytes();
   /** Entry starts of plain objects' keys (`keyLine`), by key. */
-  private readonly plainKeys = new Map<string, string[]>();
+  private readonly plainKeys = new Map<string, Uint8Array[]>();
 
   /** A message as an Any prints: `{"@type": url, ...fields}`, its entries at `depth` + 1. */
   typed(url: string, plan: readonly FieldPlan[], message: unknown, depth: number): void {
     const out = this.out;
     out.byte(0x7b);
-    out.text(lineStart(depth + 1, 0));
-    out.text('"@type": ');
+    out.chunk(keyLine(TYPE_KEYS, "@type", depth, 0));
     out.jsonString(url);
     this.fields(plan, message as Record<string, unknown>, depth, 1);
     this.close(depth, 0x7d);
   }
 
   /** A plain JSON value (a Struct, a wrapper's or scalar's value) at `depth`. */
-  private plain(value: unknown, depth: number): void {
+  plain(value: unknown, depth: number): void {
     const out = this.out;
     if (typeof value === "string") out.jsonString(value);
     else if (typeof value === "number") out.text(Number.isFinite(value) ? String(value) : "null");
@@ -44,7 +43,7 @@ export class JsonWriter {
     for (let i = 0; i < count; i++) {
       const item = items[i];
       if (item === undefined) throw new NotWritable();
-      out.text(lineStart(depth + 1, i));
+      out.chunk(lineStart(depth + 1, i));
       this.plain(item, depth + 1);
     }
     this.close(depth, 0x5d, count);
@@ -65,7 +64,7 @@ export class JsonWriter {
         lines = [];
         this.plainKeys.set(key, lines);
       }
-      out.text(keyLine(lines, key, depth, count++));
+      out.chunk(keyLine(lines, key, depth, count++));
       this.plain(child, depth + 1);
     }
     this.close(depth, 0x7d, count);
@@ -87,7 +86,7 @@ export class JsonWriter {
         this.key(field, depth, count++);
         out.byte(0x5b);
         for (let i = 0; i < items.length; i++) {
-          out.text(lineStart(depth + 2, i));
+          out.chunk(lineStart(depth + 2, i));
           this.value(field, items[i], depth + 2);
         }
         this.close(depth + 1, 0x5d);
@@ -98,7 +97,7 @@ export class JsonWriter {
         this.key(field, depth, count++);
         out.byte(0x7b);
         for (let i = 0; i < keys.length; i++) {
-          out.text(lineStart(depth + 2, i));
+          out.chunk(lineStart(depth + 2, i));
           out.jsonString(keys[i]!);
           out.byte(0x3a);
           out.byte(0x20);
@@ -127,39 +126,41 @@ export class JsonWriter {
 
   /** `,` after an earlier entry, then the line break, indentation and `"name": ` of an entry of the object at `depth`. */
   private key(field: FieldPlan, depth: number, index: number): void {
-    this.out.text(keyLine(field.jsonKeys, field.name, depth, index));
+    this.out.chunk(keyLine(field.jsonKeys, field.name, depth, index));
   }
 
   /** The closing bracket of a collection at `depth`: on its own line, or right after the opening one when it is empty. */
   private close(depth: number, bracket: number, count = 1): void {
-    if (count > 0) this.out.text(lineStart(depth, 0));
+    if (count > 0) this.out.chunk(lineStart(depth, 0));
     this.out.byte(bracket);
   }
 }
 
 /**
- * From `lines` (a field's or a plain key's, made on first use): the start of entry `index` of an
- * object at `depth` — `,` after an earlier entry, the line break and indentation, `"name": `.
+ * From `lines` (a field's or a plain key's, made on first use): the UTF-8 start of entry `index`
+ * of an object at `depth` — `,` after an earlier entry, the line break and indentation, `"name": `.
  */
-function keyLine(lines: string[], name: string, depth: number, index: number): string {
+function keyLine(lines: Uint8Array[], name: string, depth: number, index: number): Uint8Array {
   const at = 2 * depth + (index === 0 ? 1 : 0);
   let line = lines[at];
   if (line === undefined) {
-    line = `${index === 0 ? "" : ","}${lineStart(depth + 1, 0)}${JSON.stringify(name)}: `;
+    line = Buffer.from(`${index === 0 ? "" : ","}\n${" ".repeat(2 * depth + 2)}${JSON.stringify(name)}: `);
     lines[at] = line;
   }
   return line;
 }
 
 /** `,` after an earlier item (`index` > 0), then a line break and the indentation of `depth`. */
-function lineStart(depth: number, index: number): string {
+function lineStart(depth: number, index: number): Uint8Array {
   const at = 2 * depth + (index === 0 ? 1 : 0);
   let line = LINE_STARTS[at];
   if (line === undefined) {
-    line = `${index === 0 ? "" : ","}\n${" ".repeat(2 * depth)}`;
+    line = Buffer.from(`${index === 0 ? "" : ","}\n${" ".repeat(2 * depth)}`);
     LINE_STARTS[at] = line;
   }
   return line;
 }
 
-const LINE_STARTS: string[] = [];
+const LINE_STARTS: Uint8Array[] = [];
+/** An Any's first entry, `"@type": `, at each depth. */
+const TYPE_KEYS: Uint8Array[] = [];

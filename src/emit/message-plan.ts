@@ -50,10 +50,10 @@ export interface FieldPlan {
   readonly typeName: string;
   /** A Message field's type plan, on first use (message types nest recursively). */
   nested: readonly FieldPlan[] | undefined;
-  /** JSON's `\n    "name": ` (first entry) and `,\n    "name": ` (a later one) at each depth, made on first use. */
-  readonly jsonKeys: string[];
-  /** YAML's `name:` on a dash's line, then `    name:` at each indentation / 2, made on first use. */
-  readonly yamlKeys: string[];
+  /** JSON's `\n    "name": ` (first entry) and `,\n    "name": ` (a later one) at each depth as UTF-8, made on first use. */
+  readonly jsonKeys: Uint8Array[];
+  /** YAML's `name:` on a dash's line, then `    name:` at each indentation / 2 as UTF-8, made on first use. */
+  readonly yamlKeys: Uint8Array[];
 }
 
 const plans = new Map<string, readonly FieldPlan[]>();

@@ -1,3 +1,5 @@
+import { isAscii } from "node:buffer";
+
 /**
  * A growing byte buffer that text renderers write into and turn into one string at the end. A
  * full node's text is tens of megabytes in millions of small pieces: concatenating strings keeps
@@ -13,7 +15,6 @@ let lastLength = 0;
 export class TextBytes {
   private buffer: Buffer;
   length = 0;
-  private ascii = true;
 
   constructor() {
     if (lastLength > KEPT_BYTES) this.buffer = Buffer.allocUnsafe(lastLength + (lastLength >> 4));
@@ -25,7 +26,8 @@ export class TextBytes {
 
   /** The text written, as a string; the buffer goes back to be reused. */
   finish(): string {
-    const text = this.buffer.toString(this.ascii ? "latin1" : "utf8", 0, this.length);
+    const written = this.buffer.subarray(0, this.length);
+    const text = written.toString(isAscii(written) ? "latin1" : "utf8");
     if (this.buffer.length <= KEPT_BYTES) kept = this.buffer;
     lastLength = this.length;
     return text;
@@ -40,6 +42,13 @@ export class TextBytes {
   byte(code: number): void {
     if (this.length === this.buffer.length) this.grow(1);
     this.buffer[this.length++] = code;
+  }
+
+  /** Bytes made ahead (a line start, a key), copied in one call: much faster than a byte at a time. */
+  chunk(bytes: Uint8Array): void {
+    if (this.length + bytes.length > this.buffer.length) this.grow(bytes.length);
+    this.buffer.set(bytes, this.length);
+    this.length += bytes.length;
   }
 
   /** `count` spaces. */
@@ -143,7 +152,6 @@ export class TextBytes {
       }
     }
     this.length = at;
-    this.ascii = false;
   }
 
   private grow(needed: number): void {

@@ -75,16 +75,14 @@ export function renderJson(result: RenderableResult): string {
       }
       out.text(resources.length === 0 ? "]" : "\n  ]");
     }
-    out.text(",\n");
+    out.text(',\n  "diagnostics": ');
+    writer.plain(result.diagnostics.map(diagnosticValue), 1);
+    out.text("\n}\n");
   } catch (error) {
     if (error instanceof NotWritable) return `${JSON.stringify(renderResult(result), null, 2)}\n`;
     throw error;
   }
-  // The diagnostics are plain values already, printed as a member of the top-level object. They hold
-  // the only wide characters of a node's text (the arrow of an endpoint's route), so the resources'
-  // ASCII stays one byte per character until the single copy that joins the parts.
-  const diagnostics = JSON.stringify({ diagnostics: result.diagnostics.map(diagnosticValue) }, null, 2);
-  return [out.finish(), diagnostics.slice(2, -1), "}\n"].join("");
+  return out.finish();
 }
 
 const RESOURCE_KINDS: readonly ResourceKind[] = ["clusters", "endpoints", "listeners"];

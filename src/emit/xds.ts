@@ -10,6 +10,7 @@ import { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { Any } from "../../gen/google/protobuf/any.js";
 import { type TYPE_URL_PREFIX, typeUrl } from "../envoy/any.js";
 import type { ResourceSet } from "../envoy/resources.js";
+import { finishInSlab } from "../envoy/slabs.js";
 import { BinaryWriter } from "../envoy/wire.js";
 import { compareText } from "../util/order.js";
 import { encodeAssignment } from "./assignment-encoding.js";
@@ -72,11 +73,11 @@ const CLUSTER_LOAD_ASSIGNMENT: ResourceType<ClusterLoadAssignment> = {
   encode: encodeAssignment,
   name: (assignment) => assignment.cluster_name ?? "",
 };
-/** Reused across listeners: `finish()` copies the bytes out and keeps the grown buffer. */
+/** Reused across listeners: `finishInSlab` copies the bytes out and keeps the grown buffer. */
 const listenerWriter = new BinaryWriter();
 const LISTENER: ResourceType<Listener> = {
   typeUrl: XDS_TYPE_URLS.listeners,
-  encode: (listener) => Listener.encode(listener, listenerWriter).finish(),
+  encode: (listener) => finishInSlab(Listener.encode(listener, listenerWriter)),
   name: (listener) => listener.name ?? "",
 };
 

@@ -50,7 +50,7 @@ export enum Slot {
 export class YamlWriter {
   readonly out = new TextBytes();
   /** Line starts of maps' and plain objects' keys (`keyLine`), by key. */
-  private readonly plainKeys = new Map<string, string[]>();
+  private readonly plainKeys = new Map<string, Uint8Array[]>();
 
   /** A message as an Any prints, as a mapping at `indent` whose first key, `"@type"`, is already placed. */
   typed(url: string, plan: readonly FieldPlan[], message: unknown, indent: number): void {
@@ -69,30 +69,28 @@ export class YamlWriter {
       if (value === undefined || value === null) continue;
       if (field.shape === Shape.Singular) {
         if (field.omitDefault && isDefault(value)) continue;
-        this.out.text(this.keyLine(field.yamlKeys, field.name, indent, inline && count === 0));
+        this.out.chunk(this.keyLine(field.yamlKeys, field.name, indent, inline && count === 0));
         count++;
         this.afterKey(field, value, indent);
       } else if (field.shape === Shape.List) {
         const items = value as readonly unknown[];
         if (items.length === 0) continue;
-        this.out.text(this.keyLine(field.yamlKeys, field.name, indent, inline && count === 0));
+        this.out.chunk(this.keyLine(field.yamlKeys, field.name, indent, inline && count === 0));
         count++;
         out.byte(0x0a);
         for (const item of items) {
-          out.spaces(indent + 2);
-          out.byte(0x2d);
-          out.byte(0x20);
+          out.chunk(dashAt(indent + 2));
           this.afterDash(field, item, indent + 2);
         }
       } else {
         const entries = value as Record<string, unknown>;
         const keys = Object.keys(entries);
         if (keys.length === 0) continue;
-        this.out.text(this.keyLine(field.yamlKeys, field.name, indent, inline && count === 0));
+        this.out.chunk(this.keyLine(field.yamlKeys, field.name, indent, inline && count === 0));
         count++;
         out.byte(0x0a);
         for (const key of keys) {
-          out.text(this.keyLine(this.linesOf(key), key, indent + 2, false));
+          out.chunk(this.keyLine(this.linesOf(key), key, indent + 2, false));
           this.afterKey(field, entries[key], indent + 2);
         }
       }
@@ -139,21 +137,21 @@ export class YamlWriter {
   }
 
   /**
-   * `    key:` in a mapping at `indent`, or `key:` on a dash's line when `inline`, from `lines`
-   * (a field's or a plain key's, by indentation), made on first use.
+   * `    key:` in a mapping at `indent`, or `key:` on a dash's line when `inline`, as UTF-8 from
+   * `lines` (a field's or a plain key's, by indentation), made on first use.
    */
-  private keyLine(lines: string[], key: string, indent: number, inline: boolean): string {
+  private keyLine(lines: Uint8Array[], key: string, indent: number, inline: boolean): Uint8Array {
     const at = inline ? 0 : (indent >> 1) + 1;
     let line = lines[at];
     if (line === undefined) {
-      line = inline ? `${this.keyName(key, indent)}:` : `${" ".repeat(indent)}${this.keyName(key, indent)}:`;
+      line = Buffer.from(inline ? `${this.keyName(key, indent)}:` : `${" ".repeat(indent)}${this.keyName(key, indent)}:`);
       lines[at] = line;
     }
     return line;
   }
 
   /** The line starts of a map's or plain object's key (`keyLine`). */
-  private linesOf(key: string): string[] {
+  private linesOf(key: string): Uint8Array[] {
     let lines = this.plainKeys.get(key);
     if (lines === undefined) {
       lines = [];
@@ -185,9 +183,8 @@ export class YamlWriter {
     for (let i = 0; i < items.length; i++) {
       const item = items[i];
       if (item === undefined) throw new NotWritable();
-      if (i > 0 || slot !== Slot.Item) out.spaces(dash);
-      out.byte(0x2d);
-      out.byte(0x20);
+      // The first item after a dash goes on that dash's line (`- - x`).
+      out.chunk(dashAt(i > 0 || slot !== Slot.Item ? dash : 0));
       this.plain(item, Slot.Item, dash);
     }
   }
@@ -204,7 +201,7 @@ export class YamlWriter {
     for (const key of Object.keys(record)) {
       const child = record[key];
       if (child === undefined) continue;
-      out.text(this.keyLine(this.linesOf(key), key, entries, count++ === 0 && slot === Slot.Item));
+      out.chunk(this.keyLine(this.linesOf(key), key, entries, count++ === 0 && slot === Slot.Item));
       this.plain(child, Slot.AfterKey, entries);
     }
     if (count === 0) {
@@ -274,6 +271,18 @@ export class YamlWriter {
     });
   }
 }
+
+/** `- ` after `indent` spaces, made on first use. */
+function dashAt(indent: number): Uint8Array {
+  let dash = DASHES[indent];
+  if (dash === undefined) {
+    dash = Buffer.from(`${" ".repeat(indent)}- `);
+    DASHES[indent] = dash;
+  }
+  return dash;
+}
+
+const DASHES: Uint8Array[] = [];
 
 /**
  * The package's forms of the scalars and keys it prints (about 300 distinct in a full node, the

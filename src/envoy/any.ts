@@ -1,6 +1,7 @@
 /** Packing messages into `google.protobuf.Any`. */
 
 import type { Any } from "../../gen/google/protobuf/any.js";
+import { finishInSlab } from "./slabs.js";
 import { BinaryWriter } from "./wire.js";
 
 /** The encode half of a ts-proto message type, plus its fully-qualified name. */
@@ -28,13 +29,13 @@ const packedMessages = new WeakMap<Any, unknown>();
 
 /**
  * One writer reused for every pack: its buffer keeps its size between messages, so packing
- * thousands of small messages does not regrow a fresh buffer each time (`finish` copies the
- * bytes out and resets it).
+ * thousands of small messages does not regrow a fresh buffer each time (`finishInSlab` copies
+ * the bytes out and resets it).
  */
 const scratch = new BinaryWriter();
 
 export function pack<T>(type: MessageType<T>, message: T): Any {
-  return packEncoded(type.typeName, type.encode(message, scratch).finish(), message);
+  return packEncoded(type.typeName, finishInSlab(type.encode(message, scratch)), message);
 }
 
 /** An Any from bytes encoded elsewhere; `message` must be what they decode to. */

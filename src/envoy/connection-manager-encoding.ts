@@ -11,13 +11,14 @@
 import type { RouteConfiguration } from "../../gen/envoy/config/route/v3/route.js";
 import { VirtualHost } from "../../gen/envoy/config/route/v3/route_components.js";
 import { HttpConnectionManager } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
+import { finishInSlab } from "./slabs.js";
 import { BinaryWriter, stringFieldSize, WireType, writeDelimitedHeader, writeStringField } from "./wire.js";
 
 /** Field numbers (proto/envoy/extensions/filters/network/http_connection_manager/v3/, proto/envoy/config/route/v3/route.proto). */
 const MANAGER = { routeConfig: 4 } as const;
 const ROUTES = { name: 1, virtualHosts: 2 } as const;
 
-/** Reused: `finish()` copies the bytes out and resets them. */
+/** Reused: `finishInSlab` copies the bytes out and resets the writer. */
 const writer = new BinaryWriter();
 const hostsWriter = new BinaryWriter();
 
@@ -30,7 +31,7 @@ export function encodeConnectionManager(manager: HttpConnectionManager): Uint8Ar
   HttpConnectionManager.encode({ codec_type, stat_prefix }, writer);
   if (route_config !== undefined) writeRouteConfig(route_config);
   HttpConnectionManager.encode(rest, writer);
-  return writer.finish();
+  return finishInSlab(writer);
 }
 
 function writeRouteConfig(routes: RouteConfiguration): void {

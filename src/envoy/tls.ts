@@ -10,6 +10,7 @@ import type { TypedExtensionConfig } from "../../gen/envoy/config/core/v3/extens
 import { type SubjectAltNameMatcher, SubjectAltNameMatcher_SanType } from "../../gen/envoy/extensions/transport_sockets/tls/v3/common.js";
 import { CommonTlsContext, type UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import { pack, packEncoded } from "./any.js";
+import { finishInSlab } from "./slabs.js";
 import { DOWNSTREAM_TLS_CONTEXT, EXTENSION, FILTER_STATE_OVERRIDE, ON_DEMAND_SECRET, SPIFFE_VALIDATOR_CONFIG, UPSTREAM_TLS_CONTEXT } from "./types.js";
 import { BinaryWriter, writeDelimitedHeader, writeStringField } from "./wire.js";
 
@@ -86,7 +87,7 @@ export function upstreamSockets(
       message.max_session_keys = NO_SESSION_RESUMPTION;
       writeDelimitedHeader(splice, UPSTREAM_TLS.maxSessionKeys, 0); // an empty UInt32Value, i.e. 0
     }
-    return { name: EXTENSION.tlsTransportSocket, typed_config: packEncoded(UPSTREAM_TLS_CONTEXT.typeName, splice.finish(), message) };
+    return { name: EXTENSION.tlsTransportSocket, typed_config: packEncoded(UPSTREAM_TLS_CONTEXT.typeName, finishInSlab(splice), message) };
   };
 }
 

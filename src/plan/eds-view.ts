@@ -41,6 +41,11 @@ export function serviceViewKey(view: EdsView, service: { readonly nodes: Readonl
   return keys.node && service.nodes.has(keys.node) ? keys.withNode : keys.withoutNode;
 }
 
+/** The view's own key (its node included): views with equal keys see every service alike. */
+export function viewKey(view: EdsView): string {
+  return viewKeys(view).withNode;
+}
+
 /** The two keys a view can have, built once per view object. */
 const keysByView = new WeakMap<EdsView, { readonly node: string; readonly withNode: string; readonly withoutNode: string }>();
 

@@ -19,7 +19,7 @@ import { compareText, ipSortKey } from "../util/order.js";
 import { CacheSlot, singleEntrySlot } from "./cache-slots.js";
 import type { EdsView } from "./eds-view.js";
 import { EncodingCell } from "./encoding-cells.js";
-import { type HostedEndpoint, type IndexedService, netnsRivalsOn, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
+import { type HostedEndpoint, type IndexedService, type NodeRivals, netnsRivalsOn, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
 
 export type Route = "direct" | "waypoint";
 
@@ -78,10 +78,52 @@ export interface PortPlan {
 
 export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedService, port: number): PortPlan {
   const clusterName = outboundClusterName(index.snapshot.mesh.meshDomain, { ...service.ref, port });
+  const routed = ROUTED_PORTS.get(service.caches, [port, view], () => routedPort(index, view, service, port, clusterName));
+  const diagnostics = [...routed.diagnostics];
+  const report = (code: Diagnostic["code"], message: string, endpoint: EndpointRef) =>
+    diagnostics.push(diagnostic(code, message, { resource: clusterName, service: service.key, endpoint }));
+  const tiered = routed.targets.map((target) => new ViewEndpoint(target, tierOf(view, target.originCluster, target.locality)));
+  const endpoints = uniqueAddresses(tiered.sort(compareEndpoints), (pod, kept, address) =>
+    report("ADDRESS_CONFLICT", leftOut(service, pod, `address ${address} is already used by ${describeOrigin(kept)}`), pod),
+  );
+  if (index.snapshot.mesh.podNetwork === "isolated") {
+    for (const endpoint of endpoints) {
+      if (endpoint.route !== "direct" || endpoint.originCluster === view.cluster) continue;
+      const pod = endpoint.pods[0]!;
+      report(
+        "POD_IP_NOT_ROUTABLE",
+        `${describePod(pod)} is dialed directly from cluster ${view.cluster}, but mesh.podNetwork is isolated: its IP does not route from here (use a waypoint mode, or podNetwork "routable" if pod IPs do route between clusters)`,
+        pod,
+      );
+    }
+  }
+  return { service, port, clusterName, endpoints, diagnostics };
+}
+
+/**
+ * A port's endpoints as a view routes them, before tiers: the direct ones, then one per waypoint
+ * node, in that order (the stable sort keeps it among equals, and the first of an address wins),
+ * with what was left out on the way. Nothing here depends on the viewer's zone or region.
+ */
+interface RoutedPort {
+  readonly targets: readonly SharedEndpoint[];
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+/**
+ * Per service version: its routed ports by port and what routing reads of the view (its
+ * cluster, its node in `always` mode, the mode and ports), so the views of a cluster's zones
+ * route each port once.
+ */
+const ROUTED_PORTS = new CacheSlot<[port: number, view: EdsView], RoutedPort>("routed endpoints", (port, view) =>
+  compositeKey(port, view.cluster, view.node, view.mode, view.inboundPort, view.tunnelPort),
+);
+
+function routedPort(index: SnapshotIndex, view: EdsView, service: IndexedService, port: number, clusterName: string): RoutedPort {
   const diagnostics: Diagnostic[] = [];
   const report = (code: Diagnostic["code"], message: string, endpoint: ServiceEndpoint | EndpointRef) =>
     diagnostics.push(diagnostic(code, message, { resource: clusterName, service: service.key, endpoint: endpointRef(endpoint) }));
-  const direct: PlannedEndpoint[] = [];
+  const direct: SharedEndpoint[] = [];
   const viaNode = new Map<string, { node: WaypointNode; pods: ServiceEndpoint[] }>();
   for (const endpoint of service.endpoints) {
     if (!endpoint.ports.includes(port)) continue;
@@ -108,7 +150,7 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
       }
     }
     if (route === "direct") {
-      direct.push(directEndpoint(view, endpoint));
+      direct.push(directTarget(endpoint, view.inboundPort));
       continue;
     }
     const node = waypointNode(index, endpoint);
@@ -121,22 +163,8 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
     group.pods.push(endpoint);
     viaNode.set(node.key, group);
   }
-  const waypoints = [...viaNode.values()].map(({ node, pods }) => waypointEndpoint(view, service, port, node, pods));
-  const endpoints = uniqueAddresses([...direct, ...waypoints].sort(compareEndpoints), (pod, kept, address) =>
-    report("ADDRESS_CONFLICT", leftOut(service, pod, `address ${address} is already used by ${describeOrigin(kept)}`), pod),
-  );
-  if (index.snapshot.mesh.podNetwork === "isolated") {
-    for (const endpoint of endpoints) {
-      if (endpoint.route !== "direct" || endpoint.originCluster === view.cluster) continue;
-      const pod = endpoint.pods[0]!;
-      report(
-        "POD_IP_NOT_ROUTABLE",
-        `${describePod(pod)} is dialed directly from cluster ${view.cluster}, but mesh.podNetwork is isolated: its IP does not route from here (use a waypoint mode, or podNetwork "routable" if pod IPs do route between clusters)`,
-        pod,
-      );
-    }
-  }
-  return { service, port, clusterName, endpoints, diagnostics };
+  const waypoints = [...viaNode.values()].map(({ node, pods }) => waypointTarget(view, service, port, node, pods));
+  return { targets: [...direct, ...waypoints], diagnostics };
 }
 
 /** Per index: the addresses naming pods of different services in different clusters (`sharedAddresses`), by IP. */
@@ -170,8 +198,22 @@ export function sharedAddressDiagnostics(index: SnapshotIndex, plan: PortPlan): 
 export function netnsRivals(index: SnapshotIndex, endpoint: ServiceEndpoint): readonly HostedEndpoint[] {
   const { nodeName } = endpoint.kubernetesMetadata;
   if (!nodeName || !endpoint.containerMetadata.networkNamespace) return [];
-  const hosted = index.hostedBy.get(nodeKey(endpoint.clusterName, nodeName));
-  return hosted ? (netnsRivalsOn(hosted).get(endpoint) ?? []) : [];
+  return nodeRivals(index, endpoint.clusterName, nodeName).get(endpoint) ?? NO_RIVALS;
+}
+
+const NO_RIVALS: readonly HostedEndpoint[] = [];
+const NO_NODE_RIVALS: NodeRivals = new Map();
+
+/** Per index: each node's netns rivals by cluster, then node name (looked up per record: no key string is built). */
+const RIVALS_BY_NODE = singleEntrySlot<Map<string, Map<string, NodeRivals>>>("netns rivals by node");
+
+function nodeRivals(index: SnapshotIndex, cluster: string, name: string): NodeRivals {
+  const byCluster = RIVALS_BY_NODE.get(index.caches, [], () => new Map());
+  const byName = getOrInsert(byCluster, cluster, () => new Map<string, NodeRivals>());
+  return getOrInsert(byName, name, () => {
+    const hosted = index.hostedBy.get(nodeKey(cluster, name));
+    return hosted ? netnsRivalsOn(hosted) : NO_NODE_RIVALS;
+  });
 }
 
 function routeOf(view: EdsView, service: IndexedService, endpoint: ServiceEndpoint): Route | "not-exported" {
@@ -200,11 +242,6 @@ function envoyHealth(endpoint: ServiceEndpoint): HealthStatus {
 function hasReservedKey(endpoint: ServiceEndpoint): boolean {
   const { metadata } = endpoint;
   return Object.hasOwn(metadata, WAYPOINT_KEY) || Object.hasOwn(metadata, ORIGIN_CLUSTER_KEY) || Object.hasOwn(metadata, ORIGIN_NODE_KEY);
-}
-
-function directEndpoint(view: EdsView, endpoint: ServiceEndpoint): PlannedEndpoint {
-  const target = directTarget(endpoint, view.inboundPort);
-  return new ViewEndpoint(target, tierOf(view, target.originCluster, target.locality));
 }
 
 /** Everything of a planned endpoint but its tier: the same in every view, so built once and shared. */
@@ -433,10 +470,10 @@ const WAYPOINT_ENDPOINTS = new CacheSlot<[port: number, tunnelPort: number], Map
   (port, tunnelPort) => `${port},${tunnelPort}`,
 );
 
-function waypointEndpoint(view: EdsView, service: IndexedService, port: number, node: WaypointNode, pods: readonly ServiceEndpoint[]): PlannedEndpoint {
+function waypointTarget(view: EdsView, service: IndexedService, port: number, node: WaypointNode, pods: readonly ServiceEndpoint[]): SharedEndpoint {
   const byNode = WAYPOINT_ENDPOINTS.get(service.caches, [port, view.tunnelPort], () => new Map<string, SharedEndpoint>());
   // Keyed by the node's own key string: an entry costs no key of its own.
-  const shared = getOrInsert(byNode, node.cacheKey, () => {
+  return getOrInsert(byNode, node.cacheKey, () => {
     const health = pods.map(envoyHealth).reduce(rollUpHealth);
     const weight = pods.filter((pod) => envoyHealth(pod) === health).reduce((sum, pod) => sum + pod.weight, 0);
     const values = userMetadata(pods);
@@ -446,7 +483,6 @@ function waypointEndpoint(view: EdsView, service: IndexedService, port: number, 
     const lbEndpoint = buildLbEndpoint(node.ip, view.tunnelPort, health, lbMetadata(values), weight);
     return new WaypointTarget(node, view.tunnelPort, health, weight, lbEndpoint, pods);
   });
-  return new ViewEndpoint(shared, tierOf(view, node.cluster, shared.locality));
 }
 
 const HEALTH_RANK: Partial<Record<HealthStatus, number>> = {

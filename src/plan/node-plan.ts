@@ -14,8 +14,9 @@ import type { Options } from "../model/options.js";
 import type { PortProtocol, TrustConfig } from "../model/snapshot.js";
 import { bundleSecretName, type ServiceKey, type ServiceRef, serviceKey, serviceSpiffeId, workloadSpiffePrefix } from "../naming.js";
 import { compositeKey } from "../util/keys.js";
+import { LayeredMap } from "../util/layered-map.js";
 import { getOrInsert } from "../util/maps.js";
-import { compareText } from "../util/order.js";
+import { compareText, indexOfSorted } from "../util/order.js";
 import { type SlotCache, singleEntrySlot } from "./cache-slots.js";
 import { type EdsView, edsView } from "./eds-view.js";
 import { contextCache, type HostedEndpoint, type IndexedService, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
@@ -37,12 +38,10 @@ export interface NodePlan {
   /** Everything the waypoint side (tunnel, ingress, inbound) depends on beyond the context. */
   readonly waypointSignature: string;
   /**
-   * The last node-side output compiled for this node and options (listeners and the clusters
-   * behind them), with the inputs it came from: one entry per node, replaced when an input changes.
+   * One object per parsed node and options pair: what a recompile of the node reuses (its last
+   * node side and outbound walk, compile/compile-node.ts) is kept weakly by it.
    */
-  readonly nodeSide: ReuseSlot;
-  /** The last outbound walk compiled for this node and options (see `compileNode`): one entry per node. */
-  readonly outboundWalk: { last?: unknown };
+  readonly recompileKey: object;
   /** Services the node's pods may call, sorted, each with at least one port. */
   readonly dependencies: readonly IndexedService[];
   readonly sds: ConfigSource;
@@ -97,9 +96,8 @@ export function planNode(index: SnapshotIndex, node: LocalNode, options: Options
     identityByNetns: basics.identityByNetns,
     hostedPods: hosted,
     waypointSignature,
-    nodeSide: basics.nodeSide,
-    outboundWalk: basics.outboundWalk,
-    dependencies: dependencyScope(index, node, diagnostics),
+    recompileKey: basics.recompileKey,
+    dependencies: dependencyScope(index, node, basics, diagnostics),
     sds: basics.sds,
     certificates: CERTIFICATES.get(context, [], () => certificateEncoder(basics.sds)),
     certificateSelection: basics.certificateSelection,
@@ -115,9 +113,12 @@ export function planNode(index: SnapshotIndex, node: LocalNode, options: Options
 interface NodeBasics {
   /** The last hosted side computed, with what it was computed from. */
   lastHosted?: HostedSide;
-  readonly nodeSide: ReuseSlot;
-  readonly outboundWalk: { last?: unknown };
+  /** The last dependency scope computed, with what it was computed from. */
+  lastScope?: DependencyScope;
+  readonly recompileKey: object;
   readonly sortedPods: readonly HostedPod[];
+  /** The service key of each of `sortedPods`, built once (a fresh string would be hashed on every lookup). */
+  readonly podServiceKeys: readonly ServiceKey[];
   readonly identityByNetns: ReadonlyMap<string, string>;
   readonly identities: readonly string[];
   readonly contextKey: string;
@@ -138,9 +139,9 @@ function nodeBasics(node: LocalNode, options: Options): NodeBasics {
     const pods = sortedPods(node);
     const identityByNetns = sourcesByNetns(node, pods, diagnostics);
     return {
-      nodeSide: {},
-      outboundWalk: {},
+      recompileKey: {},
       sortedPods: pods,
+      podServiceKeys: pods.map((pod) => serviceKey({ namespace: pod.namespace, service: pod.serviceAccount })),
       identityByNetns,
       identities: [...new Set([node.spiffeId, ...identityByNetns.values()])].sort(compareText),
       contextKey: contextKey(node, options, identityByNetns),
@@ -176,7 +177,7 @@ interface HostedSide {
 /** The hosted pods and waypoint signature, reused while none of their inputs changed (a recompile). */
 function hostedSide(index: SnapshotIndex, node: LocalNode, basics: NodeBasics): HostedSide {
   const records = index.hostedBy.get(nodeKey(node.clusterName, node.nodeName));
-  const services = basics.sortedPods.map((pod) => index.services.get(serviceKey({ namespace: pod.namespace, service: pod.serviceAccount })));
+  const services = basics.podServiceKeys.map((key) => index.services.get(key));
   const last = basics.lastHosted;
   const { protocols, exports } = index.snapshot;
   if (
@@ -204,19 +205,16 @@ function waypointSignature(index: SnapshotIndex, node: LocalNode, hosted: readon
 }
 
 /** A one-entry cache: the last value computed, and the inputs it was computed from. */
-export interface ReuseSlot {
-  inputs?: readonly unknown[];
-  value?: unknown;
+export interface ReuseSlot<T> {
+  last?: { readonly inputs: readonly unknown[]; readonly value: T };
 }
 
 /** The slot's value when every input is the same (`===`) as last time; else computed and kept. */
-export function reuseIfUnchanged<T>(slot: ReuseSlot, inputs: readonly unknown[], compute: () => T): T {
-  const last = slot.inputs;
-  if (last && last.length === inputs.length && last.every((input, i) => input === inputs[i])) return slot.value as T;
-  const value = compute();
-  slot.inputs = inputs;
-  slot.value = value;
-  return value;
+export function reuseIfUnchanged<T>(slot: ReuseSlot<T>, inputs: readonly unknown[], compute: () => T): T {
+  const last = slot.last;
+  if (last && last.inputs.length === inputs.length && last.inputs.every((input, i) => input === inputs[i])) return last.value;
+  slot.last = { inputs, value: compute() };
+  return slot.last.value;
 }
 
 /** Per compile context: the source identities' encoded certificate configs (one per context). */
@@ -309,19 +307,63 @@ function hostedPods(index: SnapshotIndex, node: LocalNode, basics: NodeBasics): 
   });
 }
 
-function dependencyScope(index: SnapshotIndex, node: LocalNode, diagnostics: Diagnostic[]): IndexedService[] {
+/** A node's dependencies that get clusters, and a diagnostic for each that does not. */
+interface DependencyScope {
+  /** Inputs: the dependency keys (sorted) and the index's services. */
+  readonly keys: readonly ServiceKey[];
+  readonly services: ReadonlyMap<ServiceKey, IndexedService>;
+  readonly scope: readonly IndexedService[];
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+function dependencyScope(index: SnapshotIndex, node: LocalNode, basics: NodeBasics, diagnostics: Diagnostic[]): readonly IndexedService[] {
   // Both lists are sorted: parseNode sorts the dependencies, the index its service keys.
   const keys: readonly ServiceKey[] = node.dependencies ?? index.serviceKeys;
+  const last = basics.lastScope;
+  const scope = (last && patchedScope(last, keys, index.services)) ?? scopeOf(keys, index.services);
+  basics.lastScope = scope;
+  diagnostics.push(...scope.diagnostics);
+  return scope.scope;
+}
+
+function scopeOf(keys: readonly ServiceKey[], services: ReadonlyMap<ServiceKey, IndexedService>): DependencyScope {
   const scope: IndexedService[] = [];
+  const diagnostics: Diagnostic[] = [];
   for (const key of keys) {
-    const service = index.services.get(key);
+    const service = services.get(key);
     if (service && service.ports.length > 0) scope.push(service);
     else
       diagnostics.push(
         diagnostic("DEPENDENCY_WITHOUT_PORTS", `dependency ${key} has no endpoints and no declared ports, so it gets no cluster`, { service: key }),
       );
   }
-  return scope;
+  return { keys, services, scope, diagnostics };
+}
+
+/**
+ * The last scope with the services the index changed since put in place, so a recompile after a
+ * registry event looks up only those; undefined when the keys changed, the maps are not layered
+ * on one another, or a dependency gained or lost its ports (the scope's members change).
+ */
+function patchedScope(last: DependencyScope, keys: readonly ServiceKey[], services: ReadonlyMap<ServiceKey, IndexedService>): DependencyScope | undefined {
+  if (last.keys !== keys) return undefined;
+  const changed = LayeredMap.keysChangedBetween(last.services, services);
+  if (!changed) return undefined;
+  let scope: IndexedService[] | undefined;
+  for (const key of changed) {
+    const at = indexOfSorted(last.scope, key, (service) => service.key);
+    const service = services.get(key);
+    const inScope = service !== undefined && service.ports.length > 0;
+    if (at < 0) {
+      // Not a member before: fine while it is none now, or not a dependency at all.
+      if (!inScope || indexOfSorted(keys, key, (k) => k) < 0) continue;
+      return undefined;
+    }
+    if (!inScope) return undefined;
+    scope ??= [...last.scope];
+    scope[at] = service;
+  }
+  return { ...last, services, scope: scope ?? last.scope };
 }
 
 function workloadSanPrefixes(trust: TrustConfig): string[] {

@@ -217,6 +217,8 @@ function changedServices(previous: SnapshotIndex, snapshot: Snapshot): { changed
   const known = changesSince(snapshot, previous.snapshot);
   if (known) return { changed: known, sameKeys: [...known].every((key) => previous.services.has(key)) };
   const before = previous.snapshot.services;
+  const inStep = changedInStep(before, snapshot.services);
+  if (inStep) return { changed: inStep, sameKeys: true };
   const changed = new Set<ServiceKey>();
   let added = false;
   for (const [key, records] of snapshot.services) {
@@ -229,6 +231,26 @@ function changedServices(previous: SnapshotIndex, snapshot: Snapshot): { changed
   if (!added && before.size === snapshot.services.size) return { changed, sameKeys: true };
   for (const key of previous.serviceKeys) if (!snapshot.services.has(key) && before.has(key)) changed.add(key);
   return { changed, sameKeys: false };
+}
+
+/**
+ * The keys whose records changed, when both maps hold the same keys in the same order, as a copy
+ * of the previous map with some keys set again does; otherwise undefined. Walking both in step
+ * compares key and records pointers only: no key is hashed, and no key string is read.
+ */
+function changedInStep(
+  before: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>,
+  after: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>,
+): Set<ServiceKey> | undefined {
+  if (before.size !== after.size) return undefined;
+  const changed = new Set<ServiceKey>();
+  const previous = before.entries();
+  for (const [key, records] of after) {
+    const [oldKey, oldRecords] = previous.next().value!;
+    if (oldKey !== key) return undefined;
+    if (oldRecords !== records) changed.add(key);
+  }
+  return changed;
 }
 
 function indexService(snapshot: Snapshot, key: ServiceKey): IndexedService {
@@ -281,7 +303,8 @@ function hostedEndpoints(services: Iterable<IndexedService>): Map<string, Hosted
   return hosted;
 }
 
-type NodeRivals = ReadonlyMap<ServiceEndpoint, readonly HostedEndpoint[]>;
+/** A node's records whose netns other records of the node also claim, with those records. */
+export type NodeRivals = ReadonlyMap<ServiceEndpoint, readonly HostedEndpoint[]>;
 
 const NO_RIVALS: NodeRivals = new Map();
 

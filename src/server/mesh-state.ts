@@ -13,6 +13,7 @@ import type { Snapshot } from "../model/snapshot.js";
 import { type ServiceKey, serviceKey } from "../naming.js";
 import { type HostedEndpoint, indexSnapshot, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { getOrInsert } from "../util/maps.js";
+import { indexOfSorted } from "../util/order.js";
 
 /** The three resource types, in the order Envoy warms them: clusters, their endpoints, listeners. */
 export const TYPE_ORDER: readonly XdsTypeUrl[] = [XDS_TYPE_URLS.clusters, XDS_TYPE_URLS.endpoints, XDS_TYPE_URLS.listeners];
@@ -137,13 +138,7 @@ function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeE
 
 /** Whether sorted `list` holds `key` (parseNode sorts a node's dependencies). */
 function includesSorted(list: readonly string[], key: string): boolean {
-  let [low, high] = [0, list.length];
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (list[middle]! < key) low = middle + 1;
-    else high = middle;
-  }
-  return list[low] === key;
+  return indexOfSorted(list, key, (item) => item) >= 0;
 }
 
 function records(hosted: readonly HostedEndpoint[] | undefined) {

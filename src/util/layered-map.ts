@@ -38,6 +38,21 @@ export class LayeredMap<K, V> implements ReadonlyMap<K, V> {
     return depth > MAX_DEPTH || changes.size * 8 > base.size ? new Map(layered) : layered;
   }
 
+  /**
+   * The keys whose values may differ between `a` and `b`, when one is layered directly on the
+   * other or both directly on one base (the next index's map from the last one's, or two derived
+   * from one); undefined when they are not related that closely.
+   */
+  static keysChangedBetween<K, V>(a: ReadonlyMap<K, V>, b: ReadonlyMap<K, V>): readonly K[] | undefined {
+    if (a === b) return [];
+    const layerA = a instanceof LayeredMap ? (a as LayeredMap<K, V>) : undefined;
+    const layerB = b instanceof LayeredMap ? (b as LayeredMap<K, V>) : undefined;
+    if (layerB?.base === a) return [...layerB.changes.keys()];
+    if (layerA?.base === b) return [...layerA.changes.keys()];
+    if (layerA && layerB && layerA.base === layerB.base) return [...layerA.changes.keys(), ...layerB.changes.keys()];
+    return undefined;
+  }
+
   get(key: K): V | undefined {
     const flat = this.#flatWhenRead();
     if (flat) return flat.get(key);

@@ -8,6 +8,17 @@ export function compareByKey(a: readonly [string, unknown], b: readonly [string,
   return compareText(a[0], b[0]);
 }
 
+/** Where `key` is in `list`, sorted by `keyOf` in text order, by binary search; -1 when it is not. */
+export function indexOfSorted<T>(list: readonly T[], key: string, keyOf: (item: T) => string): number {
+  let [low, high] = [0, list.length];
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (keyOf(list[middle]!) < key) low = middle + 1;
+    else high = middle;
+  }
+  return low < list.length && keyOf(list[low]!) === key ? low : -1;
+}
+
 export function compareNumbers(a: number, b: number): number {
   return a - b;
 }

@@ -42,7 +42,14 @@ export interface Stamped {
 }
 
 export type Entry =
-  | { readonly kind: "entered"; readonly cluster: string; readonly stamped: Stamped; readonly hops: readonly string[] }
+  | {
+      readonly kind: "entered";
+      readonly cluster: string;
+      readonly stamped: Stamped;
+      readonly hops: readonly string[];
+      /** The same object for every path entering this way (a node proxy's own connection): what a path derives from it alone may be shared. */
+      readonly shared?: true;
+    }
   | { readonly kind: "not-captured"; readonly reason: string }
   | { readonly kind: "failed"; readonly code: PathFailureCode; readonly detail: string; readonly hops: readonly string[] };
 
@@ -84,12 +91,17 @@ function targetId(context: ReplayContext, target: PathTarget): number {
 /** `resources`: the source node's; `names`: the target's (`targetNames`). */
 export function enterAtSource(context: ReplayContext, resources: NodeResources, source: PathSource, target: PathTarget, names: TargetNames): Entry {
   const cluster = names.cluster;
-  if (!source.pod) return { kind: "entered", cluster, stamped: NOTHING_STAMPED, hops: [`node proxy: its own connection to ${cluster}`] };
+  if (!source.pod) return context.memo.get("node proxy entry", cluster, nodeProxyEntry);
   if (!source.netns) return { kind: "not-captured", reason: "the pod has no network namespace of its own, so no outbound listeners" };
   if (names.protocol !== "tcp") return throughEgress(context, resources, source.netns, names.authority);
   const vip = names.vip;
   if (!vip) return { kind: "not-captured", reason: `no VIP for ${target.service}: a TCP port is reached only through a captured VIP` };
   return throughCapture(context, resources, source.netns, vip, target.port);
+}
+
+/** A node proxy dials the cluster itself, stamping nothing: one entry per cluster name, for every node. */
+function nodeProxyEntry(cluster: string): Entry {
+  return { kind: "entered", cluster, stamped: NOTHING_STAMPED, hops: [`node proxy: its own connection to ${cluster}`], shared: true };
 }
 
 /** The egress listener in the pod's netns, its route for the authority, and the cluster it names. */

@@ -14,7 +14,7 @@ import { EXTENSION } from "../envoy/types.js";
 import type { ServiceKey } from "../naming.js";
 import type { CompiledNode, MeshView, NodeResources, PodLookup, TunnelLookup } from "./compiled-mesh.js";
 import { addressOf, Dial, type DialLevel, type DialOutcome, dialAll } from "./dial.js";
-import { enterAtSource, type Stamped, targetNames } from "./entry.js";
+import { type Entry, enterAtSource, type Stamped, targetNames } from "./entry.js";
 import { chosenPriority } from "./envoy-match.js";
 import { PATH_FAILURES, type PathFailureCode } from "./failures.js";
 import { type ReplayMemo, remember } from "./replay-memo.js";
@@ -108,49 +108,83 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   const entry = enterAtSource(context, resources, source, target, names);
   const expected = names.cluster;
   if (entry.kind === "not-captured")
-    return { source, target, cluster: expected, status: "not-captured", landings: [], failures: [], unverified: [], note: entry.reason };
+    return { source, target, cluster: expected, status: "not-captured", landings: NONE, failures: NONE, unverified: NONE, note: entry.reason };
   if (entry.kind === "failed") {
     const failure = { code: entry.code, reason: `${PATH_FAILURES[entry.code]}: ${entry.detail}`, hops: entry.hops };
-    return { source, target, cluster: expected, status: "failed", landings: [], failures: [failure], unverified: [] };
+    return { source, target, cluster: expected, status: "failed", landings: NONE, failures: [failure], unverified: NONE };
   }
   const cluster = entry.cluster;
   const { clusters, chosen, unroutable } = levelFor(context, resources, cluster);
   if (clusters.length === 0) {
     const failure = { code: "NO_CLUSTER" as const, reason: `${PATH_FAILURES.NO_CLUSTER}: ${cluster}`, hops: [...entry.hops] };
-    return { source, target, cluster, status: "failed", landings: [], failures: [failure], unverified: [] };
+    return { source, target, cluster, status: "failed", landings: NONE, failures: [failure], unverified: NONE };
   }
-  if (!chosen) return { source, target, cluster, status: "unreachable", landings: [], failures: [], unverified: [] };
-  const failures: PathFailure[] = [];
-  const unverified: PathFailure[] = [];
+  if (!chosen) return { source, target, cluster, status: "unreachable", landings: NONE, failures: NONE, unverified: NONE };
   const { stamped } = entry;
-  const pool = poolHop(chosen.cluster, stamped);
   const byTarget = chosen.outcomes.get(names.id) ?? remember(chosen.outcomes, names.id, new Map());
   const sourceClass = sourceClassOf(context, source, stamped);
   const outcomes = byTarget.get(sourceClass) ?? remember(byTarget, sourceClass, dialAll(context, source, target, stamped.filterState, chosen));
+  const { landings, failures: dialFailures, unverified } = dialedFor(context, entry, chosen, outcomes);
+  const failover =
+    unroutable.get(source.cluster) ??
+    remember(unroutable, source.cluster, unroutableFailover(context, clusters, { cluster: source.cluster, dialed: new Set(chosen.endpoints) }));
+  const failures =
+    failover.length === 0
+      ? dialFailures
+      : [...dialFailures, ...failover.map(({ reason, hop }): PathFailure => ({ code: "POD_IP_NOT_ROUTABLE", reason, hops: [...entry.hops, hop] }))];
+  const status = failures.length > 0 ? "failed" : landings.length > 0 ? "ok" : "unverified";
+  if (landings.length === 0) return { source, target, cluster, status, landings, failures, unverified };
+  // Every landing presented the source's own certificate (else it failed): that is what its pool carries.
+  return { source, target, cluster, status, landings, failures, unverified, pool: poolUse(source, chosen.cluster, stamped) };
+}
+
+/** An empty list of a report: one frozen array shared by every report (most paths fail nowhere). */
+const NONE: readonly never[] = Object.freeze([]);
+
+/** A path's landings and the endpoints it fails on or cannot follow, each with the path's hops before the dial outcome's. */
+interface Dialed {
+  readonly landings: readonly Landing[];
+  readonly failures: readonly PathFailure[];
+  readonly unverified: readonly PathFailure[];
+}
+
+/**
+ * The dial outcomes joined to the path's own hops. An entry shared by many paths (every node
+ * proxy's own connection to a cluster) gives equal lists for equal outcomes: they are built once
+ * and shared by those paths' reports.
+ */
+function dialedFor(context: ReplayContext, entry: EnteredEntry, chosen: Chosen, outcomes: readonly DialOutcome[]): Dialed {
+  if (!entry.shared) return joinOutcomes(entry, chosen, outcomes);
+  const byOutcomes = context.memo.get("shared entry dials", entry, newMap<readonly DialOutcome[], Dialed>);
+  return byOutcomes.get(outcomes) ?? remember(byOutcomes, outcomes, joinOutcomes(entry, chosen, outcomes));
+}
+
+function joinOutcomes({ hops: path, stamped }: EnteredEntry, chosen: Chosen, outcomes: readonly DialOutcome[]): Dialed {
+  const pool = poolHop(chosen.cluster, stamped);
   // Sized up front: a report is kept, and an array grown by push keeps spare room.
   const landings = new Array<Landing>(landingCount(outcomes));
+  const failures: PathFailure[] = [];
+  const unverified: PathFailure[] = [];
   let landed = 0;
   for (let i = 0; i < outcomes.length; i++) {
     const outcome = outcomes[i]!;
     const dial = chosen.dials[i]!;
     if ("error" in outcome) {
       const { code, message } = outcome.error;
-      (code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code, reason: message, hops: joinHops(entry.hops, dial.hop, pool, outcome.hops) });
+      (code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code, reason: message, hops: joinHops(path, dial.hop, pool, outcome.hops) });
       continue;
     }
     for (const { address, priority, socket, sni, via, pod, hops: tail } of outcome.landings) {
-      const hops = joinHops(entry.hops, dial.hop, pool, tail);
+      const hops = joinHops(path, dial.hop, pool, tail);
       landings[landed++] = via === undefined ? { address, priority, socket, sni, pod, hops } : { address, priority, socket, sni, via, pod, hops };
     }
   }
-  const failover =
-    unroutable.get(source.cluster) ??
-    remember(unroutable, source.cluster, unroutableFailover(context, clusters, { cluster: source.cluster, dialed: new Set(chosen.endpoints) }));
-  for (const { reason, hop } of failover) failures.push({ code: "POD_IP_NOT_ROUTABLE", reason, hops: [...entry.hops, hop] });
-  const status = failures.length > 0 ? "failed" : landings.length > 0 ? "ok" : "unverified";
-  if (landings.length === 0) return { source, target, cluster, status, landings, failures, unverified };
-  // Every landing presented the source's own certificate (else it failed): that is what its pool carries.
-  return { source, target, cluster, status, landings, failures, unverified, pool: poolUse(source, chosen.cluster, stamped) };
+  return { landings: orNone(landings), failures: orNone(failures), unverified: orNone(unverified) };
+}
+
+/** The list, or the shared empty one: a report keeps no empty array of its own. */
+function orNone<T>(list: readonly T[]): readonly T[] {
+  return list.length === 0 ? NONE : list;
 }
 
 function landingCount(outcomes: readonly DialOutcome[]): number {
@@ -197,6 +231,8 @@ function sourceClass(context: ReplayContext, source: PathSource, stamped: Stampe
 function newMap<K, V>(): Map<K, V> {
   return new Map();
 }
+
+type EnteredEntry = Extract<Entry, { kind: "entered" }>;
 
 /** A direct endpoint a path fails on when Envoy fails over to it: its reason and its last hop. */
 interface Unroutable {

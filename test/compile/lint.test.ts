@@ -134,3 +134,43 @@ describe("the output linter fails closed", () => {
     expect(() => lintCompileResult(result)).toThrow(`${CHECKOUT}: unique-resource-names: clusters names must be unique and non-empty`);
   });
 });
+
+describe("unique-endpoint-address compares IP and port together", () => {
+  /** A copy of the checkout assignment's first endpoint, at `ip`:`port` (its own by default), added to group `into`. */
+  function addEndpoint(into: number, at: { ip?: string; port?: number } = {}) {
+    return (r: ReturnType<typeof compiled>) => {
+      const groups = assignment(r).endpoints!;
+      const first = groups[0]!.lb_endpoints![0]!;
+      const socket = first.endpoint!.address!.socket_address!;
+      const address = { socket_address: { ...socket, address: at.ip ?? socket.address, port_value: at.port ?? socket.port_value } };
+      groups[into]!.lb_endpoints!.push({ ...first, endpoint: { ...first.endpoint, address } });
+    };
+  }
+
+  test("the same IP on another port passes, and so does another IP on the same port", () => {
+    expect(brokenRule(addEndpoint(0, { port: 1 }))).toBeUndefined();
+    expect(brokenRule(addEndpoint(0, { ip: "10.99.0.1" }))).toBeUndefined();
+  });
+
+  test("the same IP and port in another priority trips it", () => {
+    expect(brokenRule(addEndpoint(1))).toEqual({ rule: "unique-endpoint-address", resource: CHECKOUT });
+  });
+
+  test("the message names the address as Envoy writes it", () => {
+    const result = compiled();
+    addEndpoint(0, { ip: "fd00::1" })(result);
+    addEndpoint(0, { ip: "fd00::1" })(result);
+    expect(() => lintCompileResult(result)).toThrow(/\[fd00::1\]:\d+ appears twice/);
+  });
+});
+
+test("uint32-weights sums a priority over all its localities", () => {
+  const overflowing = (r: ReturnType<typeof compiled>) => {
+    const groups = assignment(r).endpoints!;
+    const first = groups[0]!.lb_endpoints![0]!;
+    const address = { socket_address: { address: "10.9.9.9", port_value: 15008 } };
+    const lb = { ...first, endpoint: { address }, load_balancing_weight: 0xffffffff };
+    groups.push({ ...groups[0]!, locality: { region: "elsewhere" }, lb_endpoints: [lb] });
+  };
+  expect(brokenRule(overflowing)).toEqual({ rule: "uint32-weights", resource: CHECKOUT });
+});

@@ -64,6 +64,18 @@ describe("nodes sharing compiled pieces", () => {
     }
   });
 
+  test("every node of the example mesh in every mode, all compiled on one index, gets the bytes it gets alone", () => {
+    // The service caches are shared across options: a view key or routing key missing the mode,
+    // a port or the cluster would hand one mode's endpoints to another.
+    const snapshot = exampleSnapshot();
+    const index = indexSnapshot({ ...snapshot });
+    for (const { cluster, name } of snapshot.nodes) {
+      const node = localNodeFrom(snapshot, cluster, name);
+      for (const options of MODES)
+        expect(versions(index, node, options), `${cluster}/${name} ${JSON.stringify(options)}`).toEqual(alone(snapshot, node, options));
+    }
+  });
+
   test("a node's terminating pod is left out of its own ingress only; the other node still forwards to it, and each ranks its own pod first", () => {
     const snapshot = twoNodeMesh();
     const index = indexSnapshot({ ...snapshot });

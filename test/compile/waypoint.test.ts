@@ -318,3 +318,18 @@ describe("ingress weights", () => {
     expect(result.diagnostics.find((d) => d.resource === "ew_ingress_api_team-a")?.code).toBe("WEIGHTS_SCALED");
   });
 });
+
+describe("ingress pods", () => {
+  test("are listed by address, numerically (10.244.0.9 before 10.244.0.10), whatever the registry's order", () => {
+    const ips = ["10.244.0.10", "10.244.1.2", "10.244.0.9", "10.10.0.200"];
+    const snapshot = mesh({
+      nodes: [node({ cluster: "east", name: "e1", ip: "10.10.0.1" })],
+      services: { "team-a/api": ips.map((ip) => endpoint({ cluster: "east", ip, node: "e1" })) },
+    });
+    const result = compileNode(snapshot, localNodeFrom(snapshot, "east", "e1"), { eastWestWaypoint: "cross-cluster" });
+    const listed = rendered(result, "endpoints", "ew_ingress_api_team-a").endpoints[0].lb_endpoints.map(
+      (lb: any) => lb.endpoint.address.socket_address.address,
+    );
+    expect(listed).toEqual(["10.10.0.200", "10.244.0.9", "10.244.0.10", "10.244.1.2"]);
+  });
+});

@@ -3,9 +3,11 @@ import { compileNode } from "../../src/compile/compile-node.js";
 import { toXdsResources, type XdsResources } from "../../src/emit/xds.js";
 import { isInputError } from "../../src/errors.js";
 import { localNodeFrom } from "../../src/model/node.js";
+import { parseOptions } from "../../src/model/options.js";
 import { parseSnapshot, type Snapshot, withServiceRecords } from "../../src/model/snapshot.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
 import { meshDocument } from "../support/fixtures.js";
+import { endpoint, mesh, node } from "../support/mesh-builder.js";
 
 const options = { eastWestWaypoint: "cross-cluster" } as const;
 
@@ -183,5 +185,67 @@ describe("a chain of incremental indexes", () => {
     }
     const node = localNodeFrom(base, "east", "node-1");
     expect(versions(toXdsResources(compileNode(index, node, options)))).toEqual(versions(toXdsResources(compileNode({ ...snapshot }, node, options))));
+  });
+});
+
+/**
+ * 24 services of two pods each: svc-0 on east/n1 and n2, the others on n2 and n3; svc-0 depends on svc-1..svc-9 and on
+ * svc-30, which has no records yet. With this many services a one-service event is layered on the
+ * previous index rather than copied, so a recompile reuses the node's last dependency scope and
+ * pod route count, and must still equal a compile on a fresh index.
+ */
+describe("recompiles on an index that layers its changes", () => {
+  const pod = (s: number, n: number) => endpoint({ cluster: "east", ip: `10.0.${s}.${n}`, node: `n${n}`, pod: `svc-${s}-${n}`, ports: [8080, 9000 + s] });
+  const base = mesh({
+    nodes: [1, 2, 3].map((n) => node({ cluster: "east", name: `n${n}`, ip: `192.168.0.${n}` })),
+    services: Object.fromEntries(Array.from({ length: 24 }, (_, s) => [`ns/svc-${s}`, s === 0 ? [pod(s, 1), pod(s, 2)] : [pod(s, 2), pod(s, 3)]])),
+    dependencies: { "ns/svc-0": [...Array.from({ length: 9 }, (_, s) => `ns/svc-${s + 1}`), "ns/svc-30"] },
+  });
+  const local = localNodeFrom(base, "east", "n1");
+  // Parsed once, as a server does: a node's reuse is kept per node and parsed options object.
+  const parsed = parseOptions(options);
+  const unhealthy = (snapshot: Snapshot, key: string) => snapshot.services.get(key as never)!.map((r, i) => (i === 0 ? { ...r, health: "UNHEALTHY" } : r));
+  const events: [string, (snapshot: Snapshot) => Snapshot][] = [
+    ["a dependency's endpoint turns unhealthy", (s) => withServiceRecords(s, "ns/svc-3", unhealthy(s, "ns/svc-3"))],
+    ["a service that is not a dependency changes", (s) => withServiceRecords(s, "ns/svc-20", unhealthy(s, "ns/svc-20"))],
+    [
+      "a dependency gains a port",
+      (s) =>
+        withServiceRecords(s, "ns/svc-4", [...s.services.get("ns/svc-4" as never)!, endpoint({ cluster: "east", ip: "10.0.4.9", node: "n2", ports: [7000] })]),
+    ],
+    ["a dependency loses every record", (s) => withServiceRecords(s, "ns/svc-5", [])],
+    ["a dependency without records gains one", (s) => withServiceRecords(s, "ns/svc-30", [pod(30, 2)])],
+    ["a hosted service's pod turns unhealthy", (s) => withServiceRecords(s, "ns/svc-0", unhealthy(s, "ns/svc-0"))],
+  ];
+  const scopeOf = (xds: XdsResources) => Object.keys(versions(xds)).filter((name) => name.startsWith("Cluster svc-"));
+  // Fresh index, and options parsed anew: nothing the recompiles keep per node is reused either.
+  const cold = (snapshot: Snapshot) => versions(toXdsResources(compileNode({ ...snapshot }, local, options)));
+
+  test("a chain of registry events, each indexed from the last index", () => {
+    let snapshot = base;
+    let index = indexSnapshot(snapshot);
+    const first = toXdsResources(compileNode(index, local, parsed));
+    for (const [, event] of events) {
+      snapshot = event(snapshot);
+      index = indexSnapshot(snapshot, index);
+      expect(versions(toXdsResources(compileNode(index, local, parsed)))).toEqual(cold(snapshot));
+    }
+    // The chain changed the dependencies' clusters: svc-4 gained a port, svc-5 left, svc-30 came.
+    const last = toXdsResources(compileNode(index, local, parsed));
+    expect(scopeOf(first).filter((name) => !scopeOf(last).includes(name))).toEqual(["Cluster svc-5.ns.mesh.test:8080", "Cluster svc-5.ns.mesh.test:9005"]);
+    expect(scopeOf(last).filter((name) => !scopeOf(first).includes(name))).toEqual([
+      "Cluster svc-30.ns.mesh.test:8080",
+      "Cluster svc-30.ns.mesh.test:9030",
+      "Cluster svc-4.ns.mesh.test:7000",
+    ]);
+  });
+
+  test.each(events)("two snapshots derived from one base, compiled one after the other: %s", (_, event) => {
+    const index = indexSnapshot(base);
+    compileNode(index, local, parsed);
+    const sibling = withServiceRecords(base, "ns/svc-1", unhealthy(base, "ns/svc-1"));
+    compileNode(indexSnapshot(sibling, index), local, parsed);
+    const next = event(base);
+    expect(versions(toXdsResources(compileNode(indexSnapshot(next, index), local, parsed)))).toEqual(cold(next));
   });
 });

@@ -140,6 +140,24 @@ describe("2. output size is bounded before compiling", () => {
     ]);
   });
 
+  test("a recompile after a registry event counts the pod routes again: a dependency gaining ports takes the node over the limit", () => {
+    // 60 hosted pods calling 60 × 55 ports: 198,000 routes. A remote service (not hosted, so the
+    // node's pods and records stay the same objects) adds 60 routes per port it serves.
+    const remote = (ports: number) => [
+      endpoint({ cluster: "c2", ip: "10.99.0.1", node: "m1", port: 8000, ports: Array.from({ length: ports }, (_, i) => 8000 + i) }),
+    ];
+    const before = withServiceRecords(crowdedMesh(60, 1, 55), "ns/remote", remote(1));
+    const local = localNodeFrom(before, "c1", "n1");
+    const options = parseOptions({});
+    const index = indexSnapshot(before);
+    expect(nodeSize(planNode(index, local, options)).podRoutes).toBe(198_060);
+    compileNode(index, local, options);
+    const after = indexSnapshot(withServiceRecords(before, "ns/remote", remote(64)), index);
+    expect(thrown(() => compileNode(after, local, options))).toEqual([
+      expect.stringMatching(/^: node c1\/n1 would receive 201840 pod listener routes, over the limit of 200000 \(NODE_LIMITS\.podRoutes\)/),
+    ]);
+  });
+
   test("the socket count follows the source-identity mode: 2 per cluster (selector), 2 per hosted identity (sockets)", () => {
     const dependencies = Object.fromEntries(Array.from({ length: 10 }, (_, s) => [`ns/svc-${s}`, ["ns/svc-0"]]));
     const snapshot = crowdedMesh(10, 20, 64, dependencies);

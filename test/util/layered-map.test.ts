@@ -80,4 +80,18 @@ describe("LayeredMap", () => {
     expect([...layered]).toEqual([...expected]);
     expect(layered.size).toBe(100);
   });
+
+  test("names the keys that may differ between two maps layered on one another or on one base, and nothing for others", () => {
+    const next = LayeredMap.of(base, new Map([["k1", -1]]));
+    const after = LayeredMap.of(next, new Map([["k2", undefined]]));
+    const sibling = LayeredMap.of(base, new Map([["k3", -3]]));
+    expect(LayeredMap.keysChangedBetween(base, next)).toEqual(["k1"]);
+    expect(LayeredMap.keysChangedBetween(next, base)).toEqual(["k1"]);
+    expect(LayeredMap.keysChangedBetween(next, after)).toEqual(["k2"]);
+    expect(LayeredMap.keysChangedBetween(next, sibling)).toEqual(["k1", "k3"]);
+    expect(LayeredMap.keysChangedBetween(next, next)).toEqual([]);
+    // Two layers apart, or a copy: not related closely enough to say.
+    expect(LayeredMap.keysChangedBetween(base, after)).toBeUndefined();
+    expect(LayeredMap.keysChangedBetween(new Map(base), next)).toBeUndefined();
+  });
 });

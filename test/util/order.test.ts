@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { compareIps } from "../../src/util/order.js";
+import { compareIps, indexOfSorted } from "../../src/util/order.js";
 
 test("IPs sort numerically, IPv4 before IPv6", () => {
   // Addresses whose numeric values have 8, 9 and 10 digits, so text order alone would be wrong.
@@ -31,4 +31,12 @@ test("IPs sort numerically, IPv4 before IPv6", () => {
     "fd00::1",
     "fd00::1:0",
   ]);
+});
+
+test("indexOfSorted finds a key by binary search, and -1 for one that is absent", () => {
+  const list = ["a", "c", "e", "g"].map((key) => ({ key }));
+  const at = (key: string) => indexOfSorted(list, key, (item) => item.key);
+  expect(["a", "c", "e", "g"].map(at)).toEqual([0, 1, 2, 3]);
+  expect(["", "b", "f", "h"].map(at)).toEqual([-1, -1, -1, -1]);
+  expect(indexOfSorted([], "a", (item: string) => item)).toBe(-1);
 });

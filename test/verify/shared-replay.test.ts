@@ -1,0 +1,40 @@
+/**
+ * The mesh check replays many paths over one memo and shares what equal paths derive (dial
+ * outcomes, levels, a node proxy's landings and their hop lists). Each path's report must be what
+ * that path replayed alone gives: the same source and target over the same compiled mesh, with a
+ * memo of its own.
+ */
+import { describe, expect, test } from "vitest";
+import { generateDocument, SMOKE_WORKLOADS } from "../../bench/workloads.js";
+import { SOURCE_IDENTITIES, WAYPOINT_MODES } from "../../src/model/options.js";
+import { parseSnapshot } from "../../src/model/snapshot.js";
+import { compileMesh } from "../../src/verify/compiled-mesh.js";
+import { checkCompiledMesh, replayContext } from "../../src/verify/mesh-check.js";
+import { replayPath } from "../../src/verify/path.js";
+import { ReplayMemo } from "../../src/verify/replay-memo.js";
+
+// The figure-10 workload at smoke size: 30 nodes in 3 clusters, 15 services, pods in several zones.
+const document = generateDocument(SMOKE_WORKLOADS.W10K);
+const isolated = parseSnapshot(structuredClone(document));
+const routable = parseSnapshot({ ...structuredClone(document), mesh: { ...document.mesh, podNetwork: "routable" } });
+
+const MODES = SOURCE_IDENTITIES.flatMap((sourceIdentity) => WAYPOINT_MODES.map((mode) => [sourceIdentity, mode] as const));
+
+describe("a path of the mesh check reports what it reports replayed alone", () => {
+  test.each(MODES)("%s / %s", (sourceIdentity, mode) => {
+    // Isolated pod networks fail the off mode's cross-cluster dials: failures and unverified lists are compared too.
+    for (const snapshot of mode === "off" ? [isolated, routable] : [isolated]) {
+      const mesh = compileMesh(snapshot, { eastWestWaypoint: mode, sourceIdentity });
+      const { paths } = checkCompiledMesh(mesh);
+      const shared = replayContext(mesh);
+      const nodePaths = paths.filter((path) => !path.source.pod);
+      // Node proxies of a zone share landings: the case where sharing could hand one path another's hops.
+      expect(nodePaths.length).toBeGreaterThan(0);
+      expect(paths.some((path) => path.landings.length > 1)).toBe(true);
+      for (const path of paths) {
+        const alone = replayPath({ ...shared, memo: new ReplayMemo() }, path.source, path.target);
+        expect(path).toEqual(alone);
+      }
+    }
+  });
+});
