@@ -17,6 +17,7 @@ import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION } from "../envoy/types.js";
 import { CompileInvariantError } from "../errors.js";
 import { MAX_DNS_LABEL, MAX_SERVER_NAME_BYTES } from "../naming.js";
+import { AddressMap } from "../util/address-map.js";
 import { MAX_UINT32 } from "./endpoints.js";
 import { IDENTITY_LINT_RULES, lintClusterIdentity, lintListenerStamps } from "./lint-identity.js";
 
@@ -159,7 +160,7 @@ function lintOnMatch(resource: string, target: Matcher_OnMatch, sockets: Readonl
 function lintAssignment(assignment: ClusterLoadAssignment): void {
   const name = assignment.cluster_name ?? "";
   const priorities = new Set<number>();
-  const addresses = new EndpointAddresses();
+  const addresses = new AddressMap<true>();
   const sums = new Map<number, number>();
   for (const group of assignment.endpoints ?? []) {
     const priority = group.priority ?? 0;
@@ -169,7 +170,8 @@ function lintAssignment(assignment: ClusterLoadAssignment): void {
       const socket = lb.endpoint?.address?.socket_address;
       const ip = socket?.address ?? "";
       const port = socket?.port_value ?? 0;
-      if (!addresses.add(ip, port)) fail("unique-endpoint-address", name, `${hostPort(ip, port)} appears twice: Envoy keeps only the first`);
+      if (addresses.get(ip, port)) fail("unique-endpoint-address", name, `${hostPort(ip, port)} appears twice: Envoy keeps only the first`);
+      addresses.set(ip, port, true);
       const weight = lb.load_balancing_weight ?? 1;
       if (weight < 1) fail("uint32-weights", name, `${hostPort(ip, port)} has weight ${weight}`);
       sum += weight;
@@ -179,26 +181,6 @@ function lintAssignment(assignment: ClusterLoadAssignment): void {
   for (const [priority, sum] of sums) if (sum > MAX_UINT32) fail("uint32-weights", name, `priority ${priority} weights sum to ${sum}`);
   const sorted = [...priorities].sort((a, b) => a - b);
   if (sorted.some((priority, i) => priority !== i)) fail("contiguous-priorities", name, `priorities ${sorted.join(", ")} are not contiguous from 0`);
-}
-
-/**
- * The `ip:port` pairs of one assignment, as IPs by port: an assignment has one port or a few, and
- * its IPs are the registry's own strings, so no `ip:port` string is built per endpoint.
- */
-class EndpointAddresses {
-  readonly #ipsByPort = new Map<number, Set<string>>();
-
-  /** Whether the pair is new (and now recorded). */
-  add(ip: string, port: number): boolean {
-    let ips = this.#ipsByPort.get(port);
-    if (!ips) {
-      ips = new Set();
-      this.#ipsByPort.set(port, ips);
-    }
-    if (ips.has(ip)) return false;
-    ips.add(ip);
-    return true;
-  }
 }
 
 function lintListener(listener: Listener, checked: ServerNames): void {

@@ -16,12 +16,17 @@ export class JsonWriter {
 
   /** A message as an Any prints: `{"@type": url, ...fields}`, its entries at `depth` + 1. */
   typed(url: string, plan: readonly FieldPlan[], message: unknown, depth: number): void {
+    this.out.byte(0x7b);
+    this.typedEntries(url, plan, message, depth);
+  }
+
+  /** `typed` after its `{`. */
+  private typedEntries(url: string, plan: readonly FieldPlan[], message: unknown, depth: number): void {
     const out = this.out;
-    out.byte(0x7b);
-    out.chunk(keyLine(TYPE_KEYS, "@type", depth, 0));
+    out.chunk(keyLine(TYPE_KEYS, "@type", "", depth, 0));
     out.jsonString(url);
     this.fields(plan, message as Record<string, unknown>, depth, 1);
-    this.close(depth, 0x7d);
+    out.chunk(closing(depth, "}"));
   }
 
   /** A plain JSON value (a Struct, a wrapper's or scalar's value) at `depth`. */
@@ -38,15 +43,19 @@ export class JsonWriter {
 
   private plainArray(items: readonly unknown[], depth: number): void {
     const out = this.out;
-    out.byte(0x5b);
     const count = items.length;
+    if (count === 0) {
+      out.text("[]");
+      return;
+    }
+    out.byte(0x5b);
     for (let i = 0; i < count; i++) {
       const item = items[i];
       if (item === undefined) throw new NotWritable();
-      out.chunk(lineStart(depth + 1, i));
+      out.chunk(lineStart(depth + 1, i, ""));
       this.plain(item, depth + 1);
     }
-    this.close(depth, 0x5d, count);
+    out.chunk(closing(depth, "]"));
   }
 
   private plainObject(value: object, depth: number): void {
@@ -64,13 +73,18 @@ export class JsonWriter {
         lines = [];
         this.plainKeys.set(key, lines);
       }
-      out.chunk(keyLine(lines, key, depth, count++));
+      out.chunk(keyLine(lines, key, "", depth, count++));
       this.plain(child, depth + 1);
     }
-    this.close(depth, 0x7d, count);
+    if (count === 0) out.byte(0x7d);
+    else out.chunk(closing(depth, "}"));
   }
 
-  /** A message's fields as entries of the object at `depth`, after `count` entries; the new count. */
+  /**
+   * A message's fields as entries of the object at `depth`, after `count` entries; the new count.
+   * A field's key line ends with the bracket its value opens (`"name": {`, `"name": [`), and so
+   * does a list item's line start: one copy instead of two.
+   */
   private fields(plan: readonly FieldPlan[], record: Record<string, unknown>, depth: number, count: number): number {
     const out = this.out;
     for (const field of plan) {
@@ -78,89 +92,98 @@ export class JsonWriter {
       if (value === undefined || value === null) continue;
       if (field.shape === Shape.Singular) {
         if (field.omitDefault && isDefault(value)) continue;
-        this.key(field, depth, count++);
-        this.value(field, value, depth + 1);
+        out.chunk(keyLine(field.jsonKeys, field.name, opening(field), depth, count++));
+        this.opened(field, value, depth + 1);
       } else if (field.shape === Shape.List) {
         const items = value as readonly unknown[];
         if (items.length === 0) continue;
-        this.key(field, depth, count++);
-        out.byte(0x5b);
+        out.chunk(keyLine(field.jsonKeys, field.name, "[", depth, count++));
+        const open = field.kind === Kind.Leaf ? "" : "{";
         for (let i = 0; i < items.length; i++) {
-          out.chunk(lineStart(depth + 2, i));
-          this.value(field, items[i], depth + 2);
+          out.chunk(lineStart(depth + 2, i, open));
+          this.opened(field, items[i], depth + 2);
         }
-        this.close(depth + 1, 0x5d);
+        out.chunk(closing(depth + 1, "]"));
       } else {
         const entries = value as Record<string, unknown>;
         const keys = Object.keys(entries);
         if (keys.length === 0) continue;
-        this.key(field, depth, count++);
-        out.byte(0x7b);
+        out.chunk(keyLine(field.jsonKeys, field.name, "{", depth, count++));
         for (let i = 0; i < keys.length; i++) {
-          out.chunk(lineStart(depth + 2, i));
+          out.chunk(lineStart(depth + 2, i, ""));
           out.jsonString(keys[i]!);
-          out.byte(0x3a);
-          out.byte(0x20);
-          this.value(field, entries[keys[i]!], depth + 2);
+          out.text(field.kind === Kind.Leaf ? ": " : ": {");
+          this.opened(field, entries[keys[i]!], depth + 2);
         }
-        this.close(depth + 1, 0x7d);
+        out.chunk(closing(depth + 1, "}"));
       }
     }
     return count;
   }
 
-  private value(field: FieldPlan, value: unknown, depth: number): void {
+  /** A field's value at `depth`; a message's or Any's `{` is already written. */
+  private opened(field: FieldPlan, value: unknown, depth: number): void {
     if (field.kind === Kind.Leaf) {
       const leaf = field.leaf(value);
       if (typeof leaf === "string") this.out.jsonString(leaf);
       else this.plain(leaf, depth);
     } else if (field.kind === Kind.Any) {
       const { typeName, message } = unpacked(value as Any);
-      this.typed((value as Any).type_url ?? "", planOf(typeName), message, depth);
+      this.typedEntries((value as Any).type_url ?? "", planOf(typeName), message, depth);
     } else {
       field.nested ??= planOf(field.typeName);
-      this.out.byte(0x7b);
-      this.close(depth, 0x7d, this.fields(field.nested, value as Record<string, unknown>, depth, 0));
+      if (this.fields(field.nested, value as Record<string, unknown>, depth, 0) === 0) this.out.byte(0x7d);
+      else this.out.chunk(closing(depth, "}"));
     }
   }
+}
 
-  /** `,` after an earlier entry, then the line break, indentation and `"name": ` of an entry of the object at `depth`. */
-  private key(field: FieldPlan, depth: number, index: number): void {
-    this.out.chunk(keyLine(field.jsonKeys, field.name, depth, index));
-  }
-
-  /** The closing bracket of a collection at `depth`: on its own line, or right after the opening one when it is empty. */
-  private close(depth: number, bracket: number, count = 1): void {
-    if (count > 0) this.out.chunk(lineStart(depth, 0));
-    this.out.byte(bracket);
-  }
+/** What a singular field's value opens with: `{` for a message or an Any, nothing for a leaf. */
+function opening(field: FieldPlan): string {
+  return field.kind === Kind.Leaf ? "" : "{";
 }
 
 /**
  * From `lines` (a field's or a plain key's, made on first use): the UTF-8 start of entry `index`
- * of an object at `depth` — `,` after an earlier entry, the line break and indentation, `"name": `.
+ * of an object at `depth` — `,` after an earlier entry, the line break and indentation,
+ * `"name": ` — then `open`, the bracket the value opens with (the same for every use of `lines`).
  */
-function keyLine(lines: Uint8Array[], name: string, depth: number, index: number): Uint8Array {
+function keyLine(lines: Uint8Array[], name: string, open: string, depth: number, index: number): Uint8Array {
   const at = 2 * depth + (index === 0 ? 1 : 0);
   let line = lines[at];
   if (line === undefined) {
-    line = Buffer.from(`${index === 0 ? "" : ","}\n${" ".repeat(2 * depth + 2)}${JSON.stringify(name)}: `);
+    line = Buffer.from(`${index === 0 ? "" : ","}\n${" ".repeat(2 * depth + 2)}${JSON.stringify(name)}: ${open}`);
     lines[at] = line;
   }
   return line;
 }
 
-/** `,` after an earlier item (`index` > 0), then a line break and the indentation of `depth`. */
-function lineStart(depth: number, index: number): Uint8Array {
+/** `,` after an earlier item (`index` > 0), a line break, the indentation of `depth`, then `open` (`{` or nothing). */
+function lineStart(depth: number, index: number, open: "" | "{"): Uint8Array {
+  const starts = open === "" ? LINE_STARTS : OPENING_LINE_STARTS;
   const at = 2 * depth + (index === 0 ? 1 : 0);
-  let line = LINE_STARTS[at];
+  let line = starts[at];
   if (line === undefined) {
-    line = Buffer.from(`${index === 0 ? "" : ","}\n${" ".repeat(2 * depth)}`);
-    LINE_STARTS[at] = line;
+    line = Buffer.from(`${index === 0 ? "" : ","}\n${" ".repeat(2 * depth)}${open}`);
+    starts[at] = line;
+  }
+  return line;
+}
+
+/** A line break, the indentation of `depth` and `bracket`: the end of a collection that is not empty. */
+function closing(depth: number, bracket: "}" | "]"): Uint8Array {
+  const closings = bracket === "}" ? OBJECT_CLOSINGS : ARRAY_CLOSINGS;
+  let line = closings[depth];
+  if (line === undefined) {
+    line = Buffer.from(`\n${" ".repeat(2 * depth)}${bracket}`);
+    closings[depth] = line;
   }
   return line;
 }
 
 const LINE_STARTS: Uint8Array[] = [];
+const OPENING_LINE_STARTS: Uint8Array[] = [];
+const OBJECT_CLOSINGS: Uint8Array[] = [];
+const ARRAY_CLOSINGS: Uint8Array[] = [];
 /** An Any's first entry, `"@type": `, at each depth. */
 const TYPE_KEYS: Uint8Array[] = [];

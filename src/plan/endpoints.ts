@@ -13,6 +13,7 @@ import { hostPort, lbMetadata, socketAddress } from "../envoy/core.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import { type SharedAddress, sharedAddresses } from "../model/snapshot-checks.js";
 import { outboundClusterName } from "../naming.js";
+import { AddressMap } from "../util/address-map.js";
 import { compositeKey } from "../util/keys.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareText, ipSortKey } from "../util/order.js";
@@ -124,6 +125,7 @@ function routedPort(index: SnapshotIndex, view: EdsView, service: IndexedService
   const report = (code: Diagnostic["code"], message: string, endpoint: ServiceEndpoint | EndpointRef) =>
     diagnostics.push(diagnostic(code, message, { resource: clusterName, service: service.key, endpoint: endpointRef(endpoint) }));
   const direct: SharedEndpoint[] = [];
+  const waypointTargets = WAYPOINT_ENDPOINTS.get(service.caches, [port, view.tunnelPort], () => new Map());
   const viaNode = new Map<string, { node: WaypointNode; pods: ServiceEndpoint[] }>();
   for (const endpoint of service.endpoints) {
     if (!endpoint.ports.includes(port)) continue;
@@ -163,7 +165,7 @@ function routedPort(index: SnapshotIndex, view: EdsView, service: IndexedService
     group.pods.push(endpoint);
     viaNode.set(node.key, group);
   }
-  const waypoints = [...viaNode.values()].map(({ node, pods }) => waypointTarget(view, service, port, node, pods));
+  const waypoints = [...viaNode.values()].map(({ node, pods }) => waypointTarget(view, waypointTargets, node, pods));
   return { targets: [...direct, ...waypoints], diagnostics };
 }
 
@@ -382,7 +384,7 @@ class WaypointTarget extends EncodingCell implements SharedEndpoint {
     this.originCluster = node.cluster;
     this.originNode = node.name;
     this.locality = internedLocality(node.locality);
-    this.sortKey = ipSortKey(node.ip);
+    this.sortKey = node.sortKey;
   }
 
   get route(): Route {
@@ -411,6 +413,8 @@ interface WaypointNode {
   readonly cluster: string;
   readonly name: string;
   readonly ip: string;
+  /** `ipSortKey(ip)`. */
+  readonly sortKey: string;
   readonly locality: Locality;
   /** Set when the registry's node IP disagrees with the node list. */
   readonly mismatch?: string;
@@ -456,7 +460,8 @@ function resolveNode(index: SnapshotIndex, cluster: string, name: string): Resol
     return { problem: "NODE_GONE", message: `node ${key} is not in the node list of cluster ${cluster}` };
   }
   const locality = listed ? { region: listed.region, zone: listed.zone } : { region: "", zone: "" };
-  return { node: { key, cacheKey: compositeKey(key, ip), cluster, name, ip, locality }, listed: listed !== undefined };
+  const node = { key, cacheKey: compositeKey(key, ip), cluster, name, ip, sortKey: ipSortKey(ip), locality };
+  return { node, listed: listed !== undefined };
 }
 
 /**
@@ -465,15 +470,14 @@ function resolveNode(index: SnapshotIndex, cluster: string, name: string): Resol
  * over the pods in that state. Which pods those are does not depend on the view, so the result is
  * cached on the service.
  */
-const WAYPOINT_ENDPOINTS = new CacheSlot<[port: number, tunnelPort: number], Map<string, SharedEndpoint>>(
+const WAYPOINT_ENDPOINTS = new CacheSlot<[port: number, tunnelPort: number], Map<string, WaypointTarget>>(
   "waypoint endpoints",
   (port, tunnelPort) => `${port},${tunnelPort}`,
 );
 
-function waypointTarget(view: EdsView, service: IndexedService, port: number, node: WaypointNode, pods: readonly ServiceEndpoint[]): SharedEndpoint {
-  const byNode = WAYPOINT_ENDPOINTS.get(service.caches, [port, view.tunnelPort], () => new Map<string, SharedEndpoint>());
-  // Keyed by the node's own key string: an entry costs no key of its own.
-  return getOrInsert(byNode, node.cacheKey, () => {
+/** `targets`: the service port's waypoint endpoints for the view's tunnel port, by the node's `cacheKey` (its key and address). */
+function waypointTarget(view: EdsView, targets: Map<string, WaypointTarget>, node: WaypointNode, pods: readonly ServiceEndpoint[]): WaypointTarget {
+  return getOrInsert(targets, node.cacheKey, () => {
     const health = pods.map(envoyHealth).reduce(rollUpHealth);
     const weight = pods.filter((pod) => envoyHealth(pod) === health).reduce((sum, pod) => sum + pod.weight, 0);
     const values = userMetadata(pods);
@@ -540,11 +544,11 @@ function compareEndpoints(a: PlannedEndpoint, b: PlannedEndpoint): number {
 
 /** Envoy de-duplicates hosts by address (the first wins): keep the best-tier one and report the rest. */
 function uniqueAddresses(sorted: PlannedEndpoint[], conflict: (pod: EndpointRef, kept: PlannedEndpoint, address: string) => void): PlannedEndpoint[] {
-  const seen = new Map<string, PlannedEndpoint>();
+  const seen = new AddressMap<PlannedEndpoint>();
   return sorted.filter((endpoint) => {
-    const kept = seen.get(endpoint.address);
+    const kept = seen.get(endpoint.ip, endpoint.port);
     if (!kept) {
-      seen.set(endpoint.address, endpoint);
+      seen.set(endpoint.ip, endpoint.port, endpoint);
       return true;
     }
     for (const pod of endpoint.pods) conflict(pod, kept, endpoint.address);

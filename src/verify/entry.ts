@@ -6,6 +6,7 @@
  * upstream side is what picks the source's certificate — and, if hashable, its connection pool.
  */
 import type { Filter, FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
+import type { VirtualHost } from "../../gen/envoy/config/route/v3/route_components.js";
 import { FilterStateValue_SharedWithUpstream } from "../../gen/envoy/extensions/filters/common/set_filter_state/v3/value.js";
 import type { HttpConnectionManager } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
 import type { Config as SetFilterStateConfig } from "../../gen/envoy/extensions/filters/network/set_filter_state/v3/set_filter_state.js";
@@ -16,7 +17,7 @@ import { EXTENSION, FILTER_STATE } from "../envoy/types.js";
 import { protocolOf } from "../model/snapshot.js";
 import { outboundClusterName, parseServiceKey, serviceAuthority } from "../naming.js";
 import type { NodeResources } from "./compiled-mesh.js";
-import { selectChainByDestination, selectVirtualHost } from "./envoy-match.js";
+import { selectChainByDestination, virtualHostIndex } from "./envoy-match.js";
 import type { PathFailureCode } from "./failures.js";
 import type { PathSource, PathTarget, ReplayContext } from "./path.js";
 import { remember } from "./replay-memo.js";
@@ -111,8 +112,7 @@ function throughEgress(context: ReplayContext, resources: NodeResources, netns: 
   if (!listener) return failed("NO_OUTBOUND_LISTENER", `egress port ${egressPort} in ${netns}`, []);
   const chain = listener.filter_chains?.[0];
   const hops = [`entry ${listener.name} (${context.memo.get("egress address", egressPort, egressAddress)} in ${netns}): authority ${authority}`];
-  const manager = chain && context.memo.get("connection manager", chain, connectionManager);
-  const vhost = selectVirtualHost(manager?.route_config?.virtual_hosts ?? [], authority);
+  const vhost = context.memo.get("virtual hosts", chain, virtualHostsOf)(authority);
   const route = vhost?.routes?.find((candidate) => candidate.match?.prefix === "/");
   const cluster = route?.route?.cluster;
   if (!cluster)
@@ -126,8 +126,9 @@ function egressAddress(port: number): string {
   return hostPort("127.0.0.1", port);
 }
 
-function connectionManager(chain: FilterChain): HttpConnectionManager | undefined {
-  return filterConfig<HttpConnectionManager>(chain, EXTENSION.httpConnectionManager);
+/** The egress chain's virtual hosts, indexed by domain (`virtualHostIndex`). */
+function virtualHostsOf(chain: FilterChain | undefined): (authority: string) => VirtualHost | undefined {
+  return virtualHostIndex(filterConfig<HttpConnectionManager>(chain, EXTENSION.httpConnectionManager)?.route_config?.virtual_hosts ?? []);
 }
 
 function newMap<K, V>(): Map<K, V> {

@@ -153,11 +153,16 @@ export function chosenPriority(assignment: ClusterLoadAssignment): { priority: n
 
 /**
  * The virtual host Envoy picks for an authority: an exact domain (with or without the port, as
- * written), then the catch-all `*`. aether-xds emits no other wildcard forms.
+ * written), then the catch-all `*`. aether-xds emits no other wildcard forms. Indexed once per
+ * list of virtual hosts (the mesh check asks once per path): the first host listing a domain wins.
  */
-export function selectVirtualHost(virtualHosts: readonly VirtualHost[], authority: string): VirtualHost | undefined {
-  const host = authority.toLowerCase();
-  return virtualHosts.find((vhost) => (vhost.domains ?? []).includes(host)) ?? virtualHosts.find((vhost) => (vhost.domains ?? []).includes("*"));
+export function virtualHostIndex(virtualHosts: readonly VirtualHost[]): (authority: string) => VirtualHost | undefined {
+  const byDomain = new Map<string, VirtualHost>();
+  for (const vhost of virtualHosts) {
+    for (const domain of vhost.domains ?? []) if (!byDomain.has(domain)) byDomain.set(domain, vhost);
+  }
+  const catchAll = byDomain.get("*");
+  return (authority) => byDomain.get(authority.toLowerCase()) ?? catchAll;
 }
 
 /**

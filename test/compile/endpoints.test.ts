@@ -176,6 +176,30 @@ describe("one endpoint per remote node", () => {
     expect(result.diagnostics.map((d) => d.code)).toContain("WEIGHTS_SCALED");
   });
 
+  test("each service port counts only the node's pods serving it", () => {
+    const result = assignmentFor({
+      "ns/svc": [
+        endpoint({ cluster: "away", ip: "10.9.0.1", node: "a1", nodeIp: "10.2.0.1", ports: [8080], weight: 100 }),
+        endpoint({ cluster: "away", ip: "10.9.0.2", node: "a1", nodeIp: "10.2.0.1", ports: [8080, 9090], weight: 50 }),
+      ],
+    });
+    expect(lbEndpoints(result, "svc.ns.mesh.test:8080").map((e) => e.weight)).toEqual([150]);
+    expect(lbEndpoints(result, "svc.ns.mesh.test:9090").map((e) => e.weight)).toEqual([50]);
+  });
+
+  test("views with different tunnel ports on one index each get their own port", () => {
+    const snapshot = mesh({
+      nodes: [node({ cluster: "home", name: "h1", ip: "10.1.0.1" }), node({ cluster: "away", name: "a1", ip: "10.2.0.1" })],
+      services: { "ns/svc": [onA1("10.9.0.1", "HEALTHY")] },
+    });
+    const index = indexSnapshot(snapshot);
+    const home = localNode("home", "h1", "10.1.0.1");
+    for (const tunnelPort of [15009, 16009, 15009]) {
+      const result = compileNode(index, home, { eastWestWaypoint: "cross-cluster", tunnelPort });
+      expect(lbEndpoints(result).map((e) => e.address)).toEqual([`10.2.0.1:${tunnelPort}`]);
+    }
+  });
+
   test("user metadata survives only where every pod of the node agrees", () => {
     const result = assignmentFor({
       "ns/svc": [
@@ -236,6 +260,14 @@ describe("endpoints left out, with a reason", () => {
     const result = assignmentFor({ "ns/svc": [endpoint({ cluster: "away", ip: "10.9.0.1", node: "a1", nodeIp: "10.2.9.9" })] });
     expect(lbEndpoints(result).map((e) => e.address)).toEqual(["10.2.0.1:15009"]);
     expect(result.diagnostics.map((d) => d.code)).toContain("NODE_IP_MISMATCH");
+  });
+
+  test("a pod and a waypoint at one IP are different addresses when their ports differ", () => {
+    const result = assignmentFor({
+      "ns/svc": [endpoint({ cluster: "home", ip: "10.2.0.1", node: "h2" }), endpoint({ cluster: "away", ip: "10.9.0.1", node: "a1" })],
+    });
+    expect(lbEndpoints(result).map((e) => e.address)).toEqual(["10.2.0.1:15008", "10.2.0.1:15009"]);
+    expect(result.diagnostics.map((d) => d.code)).not.toContain("ADDRESS_CONFLICT");
   });
 
   test("no two endpoints share an address, even when two nodes claim the same IP", () => {

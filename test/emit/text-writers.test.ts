@@ -200,7 +200,18 @@ function randomAny(random: Random, depth: number): unknown {
 }
 
 function randomDiagnostic(random: Random): Diagnostic {
-  const diagnostic: Record<string, unknown> = { code: "ENDPOINT_DIRECT", severity: "info", message: randomString(random) };
+  const message = randomString(random);
+  // Compiles format most messages only when read (lazyDiagnostic): a getter the writers must call.
+  const diagnostic: Record<string, unknown> =
+    random() < 0.5
+      ? { code: "ENDPOINT_DIRECT", severity: "info", message }
+      : {
+          code: "ENDPOINT_DIRECT",
+          severity: "info",
+          get message() {
+            return message;
+          },
+        };
   if (random() < 0.5) diagnostic.endpoint = { cluster: randomString(random), ip: "10.0.0.1", pod: randomString(random) };
   if (random() < 0.3) diagnostic.priority = pick(random, [0, 1, 2.5]);
   if (random() < 0.2) diagnostic.details = randomObject(random, 0);

@@ -56,5 +56,9 @@ describe("renderJson and renderYaml write what renderResult's values print as", 
     expect(renderYaml(result)).toBe(expected);
     expect(renderYaml(result)).toBe(expected);
     expect(renderYaml(compiled)).toBe(yamlOfTree(compiled));
+    const json = jsonOfTree(result);
+    expect(renderJson(result)).toBe(json);
+    expect(renderJson(result)).toBe(json);
+    expect(renderJson(compiled)).toBe(jsonOfTree(compiled));
   });
 });

@@ -47,7 +47,8 @@ describe("3. output that cannot be written", () => {
   });
 
   test.skipIf(!existsSync("/dev/full"))("a full disk is one line on stderr and exit code 2", () => {
-    const { code, stderr } = shell(`node dist/src/cli.js ${COMPILE.join(" ")} >/dev/full 2>err.log; code=$?; grep -v warning err.log; exit $code`);
+    const log = join(scratch, "full-disk.err");
+    const { code, stderr } = shell(`node dist/src/cli.js ${COMPILE.join(" ")} >/dev/full 2>${log}; code=$?; grep -v warning ${log}; exit $code`);
     expect(code).toBe(2);
     expect(stderr).toBe("");
     expect(shell(`node dist/src/cli.js ${COMPILE.join(" ")} 2>&1 >/dev/full | grep -v warning`).stdout).toBe("aether-xds: cannot write the output: ENOSPC\n");
