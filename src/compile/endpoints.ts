@@ -3,6 +3,7 @@
  * LocalityLbEndpoints per (priority, locality), weight sums kept within uint32, and a diagnostic
  * for every emitted endpoint saying where it went.
  */
+import type { Locality } from "../../gen/envoy/config/core/v3/base.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { LbEndpoint, LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import { type Diagnostic, diagnostic, lazyDiagnostic } from "../diagnostics.js";
@@ -157,11 +158,22 @@ export function scaledWeights(endpoints: readonly PlannedEndpoint[], priorities:
 
 function localityGroup(priority: number, endpoint: PlannedEndpoint): LocalityLbEndpoints {
   const group: LocalityLbEndpoints = {};
-  const where = locality(endpoint.locality.region, endpoint.locality.zone);
+  const where = emittedLocality(endpoint.locality);
   if (where) group.locality = where;
   group.lb_endpoints = [];
   if (priority > 0) group.priority = priority;
   return group;
+}
+
+/**
+ * The emitted Locality of a planned one, one object per planned locality (those are interned):
+ * every group of every assignment in that locality shares it, as it shares LbEndpoints.
+ */
+const emittedLocalities = new WeakMap<PlannedEndpoint["locality"], Locality | undefined>();
+
+function emittedLocality(planned: PlannedEndpoint["locality"]): Locality | undefined {
+  if (!emittedLocalities.has(planned)) emittedLocalities.set(planned, locality(planned.region, planned.zone));
+  return emittedLocalities.get(planned);
 }
 
 /** The shared LbEndpoint, unless its priority's weights had to be scaled. */

@@ -10,7 +10,6 @@
 import type { Address, SocketAddress } from "../../gen/envoy/config/core/v3/address.js";
 import type { Metadata } from "../../gen/envoy/config/core/v3/base.js";
 import { type Endpoint, LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
-import { Slabs } from "../envoy/slabs.js";
 import { varintSize } from "../envoy/wire.js";
 
 /** Field numbers and wire types as tag bytes (proto/envoy/config/endpoint/v3/endpoint_components.proto, core/v3/address.proto, base.proto, google/protobuf/struct.proto). */
@@ -29,20 +28,22 @@ const TAG = {
 
 const encoder = new TextEncoder();
 
+/** The encoding, in an array of its own. */
 export function encodeLbEndpoint(lbEndpoint: LbEndpoint): Uint8Array {
-  if (!isPlannedShape(lbEndpoint)) return LbEndpoint.encode(lbEndpoint).finish();
-  const { size, metadata } = lbEndpointSize(lbEndpoint);
-  const out = Output.into(LB_ENDPOINT_SLABS.space(size));
-  writeLbEndpoint(out, lbEndpoint, metadata);
-  return out.finish();
+  return encodeLbEndpointIn(lbEndpoint, (size) => new Uint8Array(size));
 }
 
 /**
- * Encoded LbEndpoints are kept for as long as their planned endpoint is (one per registry record
- * or waypoint), thousands of small arrays, each a view into a shared 8 KiB slab; the endpoints
- * filled together (one assignment's) are replaced together when their service changes.
+ * The encoding, written into `spaceFor(size)` (exactly `size` bytes, which the caller may reuse
+ * once it has copied them out); a shape this writer does not cover gets an array of its own.
  */
-const LB_ENDPOINT_SLABS = new Slabs(8192);
+export function encodeLbEndpointIn(lbEndpoint: LbEndpoint, spaceFor: (size: number) => Uint8Array): Uint8Array {
+  if (!isPlannedShape(lbEndpoint)) return LbEndpoint.encode(lbEndpoint).finish();
+  const { size, metadata } = lbEndpointSize(lbEndpoint);
+  const out = Output.into(spaceFor(size));
+  writeLbEndpoint(out, lbEndpoint, metadata);
+  return out.finish();
+}
 
 /** What the writer below covers; everything else goes to the generated encoder. */
 function isPlannedShape(lbEndpoint: LbEndpoint): boolean {

@@ -12,9 +12,13 @@ export function socketAddress(ip: string, port: number, networkNamespace?: strin
   return address;
 }
 
-/** `"10.0.0.1:15008"`, `"[fd00::1]:15008"`. */
+/**
+ * `"10.0.0.1:15008"`, `"[fd00::1]:15008"`. Joined rather than concatenated: V8 makes a
+ * concatenation of 13 characters or more a rope (two more objects per address, kept with every
+ * planned endpoint), where `join` writes one flat string.
+ */
 export function hostPort(ip: string, port: number): string {
-  return ip.includes(":") ? `[${ip}]:${port}` : `${ip}:${port}`;
+  return ip.includes(":") ? ["[", ip, "]:", port].join("") : [ip, port].join(":");
 }
 
 /** ADS, or a named gRPC cluster; always v3. */

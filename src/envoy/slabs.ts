@@ -1,6 +1,6 @@
 /**
  * Encoded outputs as views into shared slabs, as Node's Buffer pool does. A control plane keeps
- * thousands of small encodings (resources, packed `Any`s, LbEndpoints); an ArrayBuffer apiece
+ * thousands of small encodings (resources, packed `Any`s); an ArrayBuffer apiece
  * costs an allocation, a backing store and garbage-collector bookkeeping each, where a view into a
  * slab costs one small object. A slab lives while any view into it does, so a slab holds outputs
  * made together, which mostly die together (one node's, one view's); large outputs get an array

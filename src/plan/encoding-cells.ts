@@ -6,9 +6,21 @@
  */
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 
-/** A slot for the encoded bytes of a shared message. */
-export interface EncodingCell {
-  bytes?: Uint8Array;
+/**
+ * A slot for the encoded bytes of a shared message: a range of the encoded resource that first
+ * carried it. Those bytes are kept anyway (its `XdsResource`), so a filled cell costs its three
+ * fields and no copy of its own. A planned endpoint extends it: it is its own cell.
+ */
+export class EncodingCell {
+  /** The encoded resource holding the bytes; undefined until an encoder fills the cell. */
+  source: Uint8Array | undefined = undefined;
+  start = 0;
+  end = 0;
+
+  /** The kept bytes, if filled. */
+  bytes(): Uint8Array | undefined {
+    return this.source?.subarray(this.start, this.end);
+  }
 }
 
 /** A cell per LbEndpoint, in order; none where the endpoint's bytes are not shared (a scaled weight). */

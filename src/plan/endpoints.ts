@@ -19,7 +19,7 @@ import { getOrInsert } from "../util/maps.js";
 import { compareText, ipSortKey } from "../util/order.js";
 import { CacheSlot, singleEntrySlot } from "./cache-slots.js";
 import type { EdsView } from "./eds-view.js";
-import type { EncodingCell } from "./encoding-cells.js";
+import { EncodingCell } from "./encoding-cells.js";
 import { type HostedEndpoint, type IndexedService, type NodeRivals, netnsRivalsOn, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
 
 export type Route = "direct" | "waypoint";
@@ -83,7 +83,7 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
   const diagnostics = [...routed.diagnostics];
   const report = (code: Diagnostic["code"], message: string, endpoint: EndpointRef) =>
     diagnostics.push(diagnostic(code, message, { resource: clusterName, service: service.key, endpoint }));
-  const tiered = routed.targets.map((target) => withTier(target, tierOf(view, target.originCluster, target.locality)));
+  const tiered = routed.targets.map((target) => new ViewEndpoint(target, tierOf(view, target.originCluster, target.locality)));
   const endpoints = uniqueAddresses(tiered.sort(compareEndpoints), (pod, kept, address) =>
     report("ADDRESS_CONFLICT", leftOut(service, pod, `address ${address} is already used by ${describeOrigin(kept)}`), pod),
   );
@@ -107,7 +107,7 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
  * with what was left out on the way. Nothing here depends on the viewer's zone or region.
  */
 interface RoutedPort {
-  readonly targets: readonly Omit<PlannedEndpoint, "tier">[];
+  readonly targets: readonly SharedEndpoint[];
   readonly diagnostics: readonly Diagnostic[];
 }
 
@@ -124,7 +124,7 @@ function routedPort(index: SnapshotIndex, view: EdsView, service: IndexedService
   const diagnostics: Diagnostic[] = [];
   const report = (code: Diagnostic["code"], message: string, endpoint: ServiceEndpoint | EndpointRef) =>
     diagnostics.push(diagnostic(code, message, { resource: clusterName, service: service.key, endpoint: endpointRef(endpoint) }));
-  const direct: Omit<PlannedEndpoint, "tier">[] = [];
+  const direct: SharedEndpoint[] = [];
   const waypointTargets = WAYPOINT_ENDPOINTS.get(service.caches, [port, view.tunnelPort], () => new Map());
   const viaNode = new Map<string, { node: WaypointNode; pods: ServiceEndpoint[] }>();
   for (const endpoint of service.endpoints) {
@@ -246,57 +246,164 @@ function hasReservedKey(endpoint: ServiceEndpoint): boolean {
   return Object.hasOwn(metadata, WAYPOINT_KEY) || Object.hasOwn(metadata, ORIGIN_CLUSTER_KEY) || Object.hasOwn(metadata, ORIGIN_NODE_KEY);
 }
 
-/** A view's endpoint from its shared part; spelled out so every PlannedEndpoint has one shape. */
-function withTier(target: Omit<PlannedEndpoint, "tier">, tier: number): PlannedEndpoint {
-  return {
-    route: target.route,
-    ip: target.ip,
-    port: target.port,
-    address: target.address,
-    originCluster: target.originCluster,
-    originNode: target.originNode,
-    tier,
-    locality: target.locality,
-    health: target.health,
-    weight: target.weight,
-    sortKey: target.sortKey,
-    lbEndpoint: target.lbEndpoint,
-    encoding: target.encoding,
-    pods: target.pods,
-  };
+/** Everything of a planned endpoint but its tier: the same in every view, so built once and shared. */
+type SharedEndpoint = Omit<PlannedEndpoint, "tier">;
+
+/**
+ * A view's endpoint: the shared part and the view's tier. Port plans are kept for every view that
+ * planned the port, so each view's endpoint is these two fields rather than a copy of all of them.
+ */
+class ViewEndpoint implements PlannedEndpoint {
+  constructor(
+    private readonly shared: SharedEndpoint,
+    readonly tier: number,
+  ) {}
+
+  get route(): Route {
+    return this.shared.route;
+  }
+  get ip(): string {
+    return this.shared.ip;
+  }
+  get port(): number {
+    return this.shared.port;
+  }
+  get address(): string {
+    return this.shared.address;
+  }
+  get originCluster(): string {
+    return this.shared.originCluster;
+  }
+  get originNode(): string {
+    return this.shared.originNode;
+  }
+  get locality(): Locality {
+    return this.shared.locality;
+  }
+  get health(): HealthStatus {
+    return this.shared.health;
+  }
+  get weight(): number {
+    return this.shared.weight;
+  }
+  get sortKey(): string {
+    return this.shared.sortKey;
+  }
+  get lbEndpoint(): LbEndpoint {
+    return this.shared.lbEndpoint;
+  }
+  get encoding(): EncodingCell {
+    return this.shared.encoding;
+  }
+  get pods(): readonly EndpointRef[] {
+    return this.shared.pods;
+  }
 }
 
-/** Everything of a direct endpoint but its tier: the same in every view, so built once per registry record. */
-const directTargets = new WeakMap<ServiceEndpoint, Omit<PlannedEndpoint, "tier">>();
+/** Direct endpoints by registry record: the same in every view, so built once per record (and port). */
+const directTargets = new WeakMap<ServiceEndpoint, DirectTarget>();
 
-function directTarget(endpoint: ServiceEndpoint, port: number): Omit<PlannedEndpoint, "tier"> {
+function directTarget(endpoint: ServiceEndpoint, port: number): SharedEndpoint {
   const known = directTargets.get(endpoint);
   if (known?.port === port) return known;
-  const health = envoyHealth(endpoint);
-  const target = {
-    route: "direct" as const,
-    ip: endpoint.ip,
-    port,
-    address: hostPort(endpoint.ip, port),
-    originCluster: endpoint.clusterName,
-    originNode: endpoint.kubernetesMetadata.nodeName,
-    locality: internedLocality(endpoint.locality),
-    health,
-    weight: endpoint.weight,
-    sortKey: ipSortKey(endpoint.ip),
-    lbEndpoint: buildLbEndpoint(endpoint.ip, port, health, lbMetadata(userMetadata([endpoint])), endpoint.weight),
-    encoding: {},
-    pods: [endpointRef(endpoint)],
-  };
+  const target = new DirectTarget(endpoint, port);
   directTargets.set(endpoint, target);
   return target;
 }
 
+/**
+ * A direct endpoint's shared part. What its record says is read from the record; only what costs
+ * work (address, sort key, LbEndpoint) is kept. It is its own encoding cell, and builds its one
+ * pod's ref when asked (diagnostics, explain), so a kept endpoint holds no more objects.
+ */
+class DirectTarget extends EncodingCell implements SharedEndpoint {
+  readonly address: string;
+  readonly locality: Locality;
+  readonly health: HealthStatus;
+  readonly sortKey: string;
+  readonly lbEndpoint: LbEndpoint;
+
+  constructor(
+    private readonly record: ServiceEndpoint,
+    readonly port: number,
+  ) {
+    super();
+    this.address = hostPort(record.ip, port);
+    this.locality = internedLocality(record.locality);
+    this.health = envoyHealth(record);
+    this.sortKey = ipSortKey(record.ip);
+    this.lbEndpoint = buildLbEndpoint(record.ip, port, this.health, lbMetadata(userMetadata([record])), record.weight);
+  }
+
+  get route(): Route {
+    return "direct";
+  }
+  get ip(): string {
+    return this.record.ip;
+  }
+  get originCluster(): string {
+    return this.record.clusterName;
+  }
+  get originNode(): string {
+    return this.record.kubernetesMetadata.nodeName;
+  }
+  get weight(): number {
+    return this.record.weight;
+  }
+  get encoding(): EncodingCell {
+    return this;
+  }
+  get pods(): readonly EndpointRef[] {
+    return [endpointRef(this.record)];
+  }
+}
+
+/**
+ * A waypoint endpoint's shared part: the node's address at the tunnel port, standing for the
+ * service's pods there. Like a direct one, its own encoding cell, building its pods' refs when asked.
+ */
+class WaypointTarget extends EncodingCell implements SharedEndpoint {
+  readonly ip: string;
+  readonly address: string;
+  readonly originCluster: string;
+  readonly originNode: string;
+  readonly locality: Locality;
+  readonly sortKey: string;
+
+  constructor(
+    node: WaypointNode,
+    readonly port: number,
+    readonly health: HealthStatus,
+    readonly weight: number,
+    readonly lbEndpoint: LbEndpoint,
+    private readonly records: readonly ServiceEndpoint[],
+  ) {
+    super();
+    this.ip = node.ip;
+    this.address = hostPort(node.ip, port);
+    this.originCluster = node.cluster;
+    this.originNode = node.name;
+    this.locality = internedLocality(node.locality);
+    this.sortKey = node.sortKey;
+  }
+
+  get route(): Route {
+    return "waypoint";
+  }
+  get encoding(): EncodingCell {
+    return this;
+  }
+  get pods(): readonly EndpointRef[] {
+    return this.records.map(endpointRef);
+  }
+}
+
+/** One literal per shape, so each object is built with its fields in place (no property array added later). */
 function buildLbEndpoint(ip: string, port: number, health: HealthStatus, metadata: Metadata | undefined, weight: number): LbEndpoint {
-  const lbEndpoint: LbEndpoint = { endpoint: { address: socketAddress(ip, port) }, health_status: health };
-  if (metadata) lbEndpoint.metadata = metadata;
-  lbEndpoint.load_balancing_weight = weight;
-  return lbEndpoint;
+  const endpoint = { address: socketAddress(ip, port) };
+  return metadata
+    ? { endpoint, health_status: health, metadata, load_balancing_weight: weight }
+    : { endpoint, health_status: health, load_balancing_weight: weight };
 }
 
 interface WaypointNode {
@@ -368,9 +475,6 @@ const WAYPOINT_ENDPOINTS = new CacheSlot<[port: number, tunnelPort: number], Map
   (port, tunnelPort) => `${port},${tunnelPort}`,
 );
 
-/** Everything of a waypoint endpoint but its tier. */
-type WaypointTarget = Omit<PlannedEndpoint, "tier">;
-
 /** `targets`: the service port's waypoint endpoints for the view's tunnel port, by the node's `cacheKey` (its key and address). */
 function waypointTarget(view: EdsView, targets: Map<string, WaypointTarget>, node: WaypointNode, pods: readonly ServiceEndpoint[]): WaypointTarget {
   return getOrInsert(targets, node.cacheKey, () => {
@@ -380,21 +484,8 @@ function waypointTarget(view: EdsView, targets: Map<string, WaypointTarget>, nod
     values.set(WAYPOINT_KEY, "true");
     values.set(ORIGIN_CLUSTER_KEY, node.cluster);
     values.set(ORIGIN_NODE_KEY, node.name);
-    return {
-      route: "waypoint" as const,
-      ip: node.ip,
-      port: view.tunnelPort,
-      address: hostPort(node.ip, view.tunnelPort),
-      originCluster: node.cluster,
-      originNode: node.name,
-      locality: internedLocality(node.locality),
-      health,
-      weight,
-      sortKey: node.sortKey,
-      lbEndpoint: buildLbEndpoint(node.ip, view.tunnelPort, health, lbMetadata(values), weight),
-      encoding: {},
-      pods: pods.map(endpointRef),
-    };
+    const lbEndpoint = buildLbEndpoint(node.ip, view.tunnelPort, health, lbMetadata(values), weight);
+    return new WaypointTarget(node, view.tunnelPort, health, weight, lbEndpoint, pods);
   });
 }
 
@@ -471,12 +562,14 @@ function describeOrigin(endpoint: PlannedEndpoint): string {
     : `pod ${endpoint.pods[0]?.pod || endpoint.ip} of cluster ${endpoint.originCluster}`;
 }
 
+/** A literal per shape (pod and node each set only when known), built with its fields in place. */
 export function endpointRef(endpoint: ServiceEndpoint | EndpointRef): EndpointRef {
   if (!("kubernetesMetadata" in endpoint)) return endpoint;
-  const ref: { cluster: string; ip: string; pod?: string; node?: string } = { cluster: endpoint.clusterName, ip: endpoint.ip };
-  if (endpoint.kubernetesMetadata.podName) ref.pod = endpoint.kubernetesMetadata.podName;
-  if (endpoint.kubernetesMetadata.nodeName) ref.node = endpoint.kubernetesMetadata.nodeName;
-  return ref;
+  const { clusterName: cluster, ip } = endpoint;
+  const { podName: pod, nodeName: node } = endpoint.kubernetesMetadata;
+  if (pod && node) return { cluster, ip, pod, node };
+  if (pod) return { cluster, ip, pod };
+  return node ? { cluster, ip, node } : { cluster, ip };
 }
 
 function describePod(endpoint: ServiceEndpoint | EndpointRef): string {

@@ -3,9 +3,11 @@ import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
 import { compileNode } from "../../src/compile/compile-node.js";
 import { compactPriorities, MAX_UINT32, scaledWeights } from "../../src/compile/endpoints.js";
 import { localNodeFrom } from "../../src/model/node.js";
+import { parseSnapshot } from "../../src/model/snapshot.js";
 import type { EdsView } from "../../src/plan/eds-view.js";
 import { type PlannedEndpoint, tierOf } from "../../src/plan/endpoints.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
+import { meshDocument } from "../support/fixtures.js";
 import { endpoint, localNode, mesh, node } from "../support/mesh-builder.js";
 
 const view: EdsView = {
@@ -308,5 +310,19 @@ describe("dependency scope", () => {
       "other.ns.mesh.test:8080",
       "svc.ns.mesh.test:8080",
     ]);
+  });
+});
+
+describe("planned endpoints shared across compiles", () => {
+  test("one index, two inbound ports: each compile's direct endpoints are a cold compile's (a record's endpoint is kept per port)", () => {
+    const document = meshDocument();
+    const index = indexSnapshot(parseSnapshot(document));
+    const node = localNodeFrom(index.snapshot, "east", "node-1");
+    for (const inboundPort of [15008, 15108, 15008]) {
+      const options = { eastWestWaypoint: "cross-cluster", inboundPort } as const;
+      const fresh = parseSnapshot(structuredClone(document));
+      const cold = compileNode(fresh, localNodeFrom(fresh, "east", "node-1"), options);
+      expect(compileNode(index, node, options).endpoints).toEqual(cold.endpoints);
+    }
   });
 });

@@ -41,10 +41,10 @@ describe("the fast assignment encoder writes exactly the generated encoder's byt
     const planned = [east, west].flatMap(
       (node) => portAssignments(index, edsView(node, parseOptions({ eastWestWaypoint: "cross-cluster" })), payments, 8443).plan.endpoints,
     );
-    const filled = planned.filter((endpoint) => endpoint.encoding.bytes);
+    const filled = planned.filter((endpoint) => endpoint.encoding.bytes());
     expect(filled.length).toBeGreaterThan(1);
     for (const endpoint of filled)
-      expect(Buffer.from(endpoint.encoding.bytes!).equals(Buffer.from(LbEndpoint.encode(endpoint.lbEndpoint).finish()))).toBe(true);
+      expect(Buffer.from(endpoint.encoding.bytes()!).equals(Buffer.from(LbEndpoint.encode(endpoint.lbEndpoint).finish()))).toBe(true);
   });
 
   test("edge shapes: group metadata and weight, a policy, empty groups", () => {
