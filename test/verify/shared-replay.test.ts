@@ -31,7 +31,9 @@ describe("a path of the mesh check reports what it reports replayed alone", () =
       // Node proxies of a zone share landings: the case where sharing could hand one path another's hops.
       expect(nodePaths.length).toBeGreaterThan(0);
       expect(paths.some((path) => path.landings.length > 1)).toBe(true);
-      for (const path of paths) {
+      // Every node proxy's path (those share lists) and every third pod's: a replay alone redoes every lookup.
+      for (const [i, path] of paths.entries()) {
+        if (path.source.pod && i % 3 !== 0) continue;
         const alone = replayPath({ ...shared, memo: new ReplayMemo() }, path.source, path.target);
         expect(path).toEqual(alone);
       }
