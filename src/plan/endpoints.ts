@@ -20,7 +20,7 @@ import { compareText, ipSortKey } from "../util/order.js";
 import { CacheSlot, singleEntrySlot } from "./cache-slots.js";
 import type { EdsView } from "./eds-view.js";
 import { EncodingCell } from "./encoding-cells.js";
-import { type HostedEndpoint, type IndexedService, type NodeRivals, netnsRivalsOn, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
+import { type HostedEndpoint, type IndexedService, NO_NODE_RIVALS, type NodeRivals, netnsRivalsOn, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
 
 export type Route = "direct" | "waypoint";
 
@@ -204,7 +204,6 @@ export function netnsRivals(index: SnapshotIndex, endpoint: ServiceEndpoint): re
 }
 
 const NO_RIVALS: readonly HostedEndpoint[] = [];
-const NO_NODE_RIVALS: NodeRivals = new Map();
 
 /** Per index: each node's netns rivals by cluster, then node name (looked up per record: no key string is built). */
 const RIVALS_BY_NODE = singleEntrySlot<Map<string, Map<string, NodeRivals>>>("netns rivals by node");

@@ -306,7 +306,8 @@ function hostedEndpoints(services: Iterable<IndexedService>): Map<string, Hosted
 /** A node's records whose netns other records of the node also claim, with those records. */
 export type NodeRivals = ReadonlyMap<ServiceEndpoint, readonly HostedEndpoint[]>;
 
-const NO_RIVALS: NodeRivals = new Map();
+/** A node none of whose records shares a netns with another (the usual case). */
+export const NO_NODE_RIVALS: NodeRivals = new Map();
 
 /**
  * By a node's list of records: an update gives a node a new list exactly when its records change,
@@ -330,7 +331,7 @@ export function netnsRivalsOn(hosted: readonly HostedEndpoint[]): NodeRivals {
 
 function rivalsOnNode(hosted: readonly HostedEndpoint[]): NodeRivals {
   const claims = sharedClaims(hosted);
-  if (claims.length === 0) return NO_RIVALS;
+  if (claims.length === 0) return NO_NODE_RIVALS;
   const rivals = new Map<ServiceEndpoint, readonly HostedEndpoint[]>();
   for (const records of claims) {
     for (const record of records)

@@ -3,6 +3,8 @@
  * few, and its IPs are strings the registry or node list already holds (hashed once), so no
  * `ip:port` string is built and hashed per endpoint. Equal pairs are equal `hostPort` strings.
  */
+import { getOrInsert } from "./maps.js";
+
 export class AddressMap<V> {
   readonly #byPort = new Map<number, Map<string, V>>();
 
@@ -11,11 +13,6 @@ export class AddressMap<V> {
   }
 
   set(ip: string, port: number, value: V): void {
-    let byIp = this.#byPort.get(port);
-    if (!byIp) {
-      byIp = new Map();
-      this.#byPort.set(port, byIp);
-    }
-    byIp.set(ip, value);
+    getOrInsert(this.#byPort, port, () => new Map<string, V>()).set(ip, value);
   }
 }
