@@ -90,7 +90,11 @@ export interface DialLevel {
 /** One dial's landings, or the mistake that stops it, with the hops after the dial (the path's own come before). */
 export type DialOutcome = { readonly landings: readonly Landing[] } | { readonly error: PathError; readonly hops: readonly string[] };
 
-/** What a dial reads of its path: the source, the target, and the values the entry shared with upstream. */
+/**
+ * What a dial reads of its path: the source, the target, and the values the entry shared with
+ * upstream; `hops` are the current dial's, emptied before the next (whatever outlives the dial is
+ * copied out of them).
+ */
 interface Trip {
   readonly source: PathSource;
   /** The trust domain of the source's identity. */
@@ -100,7 +104,7 @@ interface Trip {
   readonly hops: string[];
 }
 
-/** Each endpoint of the level dialed by one source calling one target. */
+/** Each endpoint of the level dialed by one source calling one target: one trip for them all. */
 export function dialAll(
   context: ReplayContext,
   source: PathSource,
@@ -110,8 +114,9 @@ export function dialAll(
 ): DialOutcome[] {
   const outcomes = new Array<DialOutcome>(level.dials.length);
   const sourceDomain = context.memo.get("trust domain", source.identity, trustDomainOf);
+  const trip: Trip = { source, sourceDomain, target, filterState, hops: [] };
   for (let i = 0; i < level.dials.length; i++) {
-    const trip: Trip = { source, sourceDomain, target, filterState, hops: [] };
+    trip.hops.length = 0;
     try {
       outcomes[i] = { landings: connect(context, trip, level, level.dials[i]!) };
     } catch (error) {

@@ -5,6 +5,7 @@
  * straight to the cluster. What the entry chain stamps on the connection and shares with the
  * upstream side is what picks the source's certificate — and, if hashable, its connection pool.
  */
+import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { Filter, FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import type { VirtualHost } from "../../gen/envoy/config/route/v3/route_components.js";
 import { FilterStateValue_SharedWithUpstream } from "../../gen/envoy/extensions/filters/common/set_filter_state/v3/value.js";
@@ -89,15 +90,22 @@ function targetId(context: ReplayContext, target: PathTarget): number {
   return ids.get(key) ?? remember(ids, key, ids.size);
 }
 
-/** `resources`: the source node's; `names`: the target's (`targetNames`). */
-export function enterAtSource(context: ReplayContext, resources: NodeResources, source: PathSource, target: PathTarget, names: TargetNames): Entry {
+/** What the entries of one source's paths read alike: its node's resources, and its egress listener once looked up. */
+export interface SourceEntry {
+  readonly resources: NodeResources;
+  /** Filled in by the source's first path through its egress listener. */
+  egress?: Egress;
+}
+
+/** `source`: what its paths share (`SourceEntry`); `names`: the target's (`targetNames`). */
+export function enterAtSource(context: ReplayContext, facts: SourceEntry, source: PathSource, target: PathTarget, names: TargetNames): Entry {
   const cluster = names.cluster;
   if (!source.pod) return context.memo.get("node proxy entry", cluster, nodeProxyEntry);
   if (!source.netns) return { kind: "not-captured", reason: "the pod has no network namespace of its own, so no outbound listeners" };
-  if (names.protocol !== "tcp") return throughEgress(context, resources, source.netns, names.authority);
+  if (names.protocol !== "tcp") return throughEgress(context, facts, source.netns, names.authority);
   const vip = names.vip;
   if (!vip) return { kind: "not-captured", reason: `no VIP for ${target.service}: a TCP port is reached only through a captured VIP` };
-  return throughCapture(context, resources, source.netns, vip, target.port);
+  return throughCapture(context, facts.resources, source.netns, vip, target.port);
 }
 
 /** A node proxy dials the cluster itself, stamping nothing: one entry per cluster name, for every node. */
@@ -105,31 +113,56 @@ function nodeProxyEntry(cluster: string): Entry {
   return { kind: "entered", cluster, stamped: NOTHING_STAMPED, hops: [`node proxy: its own connection to ${cluster}`], shared: true };
 }
 
-/** The egress listener in the pod's netns, its route for the authority, and the cluster it names. */
-function throughEgress(context: ReplayContext, resources: NodeResources, netns: string, authority: string): Entry {
+/** A pod's egress listener and what every path through it shares, read once per source. */
+interface Egress {
+  readonly listener: Listener | undefined;
+  readonly chain: FilterChain | undefined;
+  /** The entry hop up to the authority. */
+  readonly hop: string;
+  readonly virtualHost: (authority: string) => VirtualHost | undefined;
+}
+
+function egressOf(context: ReplayContext, resources: NodeResources, netns: string): Egress {
   const egressPort = context.mesh.options.egressPort;
   const listener = resources.listenerIn(netns, egressPort);
-  if (!listener) return failed("NO_OUTBOUND_LISTENER", `egress port ${egressPort} in ${netns}`, []);
-  const chain = listener.filter_chains?.[0];
-  const hops = [`entry ${listener.name} (${context.memo.get("egress address", egressPort, egressAddress)} in ${netns}): authority ${authority}`];
-  const vhost = context.memo.get("virtual hosts", chain, virtualHostsOf)(authority);
-  const route = vhost?.routes?.find((candidate) => candidate.match?.prefix === "/");
+  const chain = listener?.filter_chains?.[0];
+  const hop = `entry ${listener?.name} (${hostPort("127.0.0.1", egressPort)} in ${netns}): authority `;
+  return { listener, chain, hop, virtualHost: context.memo.get("virtual hosts", virtualHostsIn(chain), virtualHostIndex) };
+}
+
+/** The egress listener in the pod's netns, its route for the authority, and the cluster it names. */
+function throughEgress(context: ReplayContext, facts: SourceEntry, netns: string, authority: string): Entry {
+  facts.egress ??= egressOf(context, facts.resources, netns);
+  const { listener, chain, hop, virtualHost } = facts.egress;
+  if (!listener) return failed("NO_OUTBOUND_LISTENER", `egress port ${context.mesh.options.egressPort} in ${netns}`, []);
+  const vhost = virtualHost(authority);
+  const route = vhost && context.memo.get("catch-all route", vhost, catchAllRoute);
+  if (!route?.hop) return failed("NO_ROUTE", `${authority} at ${listener.name}${route?.answered ?? ""}`, [hop + authority]);
+  const stamped = context.memo.get("stamped", chain!, stampedBy);
+  return { kind: "entered", cluster: route.cluster, stamped, hops: [hop + authority, route.hop, stamped.hop] };
+}
+
+/** A virtual host's `/` route: the cluster it names and its hop, or (`hop` empty) what the NO_ROUTE detail adds. */
+interface CatchAllRoute {
+  readonly cluster: string;
+  readonly hop: string;
+  /** `" (answered <status>)"` for a direct response, else empty. */
+  readonly answered: string;
+}
+
+function catchAllRoute(vhost: VirtualHost): CatchAllRoute {
+  const route = vhost.routes?.find((candidate) => candidate.match?.prefix === "/");
   const cluster = route?.route?.cluster;
-  if (!cluster)
-    return failed("NO_ROUTE", `${authority} at ${listener.name}${route?.direct_response ? ` (answered ${route.direct_response.status})` : ""}`, hops);
-  const byCluster = context.memo.get("route hops", vhost!.name, newMap<string, string>);
-  hops.push(byCluster.get(cluster) ?? remember(byCluster, cluster, `route ${vhost!.name} → ${cluster}`));
-  return entered(context, chain!, cluster, hops);
+  if (cluster) return { cluster, hop: `route ${vhost.name} → ${cluster}`, answered: "" };
+  return { cluster: "", hop: "", answered: route?.direct_response ? ` (answered ${route.direct_response.status})` : "" };
 }
 
-function egressAddress(port: number): string {
-  return hostPort("127.0.0.1", port);
+/** The egress chain's virtual hosts: pods of one service share the list, so its index (`virtualHostIndex`) is built once per list. */
+function virtualHostsIn(chain: FilterChain | undefined): readonly VirtualHost[] {
+  return filterConfig<HttpConnectionManager>(chain, EXTENSION.httpConnectionManager)?.route_config?.virtual_hosts ?? NO_VIRTUAL_HOSTS;
 }
 
-/** The egress chain's virtual hosts, indexed by domain (`virtualHostIndex`). */
-function virtualHostsOf(chain: FilterChain | undefined): (authority: string) => VirtualHost | undefined {
-  return virtualHostIndex(filterConfig<HttpConnectionManager>(chain, EXTENSION.httpConnectionManager)?.route_config?.virtual_hosts ?? []);
-}
+const NO_VIRTUAL_HOSTS: readonly VirtualHost[] = [];
 
 function newMap<K, V>(): Map<K, V> {
   return new Map();

@@ -14,7 +14,7 @@ import { EXTENSION } from "../envoy/types.js";
 import type { ServiceKey } from "../naming.js";
 import type { CompiledNode, MeshView, NodeResources, PodLookup, TunnelLookup } from "./compiled-mesh.js";
 import { addressOf, Dial, type DialLevel, type DialOutcome, dialAll } from "./dial.js";
-import { type Entry, enterAtSource, type Stamped, targetNames } from "./entry.js";
+import { type Entry, enterAtSource, type SourceEntry, type Stamped, targetNames } from "./entry.js";
 import { chosenPriority } from "./envoy-match.js";
 import { PATH_FAILURES, type PathFailureCode } from "./failures.js";
 import { type ReplayMemo, remember } from "./replay-memo.js";
@@ -103,9 +103,9 @@ export interface ReplayContext {
 }
 
 export function replayPath(context: ReplayContext, source: PathSource, target: PathTarget): PathReport {
-  const resources = context.memo.get("source resources", source, resourcesOf, context);
+  const facts = context.memo.get("source facts", source, sourceFacts, context);
   const names = targetNames(context, target);
-  const entry = enterAtSource(context, resources, source, target, names);
+  const entry = enterAtSource(context, facts, source, target, names);
   const expected = names.cluster;
   if (entry.kind === "not-captured")
     return { source, target, cluster: expected, status: "not-captured", landings: NONE, failures: NONE, unverified: NONE, note: entry.reason };
@@ -114,7 +114,7 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
     return { source, target, cluster: expected, status: "failed", landings: NONE, failures: [failure], unverified: NONE };
   }
   const cluster = entry.cluster;
-  const { clusters, chosen, unroutable } = levelFor(context, resources, cluster);
+  const { clusters, chosen, unroutable } = levelFor(context, facts, cluster);
   if (clusters.length === 0) {
     const failure = { code: "NO_CLUSTER" as const, reason: `${PATH_FAILURES.NO_CLUSTER}: ${cluster}`, hops: [...entry.hops] };
     return { source, target, cluster, status: "failed", landings: NONE, failures: [failure], unverified: NONE };
@@ -122,8 +122,8 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   if (!chosen) return { source, target, cluster, status: "unreachable", landings: NONE, failures: NONE, unverified: NONE };
   const { stamped } = entry;
   const byTarget = chosen.outcomes.get(names.id) ?? remember(chosen.outcomes, names.id, new Map());
-  const sourceClass = sourceClassOf(context, source, stamped);
-  const outcomes = byTarget.get(sourceClass) ?? remember(byTarget, sourceClass, dialAll(context, source, target, stamped.filterState, chosen));
+  const classId = facts.classes.get(stamped) ?? remember(facts.classes, stamped, sourceClass(context, source, stamped));
+  const outcomes = byTarget.get(classId) ?? remember(byTarget, classId, dialAll(context, source, target, stamped.filterState, chosen));
   const { landings, failures: dialFailures, unverified } = dialedFor(context, entry, chosen, outcomes);
   const failover =
     unroutable.get(source.cluster) ??
@@ -204,24 +204,28 @@ function joinHops(entry: readonly string[], dial: string, pool: string, tail: re
   return hops;
 }
 
-/** The source node's resources, looked up once per source. */
-function resourcesOf(source: PathSource, context: ReplayContext): NodeResources {
-  return context.resources(context.mesh.node(source.node)!);
+/** What every path of one source reads alike, looked up once per source (not per path). */
+interface SourceFacts extends SourceEntry {
+  /** The source node's levels by cluster name (`levelFor`): one map per node, shared by its sources. */
+  readonly levels: Map<string, Level>;
+  /** The source's class by what its entry chain stamps (`sourceClass`). */
+  readonly classes: Map<Stamped, number>;
+}
+
+function sourceFacts(source: PathSource, context: ReplayContext): SourceFacts {
+  const resources = context.resources(context.mesh.node(source.node)!);
+  return { resources, levels: context.memo.get("node levels", resources, newMap<string, Level>), classes: new Map() };
 }
 
 /**
  * What dialing each endpoint of a level yields depends on the source only through its target, its
  * identity, its cluster and the values it shares with upstream: kept per level (levels are shared
  * across the nodes whose output holds the same objects) by the target's id (`TargetNames`), then
- * the source's class. Both are small numbers, remembered per target and per source object, so no
- * key is built per path.
+ * the source's class. Both are small numbers, remembered per target and per source object
+ * (`SourceFacts.classes`), so no key is built per path.
+ *
+ * The class of a source entering through a chain that stamps `stamped`: its identity, its cluster and the values shared.
  */
-/** The class of a source entering through a chain that stamps `stamped`: its identity, its cluster and the values shared. */
-function sourceClassOf(context: ReplayContext, source: PathSource, stamped: Stamped): number {
-  const byStamp = context.memo.get("source classes", source, newMap<Stamped, number>);
-  return byStamp.get(stamped) ?? remember(byStamp, stamped, sourceClass(context, source, stamped));
-}
-
 function sourceClass(context: ReplayContext, source: PathSource, stamped: Stamped): number {
   const classes = context.memo.get("source class ids", "", newMap<string, number>);
   const key = [source.identity, source.cluster, stamped.signature].join("\u0000");
@@ -286,7 +290,7 @@ interface EdsCluster {
 /** The level Envoy picks, its endpoints to dial, and what dialing them yields, by path class. */
 interface Chosen extends DialLevel {
   readonly endpoints: readonly LbEndpoint[];
-  /** By target id, then source class (`sourceClassOf`). */
+  /** By target id, then source class (`sourceClass`). */
   readonly outcomes: Map<number, Map<number, DialOutcome[]>>;
 }
 
@@ -300,9 +304,8 @@ interface Level {
 const NO_LEVEL: Level = { clusters: [], unroutable: new Map() };
 
 /** The level of a cluster of a node: kept per node and cluster name, for every source of the node. */
-function levelFor(context: ReplayContext, resources: NodeResources, name: string): Level {
-  const byName = context.memo.get("node levels", resources, newMap<string, Level>);
-  return byName.get(name) ?? remember(byName, name, findLevel(context, resources, name));
+function levelFor(context: ReplayContext, { resources, levels }: SourceFacts, name: string): Level {
+  return levels.get(name) ?? remember(levels, name, findLevel(context, resources, name));
 }
 
 /**

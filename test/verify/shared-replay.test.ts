@@ -40,3 +40,23 @@ describe("a path of the mesh check reports what it reports replayed alone", () =
     }
   });
 });
+
+describe("each landing's trace is its own dial's", () => {
+  test.each(MODES)("%s / %s", (sourceIdentity, mode) => {
+    // The dials of one level share one trip (its hops emptied between dials): no hop may carry over to the next dial.
+    const { paths } = checkCompiledMesh(compileMesh(isolated, { eastWestWaypoint: mode, sourceIdentity }));
+    let severalDials = 0;
+    for (const path of paths) {
+      if (path.landings.length > 1) severalDials++;
+      for (const landing of path.landings) {
+        const dials = landing.hops.filter((hop) => hop.includes(": dial "));
+        expect(dials.length).toBe(1);
+        expect(dials[0]!.endsWith(`: dial ${landing.address}`)).toBe(true);
+        expect(landing.hops.filter((hop) => hop.startsWith("socket ")).length).toBe(1);
+        expect(landing.hops.filter((hop) => hop.startsWith("mTLS ")).length).toBe(1);
+      }
+      for (const failure of [...path.failures, ...path.unverified]) expect(failure.hops.filter((hop) => hop.includes(": dial ")).length).toBeLessThanOrEqual(1);
+    }
+    expect(severalDials).toBeGreaterThan(0);
+  });
+});
