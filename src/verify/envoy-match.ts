@@ -168,24 +168,59 @@ export function virtualHostIndex(virtualHosts: readonly VirtualHost[]): (authori
 /**
  * The filter chain Envoy picks for a connection by its (original) destination: chains for the
  * destination port beat chains without one; then the longest prefix range containing the address
- * beats chains without ranges. No backtracking (docs/envoy.md, "Filter-chain matching"). Undefined: the connection is closed.
+ * beats chains without ranges (the first chain among equals). No backtracking (docs/envoy.md,
+ * "Filter-chain matching"). Undefined: the connection is closed.
  */
 export function selectChainByDestination(chains: readonly FilterChain[], ip: string, port: number): FilterChain | undefined {
   const forPort = chains.filter((chain) => chain.filter_chain_match?.destination_port === port);
   const byPort = forPort.length > 0 ? forPort : chains.filter((chain) => chain.filter_chain_match?.destination_port === undefined);
-  const longest = (chain: FilterChain) =>
-    Math.max(-1, ...(chain.filter_chain_match?.prefix_ranges ?? []).filter((range) => cidrContains(range, ip)).map((range) => range.prefix_len ?? 0));
-  const best = Math.max(-1, ...byPort.map(longest));
-  if (best >= 0) return byPort.find((chain) => longest(chain) === best);
-  return byPort.find((chain) => (chain.filter_chain_match?.prefix_ranges ?? []).length === 0);
+  let best = -1;
+  let chosen: FilterChain | undefined;
+  for (const chain of byPort) {
+    const length = longestRangeContaining(chain, ip);
+    if (length > best) {
+      best = length;
+      chosen = chain;
+    }
+  }
+  return best >= 0 ? chosen : byPort.find((chain) => (chain.filter_chain_match?.prefix_ranges ?? []).length === 0);
 }
+
+/** The longest prefix length among the chain's ranges that contain the address; -1 when none does. */
+function longestRangeContaining(chain: FilterChain, ip: string): number {
+  let longest = -1;
+  for (const range of chain.filter_chain_match?.prefix_ranges ?? []) {
+    if (cidrContains(range, ip)) longest = Math.max(longest, range.prefix_len ?? 0);
+  }
+  return longest;
+}
+
+/** A prefix range as a `BlockList`, with the prefix and length it was built from. */
+interface RangeList {
+  readonly prefix: string;
+  readonly length: number;
+  readonly list: BlockList;
+}
+
+/**
+ * Each range's `BlockList`, built on its first check (the mesh check asks for every path through
+ * a capture chain); built again if the range object was edited since. Weak: it never keeps
+ * compiled output alive.
+ */
+const rangeLists = new WeakMap<CidrRange, RangeList>();
 
 function cidrContains(range: CidrRange, ip: string): boolean {
   const family = isIP(ip);
   const prefix = range.address_prefix ?? "";
   if (family === 0 || isIP(prefix) !== family) return false;
-  const list = new BlockList();
   const type = family === 6 ? "ipv6" : "ipv4";
-  list.addSubnet(prefix, range.prefix_len ?? (family === 6 ? 128 : 32), type);
-  return list.check(ip, type);
+  const length = range.prefix_len ?? (family === 6 ? 128 : 32);
+  let known = rangeLists.get(range);
+  if (known?.prefix !== prefix || known.length !== length) {
+    const list = new BlockList();
+    list.addSubnet(prefix, length, type);
+    known = { prefix, length, list };
+    rangeLists.set(range, known);
+  }
+  return known.list.check(ip, type);
 }

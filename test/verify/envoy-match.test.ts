@@ -1,7 +1,10 @@
+import { BlockList, isIP } from "node:net";
 import { describe, expect, test } from "vitest";
 import { mulberry32 } from "../../bench/workloads.js";
+import type { CidrRange } from "../../gen/envoy/config/core/v3/address.js";
+import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import type { VirtualHost } from "../../gen/envoy/config/route/v3/route_components.js";
-import { virtualHostIndex } from "../../src/verify/envoy-match.js";
+import { selectChainByDestination, virtualHostIndex } from "../../src/verify/envoy-match.js";
 
 /** Envoy's choice written out: the first virtual host listing the authority (lower-cased), else the first listing `*`. */
 function firstMatch(virtualHosts: readonly VirtualHost[], authority: string): VirtualHost | undefined {
@@ -22,6 +25,62 @@ describe("virtualHostIndex", () => {
       }));
       const lookup = virtualHostIndex(virtualHosts);
       for (const authority of [...DOMAINS, "A.MESH", "d.mesh"]) expect(lookup(authority)).toBe(firstMatch(virtualHosts, authority));
+    }
+  });
+});
+
+/** Whether a range contains the address, from a `BlockList` of its own built for this one question. */
+function inRange(range: CidrRange, ip: string): boolean {
+  const family = isIP(ip);
+  if (family === 0 || isIP(range.address_prefix ?? "") !== family) return false;
+  const list = new BlockList();
+  const type = family === 6 ? "ipv6" : "ipv4";
+  list.addSubnet(range.address_prefix!, range.prefix_len ?? (family === 6 ? 128 : 32), type);
+  return list.check(ip, type);
+}
+
+/** Envoy's choice by destination written out: port chains (else port-less ones), then the first with the longest containing range, else the first without ranges. */
+function byDestination(chains: readonly FilterChain[], ip: string, port: number): FilterChain | undefined {
+  const forPort = chains.filter((chain) => chain.filter_chain_match?.destination_port === port);
+  const candidates = forPort.length > 0 ? forPort : chains.filter((chain) => chain.filter_chain_match?.destination_port === undefined);
+  const longest = (chain: FilterChain) =>
+    Math.max(-1, ...(chain.filter_chain_match?.prefix_ranges ?? []).filter((range) => inRange(range, ip)).map((range) => range.prefix_len ?? 0));
+  const best = Math.max(-1, ...candidates.map(longest));
+  if (best >= 0) return candidates.find((chain) => longest(chain) === best);
+  return candidates.find((chain) => (chain.filter_chain_match?.prefix_ranges ?? []).length === 0);
+}
+
+const PREFIXES: readonly CidrRange[] = [
+  { address_prefix: "10.0.0.0", prefix_len: 8 },
+  { address_prefix: "10.96.0.0", prefix_len: 12 },
+  { address_prefix: "10.96.0.10", prefix_len: 32 },
+  { address_prefix: "10.96.0.10" },
+  { address_prefix: "0.0.0.0", prefix_len: 0 },
+  { address_prefix: "fd00::", prefix_len: 8 },
+  { address_prefix: "fd00::a", prefix_len: 128 },
+  { address_prefix: "not-an-ip", prefix_len: 8 },
+];
+const ADDRESSES = ["10.96.0.10", "10.96.1.1", "10.1.2.3", "192.168.0.1", "fd00::a", "fd00::b", "2001:db8::1", "nonsense"];
+
+describe("selectChainByDestination", () => {
+  test("picks what Envoy picks, asked again and again over the same chains (seeded random chains)", () => {
+    const random = mulberry32(10);
+    const pickPort = () => [undefined, 80, 8080][Math.floor(random() * 3)];
+    for (let round = 0; round < 300; round++) {
+      const chains: FilterChain[] = Array.from({ length: Math.floor(random() * 6) }, (_, i) => {
+        const ranges = Array.from({ length: Math.floor(random() * 3) }, () => ({ ...PREFIXES[Math.floor(random() * PREFIXES.length)]! }));
+        const port = pickPort();
+        return { name: `chain-${i}`, filter_chain_match: { ...(port === undefined ? {} : { destination_port: port }), prefix_ranges: ranges } };
+      });
+      // Every address twice: the second ask reuses what the first built.
+      for (const ip of [...ADDRESSES, ...ADDRESSES]) {
+        for (const port of [80, 8080, 9090]) expect(selectChainByDestination(chains, ip, port)).toBe(byDestination(chains, ip, port));
+      }
+      // A range edited in place is read again.
+      const range = chains.find((chain) => (chain.filter_chain_match?.prefix_ranges ?? []).length > 0)?.filter_chain_match?.prefix_ranges?.[0];
+      if (!range) continue;
+      range.prefix_len = Math.floor(random() * 33);
+      for (const ip of ADDRESSES) expect(selectChainByDestination(chains, ip, 80)).toBe(byDestination(chains, ip, 80));
     }
   });
 });
