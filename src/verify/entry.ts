@@ -117,6 +117,8 @@ function nodeProxyEntry(cluster: string): Entry {
 interface Egress {
   readonly listener: Listener | undefined;
   readonly chain: FilterChain | undefined;
+  /** What the chain shares with upstream: read by the first path that finds a route. */
+  stamped?: Stamped;
   /** The entry hop up to the authority. */
   readonly hop: string;
   readonly virtualHost: (authority: string) => VirtualHost | undefined;
@@ -133,13 +135,18 @@ function egressOf(context: ReplayContext, resources: NodeResources, netns: strin
 /** The egress listener in the pod's netns, its route for the authority, and the cluster it names. */
 function throughEgress(context: ReplayContext, facts: SourceEntry, netns: string, authority: string): Entry {
   facts.egress ??= egressOf(context, facts.resources, netns);
-  const { listener, chain, hop, virtualHost } = facts.egress;
+  const { listener, hop, virtualHost } = facts.egress;
   if (!listener) return failed("NO_OUTBOUND_LISTENER", `egress port ${context.mesh.options.egressPort} in ${netns}`, []);
   const vhost = virtualHost(authority);
   const route = vhost && context.memo.get("catch-all route", vhost, catchAllRoute);
   if (!route?.hop) return failed("NO_ROUTE", `${authority} at ${listener.name}${route?.answered ?? ""}`, [hop + authority]);
-  const stamped = context.memo.get("stamped", chain!, stampedBy);
+  const stamped = facts.egress.stamped ?? stampedOf(context, facts.egress);
   return { kind: "entered", cluster: route.cluster, stamped, hops: [hop + authority, route.hop, stamped.hop] };
+}
+
+function stampedOf(context: ReplayContext, egress: Egress): Stamped {
+  egress.stamped = context.memo.get("stamped", egress.chain!, stampedBy);
+  return egress.stamped;
 }
 
 /** A virtual host's `/` route: the cluster it names and its hop, or (`hop` empty) what the NO_ROUTE detail adds. */

@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { generateDocument, SMOKE_WORKLOADS } from "../../bench/workloads.js";
-import { SOURCE_IDENTITIES, WAYPOINT_MODES } from "../../src/model/options.js";
+import { SOURCE_IDENTITIES, type SocketSelection, type SourceIdentity, WAYPOINT_MODES, type WaypointMode } from "../../src/model/options.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { compileMesh } from "../../src/verify/compiled-mesh.js";
 import { checkCompiledMesh, replayContext } from "../../src/verify/mesh-check.js";
@@ -18,13 +18,18 @@ const document = generateDocument(SMOKE_WORKLOADS.W10K);
 const isolated = parseSnapshot(structuredClone(document));
 const routable = parseSnapshot({ ...structuredClone(document), mesh: { ...document.mesh, podNetwork: "routable" } });
 
-const MODES = SOURCE_IDENTITIES.flatMap((sourceIdentity) => WAYPOINT_MODES.map((mode) => [sourceIdentity, mode] as const));
+// Every identity and waypoint mode with the socket matcher, and the aggregate fallback twice: its levels span two clusters.
+const MODES: (readonly [SourceIdentity, WaypointMode, SocketSelection])[] = [
+  ...SOURCE_IDENTITIES.flatMap((sourceIdentity) => WAYPOINT_MODES.map((mode) => [sourceIdentity, mode, "matcher"] as const)),
+  ["selector", "cross-cluster", "aggregate"],
+  ["sockets", "always", "aggregate"],
+];
 
 describe("a path of the mesh check reports what it reports replayed alone", () => {
-  test.each(MODES)("%s / %s", (sourceIdentity, mode) => {
+  test.each(MODES)("%s / %s / %s", (sourceIdentity, mode, socketSelection) => {
     // Isolated pod networks fail the off mode's cross-cluster dials: failures and unverified lists are compared too.
     for (const snapshot of mode === "off" ? [isolated, routable] : [isolated]) {
-      const mesh = compileMesh(snapshot, { eastWestWaypoint: mode, sourceIdentity });
+      const mesh = compileMesh(snapshot, { eastWestWaypoint: mode, sourceIdentity, socketSelection });
       const { paths } = checkCompiledMesh(mesh);
       const shared = replayContext(mesh);
       const nodePaths = paths.filter((path) => !path.source.pod);
@@ -42,9 +47,9 @@ describe("a path of the mesh check reports what it reports replayed alone", () =
 });
 
 describe("each landing's trace is its own dial's", () => {
-  test.each(MODES)("%s / %s", (sourceIdentity, mode) => {
+  test.each(MODES)("%s / %s / %s", (sourceIdentity, mode, socketSelection) => {
     // The dials of one level share one trip (its hops emptied between dials): no hop may carry over to the next dial.
-    const { paths } = checkCompiledMesh(compileMesh(isolated, { eastWestWaypoint: mode, sourceIdentity }));
+    const { paths } = checkCompiledMesh(compileMesh(isolated, { eastWestWaypoint: mode, sourceIdentity, socketSelection }));
     let severalDials = 0;
     for (const path of paths) {
       if (path.landings.length > 1) severalDials++;
