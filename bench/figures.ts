@@ -1,7 +1,8 @@
 /**
  * The benchmark figures. Each returns table rows; every target is a ratio of two medians taken in
- * this process (mostly against E, the time to binary-encode the very resources a compile
- * produced), so the ±30 % drift of absolute times on a shared machine cancels out.
+ * one run (mostly against E, the time to binary-encode the very resources a compile produced), so
+ * the ±30 % drift of absolute times on a shared machine cancels out. Figures 6, 10 and 7's
+ * scaling take theirs in forked processes, the rest in this one.
  */
 import { fork } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
@@ -9,24 +10,36 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serialize } from "node:v8";
-import type { ClusterLoadAssignment } from "../gen/envoy/config/endpoint/v3/endpoint.js";
 import { type CompileResult, compileNode } from "../src/compile/compile-node.js";
 import { portAssignments } from "../src/compile/endpoints.js";
 import { renderJson, renderYaml } from "../src/emit/text.js";
 import { toXdsResources, XDS_TYPE_URLS, type XdsResources } from "../src/emit/xds.js";
-import { type LocalNode, localNodeFrom } from "../src/model/node.js";
-import { parseOptions, type SourceIdentity } from "../src/model/options.js";
+import { localNodeFrom } from "../src/model/node.js";
+import type { SourceIdentity } from "../src/model/options.js";
 import type { Snapshot } from "../src/model/snapshot.js";
-import { type EdsView, edsView } from "../src/plan/eds-view.js";
 import { indexSnapshot, type SnapshotIndex } from "../src/plan/snapshot-index.js";
 import { explainPath } from "../src/verify/mesh-check.js";
+import type { EdsFigures } from "./eds-child.js";
 import { ackUntilQuiet, connectEnvoys, responsesSoFar } from "./fan-out.js";
 import { collectGarbage, formatBytes, formatMs, type LappedTiming, type Timing, type TimingOptions, timeIt, timeOnce } from "./measure.js";
 import type { MemoryFigures } from "./memory-child.js";
 import { addService, healthFlip, nodeDrain, rollout, type Scenario } from "./scenarios.js";
 import type { VerifyFigures } from "./verify-child.js";
-import { buildWorkload, clusterName, endpointCount, type WORKLOADS, type Workload, type WorkloadParams } from "./workloads.js";
-import { assignmentsOnly, bytesByKind, encodeAll, lbEndpointCount, outboundSocketFootprint, type ResourceSet, summarizeChanges } from "./xds-cost.js";
+import {
+  allAssignments,
+  encodingTime,
+  fresh,
+  measureViewEds,
+  OPTIONS,
+  optionsFor,
+  SUBJECT,
+  type Subject,
+  subjectOf,
+  type ViewEds,
+  type ViewEdsRounds,
+} from "./view-eds.js";
+import { buildWorkload, describeWorkload, endpointCount, type WORKLOADS, type Workload, type WorkloadParams } from "./workloads.js";
+import { assignmentsOnly, bytesByKind, encodeAll, lbEndpointCount, outboundSocketFootprint, summarizeChanges } from "./xds-cost.js";
 
 export type WorkloadId = keyof typeof WORKLOADS;
 export type Verdict = "PASS" | "FAIL" | "info";
@@ -52,13 +65,8 @@ export interface BenchConfig {
 export const FIGURES = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12"] as const;
 export type Figure = (typeof FIGURES)[number];
 
-/** Every compile runs with the waypoint on for cross-cluster traffic; `selector` mode unless a figure says otherwise. */
-const optionsFor = (sourceIdentity: SourceIdentity) => parseOptions({ eastWestWaypoint: "cross-cluster", sourceIdentity });
-const OPTIONS = optionsFor("selector");
 /** Figure 12: connected Envoys, one per node of W1. */
 const FAN_OUT_STREAMS = 2000;
-/** The node whose compile is measured ("N"), and its EDS view. */
-const SUBJECT = { cluster: clusterName(0), node: "node-0" };
 
 // ---- rows -----------------------------------------------------------------------------------
 
@@ -91,27 +99,6 @@ function lapText(timing: LappedTiming): string {
 
 // ---- shared measurements --------------------------------------------------------------------
 
-/** A new Snapshot object with the same contents: `indexSnapshot` builds a cold index for it. */
-function fresh(snapshot: Snapshot): Snapshot {
-  return { ...snapshot };
-}
-
-/** The assignments of every service port as `view` sees them (filling the view's memo). */
-function allAssignments(index: SnapshotIndex, view: EdsView): ClusterLoadAssignment[] {
-  const assignments: ClusterLoadAssignment[] = [];
-  for (const key of index.serviceKeys) {
-    const service = index.services.get(key)!;
-    for (const port of service.ports) assignments.push(...portAssignments(index, view, service, port).assignments);
-  }
-  return assignments;
-}
-
-interface Subject {
-  readonly workload: Workload;
-  readonly node: LocalNode;
-  readonly view: EdsView;
-}
-
 interface Compiled {
   readonly result: CompileResult;
   readonly xds: XdsResources;
@@ -130,16 +117,6 @@ interface Encoded<T> {
   readonly e: Timing;
 }
 
-/** What figures 2 and 7 keep of an all-services EDS measurement: numbers only. */
-interface ViewEds {
-  readonly timing: LappedTiming;
-  readonly e: Timing;
-  readonly assignments: number;
-  readonly endpoints: number;
-  /** Registry records in the workload. */
-  readonly registry: number;
-}
-
 export function createBench(config: BenchConfig) {
   const { heavy, light, log } = config;
 
@@ -152,34 +129,24 @@ export function createBench(config: BenchConfig) {
   function forget(id: WorkloadId): void {
     for (const key of [...cache.keys()]) if (key.startsWith(`${id}:`)) cache.delete(key);
   }
-  /** One setup row per workload generated, kept after the workload is freed. */
-  const generated: Row[] = [];
+  /** One setup row per workload generated (the first time, here or in a child), kept after the workload is freed. */
+  const generated = new Map<string, Row>();
+  const noteGenerated = (name: string, description: string) => {
+    if (!generated.has(name)) generated.set(name, setupRow(name, description));
+  };
 
   function workload(id: WorkloadId): Workload {
     return cached(`${id}:workload`, () => {
       log(`generating ${config.workloads[id].name} ...`);
       const w = buildWorkload(config.workloads[id]);
       log(`  generated in ${formatMs(w.timings.generateMs)}, parsed in ${formatMs(w.timings.parseMs)}`);
-      generated.push(setupRow(w));
+      noteGenerated(w.params.name, describeWorkload(w));
       return w;
     });
   }
 
   function subject(id: WorkloadId): Subject {
-    return cached(`${id}:subject`, () => {
-      const w = workload(id);
-      const node = localNodeFrom(w.snapshot, SUBJECT.cluster, SUBJECT.node);
-      return { workload: w, node, view: edsView(node, OPTIONS) };
-    });
-  }
-
-  /** E is idempotent and cheap: more warm-up (re-optimizing after the GC timeIt starts with) and more rounds. */
-  function encodingTime(resources: ResourceSet, label: string): Timing {
-    return timeIt(
-      { warmup: light.warmup + 1, repeats: light.repeats + 2, label },
-      () => resources,
-      (set) => encodeAll(set),
-    );
+    return cached(`${id}:subject`, () => subjectOf(workload(id)));
   }
 
   /** Figure 1's measurement: the first node of a cold view, compiled, encoded and versioned. */
@@ -201,30 +168,15 @@ export function createBench(config: BenchConfig) {
         },
         (compiled) => (last = compiled),
       );
-      return { timing, last: last!, e: encodingTime(last!.result, `E full compile ${mode}`) };
+      return { timing, last: last!, e: encodingTime(last!.result, light, `E full compile ${mode}`) };
     });
   }
 
-  /** All-services EDS of the subject's view: build, encode and version every assignment. */
-  function viewEds(id: WorkloadId): ViewEds {
-    return cached(`eds:${id}`, () => {
-      const { workload: w, node, view } = subject(id);
-      log(`all-services EDS of one view, ${w.params.name} ...`);
-      let last: readonly ClusterLoadAssignment[] = [];
-      const timing = timeIt(
-        { ...heavy, label: `eds ${id}`, collectAfterSetup: true },
-        () => indexSnapshot(fresh(w.snapshot)),
-        (index, lap) => {
-          const assignments = allAssignments(index, view);
-          lap("build");
-          toXdsResources(assignmentsOnly(node, OPTIONS, assignments));
-          lap("encode + versions");
-          return assignments;
-        },
-        (assignments) => (last = assignments),
-      );
-      const e = encodingTime({ clusters: [], endpoints: last, listeners: [] }, `E eds ${id}`);
-      return { timing, e, assignments: last.length, endpoints: lbEndpointCount(last), registry: endpointCount(w.snapshot) };
+  /** Figure 2's measurement: the all-services EDS of W1's subject view, in this process. */
+  function viewEds(): ViewEds {
+    return cached("W1:eds", () => {
+      log("figure 2: all-services EDS of one view, W1 ...");
+      return measureViewEds(subject("W1"), { heavy, light }, "W1");
     });
   }
 
@@ -253,7 +205,7 @@ export function createBench(config: BenchConfig) {
   }
 
   function figure2(): Row[] {
-    const { timing, e, assignments, endpoints } = viewEds("W1");
+    const { timing, e, assignments, endpoints } = viewEds();
     const ratio = timing.median / e.median;
     return [
       checked(
@@ -512,15 +464,25 @@ export function createBench(config: BenchConfig) {
     return m.gc ? rows : [...rows, info("6", "  warning", "no --expose-gc in the child: retained figures are unreliable")];
   }
 
-  /** Runs last: each workload is measured, then freed, so no figure pays for another's heap. */
-  function figure7(): Row[] {
-    const w1 = viewEds("W1");
+  /**
+   * Scaling: each workload's all-services EDS is measured in a fresh process of its own
+   * (eds-child.ts says why), one after the other. The marginal cost runs here, on W2, last: the
+   * other workloads are freed first, so it does not pay for their heap.
+   */
+  async function figure7(): Promise<Row[]> {
+    const measured: ViewEds[] = [];
+    for (const id of ["W1", "W4_50K", "W4_200K", "W2"] as const) {
+      const params = config.workloads[id];
+      log(`figure 7: all-services EDS of one view, ${params.name}, in a fresh process ...`);
+      const child = await forkJson<EdsFigures>(fileURLToPath(new URL("./eds-child.ts", import.meta.url)), [
+        JSON.stringify(params),
+        JSON.stringify({ heavy, light } satisfies ViewEdsRounds),
+      ]);
+      noteGenerated(params.name, child.workload);
+      measured.push(child.eds);
+    }
+    const [w1, small, large, w2] = measured as [ViewEds, ViewEds, ViewEds, ViewEds];
     forget("W1");
-    const small = viewEds("W4_50K");
-    forget("W4_50K");
-    const large = viewEds("W4_200K");
-    forget("W4_200K");
-    const w2 = viewEds("W2");
     const direct = marginalCost(true);
     const folded = marginalCost(false);
     forget("W2");
@@ -719,7 +681,7 @@ export function createBench(config: BenchConfig) {
   }
 
   function setupRows(): Row[] {
-    return generated;
+    return [...generated.values()];
   }
 
   /** Push fan-out: one registry change, every connected Envoy it affects updated (2,000 streams; smoke: every node). */
@@ -780,13 +742,8 @@ export function createBench(config: BenchConfig) {
   return { figures, setupRows };
 }
 
-function setupRow(w: Workload): Row {
-  return info(
-    "setup",
-    `workload ${w.params.name}`,
-    `${endpointCount(w.snapshot).toLocaleString("en-US")} endpoints, ${w.snapshot.services.size} services, ${w.snapshot.nodes.length} nodes: ` +
-      `generated ${formatMs(w.timings.generateMs)}, parseSnapshot ${formatMs(w.timings.parseMs)}`,
-  );
+function setupRow(name: string, description: string): Row {
+  return info("setup", `workload ${name}`, description);
 }
 
 /** Runs memory-child.ts in a fresh Node process with --expose-gc, handing it `snapshot` serialized. */

@@ -12,6 +12,7 @@
 
 import type { ServiceEndpointInput } from "../src/model/registry.js";
 import { type MeshFileInput, parseSnapshot, type Snapshot } from "../src/model/snapshot.js";
+import { formatMs } from "./measure.js";
 
 export interface WorkloadParams {
   readonly name: string;
@@ -305,6 +306,14 @@ export function buildWorkload(params: WorkloadParams): Workload {
   const snapshot = parseSnapshot(document);
   const t2 = performance.now();
   return { params, snapshot, timings: { generateMs: t1 - t0, parseMs: t2 - t1 } };
+}
+
+/** A setup row's text: the workload's size and what generating and parsing it took. */
+export function describeWorkload(w: Workload): string {
+  return (
+    `${endpointCount(w.snapshot).toLocaleString("en-US")} endpoints, ${w.snapshot.services.size} services, ${w.snapshot.nodes.length} nodes: ` +
+    `generated ${formatMs(w.timings.generateMs)}, parseSnapshot ${formatMs(w.timings.parseMs)}`
+  );
 }
 
 /** Registry records in the snapshot. */
