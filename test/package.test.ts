@@ -95,7 +95,8 @@ beforeAll(async () => {
   typechecks = { node16, bundler };
 }, 240_000);
 
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+// The scratch holds an installed package with its dependencies: removing it can outlast vitest's 10 s hook default on a busy disk.
+afterAll(() => rmSync(scratch, { recursive: true, force: true }), 60_000);
 
 describe("the packed tarball", () => {
   test("ships every entry point built, with its types, and the schema, without sources or source maps", () => {
