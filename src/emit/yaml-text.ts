@@ -349,7 +349,20 @@ function valueForm(text: string): Form {
   let digits = 0;
   let indicator = isIndicator(first);
   let previous = 0;
-  for (let i = 0; i < length; i++) {
+  let i = 0;
+  // Most strings are plain words, or start as one: that run by table, then the rest as below.
+  if (word) {
+    for (; i < length; i++) {
+      const code = text.charCodeAt(i);
+      const kind = code < 0x80 ? WORD_CHARS[code]! : Char.Other;
+      if (kind === Char.Other) break;
+      if (kind === Char.Dot) dots++;
+      else if (kind === Char.Digit) digits++;
+      previous = code;
+    }
+    word = i === length;
+  }
+  for (; i < length; i++) {
     const code = text.charCodeAt(i);
     if (code === 0x2e) dots++;
     else if (isDigit(code)) digits++;
@@ -368,6 +381,18 @@ function valueForm(text: string): Form {
   if (!isWordStart(first) && !isDigit(first)) return Form.Unknown;
   return spaces > 0 || dots > 1 ? Form.Plain : Form.Unknown;
 }
+
+/** What `valueForm` counts of an ASCII character: a dot, a digit, another word character (`isWordChar`) or none. */
+enum Char {
+  Other,
+  Word,
+  Dot,
+  Digit,
+}
+
+const WORD_CHARS = Uint8Array.from({ length: 0x80 }, (_, code) =>
+  code === 0x2e ? Char.Dot : isDigit(code) ? Char.Digit : isWordChar(code) ? Char.Word : Char.Other,
+);
 
 /** A character that YAML reads as an indicator when a plain scalar starts with it. */
 function isIndicator(code: number): boolean {

@@ -269,3 +269,24 @@ describe("TextBytes writes short and long strings alike", () => {
     expect(plain.finish()).toBe(Buffer.from(text, "utf8").toString("utf8"));
   });
 });
+
+// The YAML writer decides most strings' form itself (`valueForm`: a run of word characters by
+// table, then the rest), the package the others. Every tricky string, alone and after a word, a
+// dotted or numeric prefix, as a mapping value and as a sequence item.
+describe("the YAML writer prints each string as the yaml package does", () => {
+  const prefixes = ["", "word", "a.b.", "10.0.0.1", "1", "x_y-z/", "a:"];
+  const strings = prefixes.flatMap((prefix) => STRINGS.map((text) => `${prefix}${text}`));
+  test("as a value and as an item", () => {
+    let written = 0;
+    for (const text of strings) {
+      for (const value of [{ key: text }, [text], { key: [text, { nested: text }] }]) {
+        const yaml = blockYaml(value);
+        if (yaml === undefined) continue;
+        written++;
+        expect(yaml, JSON.stringify(text)).toBe(stringify(value, YAML_OPTIONS));
+      }
+    }
+    // Only multi-line strings that are not block scalars go to the package whole.
+    expect(written).toBeGreaterThan(strings.length * 2);
+  });
+});
