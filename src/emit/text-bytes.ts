@@ -33,6 +33,11 @@ export class TextBytes {
     return text;
   }
 
+  /** A copy of what was written from `start` on: bytes to `chunk` again. */
+  copyFrom(start: number): Uint8Array {
+    return new Uint8Array(this.buffer.subarray(start, this.length));
+  }
+
   /** Drops what was written after `length`. */
   rewind(length: number): void {
     this.length = length;

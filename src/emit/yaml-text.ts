@@ -51,13 +51,36 @@ export class YamlWriter {
   readonly out = new TextBytes();
   /** Line starts of maps' and plain objects' keys (`keyLine`), by key. */
   private readonly plainKeys = new Map<string, Uint8Array[]>();
+  /** `typeEntry`'s bytes, by type URL and indentation. */
+  private readonly typeEntries = new Map<string, Uint8Array[]>();
 
   /** A message as an Any prints, as a mapping at `indent` whose first key, `"@type"`, is already placed. */
   typed(url: string, plan: readonly FieldPlan[], message: unknown, indent: number): void {
-    this.out.text(this.keyName("@type", indent));
-    this.out.byte(0x3a);
-    this.string(url, Slot.AfterKey, indent);
+    this.typeEntry(url, indent);
     this.fields(plan, message as Record<string, unknown>, indent, false);
+  }
+
+  /**
+   * `"@type": <url>` and its line break, in a mapping at `indent`: written once per type and
+   * indentation, then copied (a node holds tens of thousands of Anys of a few types).
+   */
+  private typeEntry(url: string, indent: number): void {
+    const out = this.out;
+    let entries = this.typeEntries.get(url);
+    if (entries === undefined) {
+      entries = [];
+      this.typeEntries.set(url, entries);
+    }
+    const entry = entries[indent];
+    if (entry !== undefined) {
+      out.chunk(entry);
+      return;
+    }
+    const start = out.length;
+    out.text(this.keyName("@type", indent));
+    out.byte(0x3a);
+    this.string(url, Slot.AfterKey, indent);
+    entries[indent] = out.copyFrom(start);
   }
 
   /** A message's fields as entries of a mapping at `indent`, the first on a dash's line when `inline`; how many. */

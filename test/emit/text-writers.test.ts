@@ -76,6 +76,13 @@ const STRINGS = [
   "long words ".repeat(12),
 ];
 
+/**
+ * The strings random values are made of: all of STRINGS, or only those the YAML writer prints
+ * itself (one line), so that a whole result is the writer's and not the package's.
+ */
+let strings: readonly string[] = STRINGS;
+const ONE_LINE_STRINGS = STRINGS.filter((text) => !/[\n\r\u0085\u2028\u2029]/.test(text));
+
 const NUMBERS = [0, 1, -1, 7, 2 ** 31 - 1, -(2 ** 31), 2 ** 32 - 1, 2 ** 53 - 1, 123_456_789_012];
 const DOUBLES = [0, -0, 1.5, -2.25, 1e21, 1e-7, 0.1, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 3];
 
@@ -92,8 +99,8 @@ const ANY_TYPES = [
 const MAX_DEPTH = 5;
 
 function randomString(random: Random): string {
-  const text = pick(random, STRINGS);
-  return random() < 0.2 ? `${text}${pick(random, STRINGS)}` : text;
+  const text = pick(random, strings);
+  return random() < 0.2 ? `${text}${pick(random, strings)}` : text;
 }
 
 /** A value a Struct field may hold: plain JSON, sometimes empty collections. */
@@ -236,6 +243,18 @@ describe("renderJson and renderYaml print what JSON.stringify and the yaml packa
     const tree = renderResult(result);
     expect(renderJson(result)).toBe(`${JSON.stringify(tree, null, 2)}\n`);
     expect(renderYaml(result)).toBe(stringify(tree, YAML_OPTIONS));
+  });
+});
+
+describe("renderYaml prints results of one-line strings as the yaml package does (the writer's own path)", () => {
+  test.each(Array.from({ length: 40 }, (_, i) => i + 1))("random resources, seed %i", (seed) => {
+    strings = ONE_LINE_STRINGS;
+    try {
+      const result = randomResult(seed);
+      expect(renderYaml(result)).toBe(stringify(renderResult(result), YAML_OPTIONS));
+    } finally {
+      strings = STRINGS;
+    }
   });
 });
 
