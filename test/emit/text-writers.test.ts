@@ -309,3 +309,17 @@ describe("the YAML writer prints each string as the yaml package does", () => {
     expect(written).toBeGreaterThan(strings.length * 2);
   });
 });
+
+// The YAML writer copies a short leaf string it has printed before, per slot: a string after a
+// key and the same one after a dash differ, and so does a block scalar at another indentation.
+describe("renderYaml prints a repeated leaf string in each place as the yaml package does", () => {
+  const texts = ["alpha", "a: b", "two\nlines", "true", "8080"];
+  test.each(texts.map((text) => [text]))("%j", (text) => {
+    const listener = {
+      name: text,
+      filter_chains: [{ filter_chain_match: { transport_protocol: text, server_names: [text, "beta", text], application_protocols: [text] } }],
+    };
+    const result = { clusters: [{ name: text, alt_stat_name: text }], endpoints: [], listeners: [listener, { ...listener, name: "second" }], diagnostics: [] };
+    expect(renderYaml(result)).toBe(stringify(renderResult(result), YAML_OPTIONS));
+  });
+});
