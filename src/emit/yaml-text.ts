@@ -51,9 +51,6 @@ export class YamlWriter {
   readonly out = new TextBytes();
   /** Line starts of maps' and plain objects' keys (`keyLine`), by key. */
   private readonly plainKeys = new Map<string, Uint8Array[]>();
-  /** `leafString`'s bytes after a key and after a dash, by string. */
-  private readonly afterKeyLeaves = new Map<string, Uint8Array>();
-  private readonly itemLeaves = new Map<string, Uint8Array>();
   /** `typeEntry`'s bytes, by type URL and indentation. */
   private readonly typeEntries = new Map<string, Uint8Array[]>();
 
@@ -127,25 +124,8 @@ export class YamlWriter {
   /** A leaf field's value (a scalar) in `slot`. */
   private leaf(field: FieldPlan, value: unknown, slot: Slot, indent: number): void {
     const leaf = field.leaf(value);
-    if (typeof leaf === "string") this.leafString(leaf, slot === Slot.AfterKey ? this.afterKeyLeaves : this.itemLeaves, slot, indent);
+    if (typeof leaf === "string") this.string(leaf, slot, indent);
     else this.plain(leaf, slot, indent);
-  }
-
-  /**
-   * A leaf's string in `slot`, copied from `written` when this render has printed it there
-   * before: a node's resources repeat a few thousand names and addresses a hundred thousand
-   * times. Only short plain or quoted strings are kept, whose bytes do not depend on `indent`.
-   */
-  private leafString(value: string, written: Map<string, Uint8Array>, slot: Slot, indent: number): void {
-    const out = this.out;
-    const bytes = written.get(value);
-    if (bytes !== undefined) {
-      out.chunk(bytes);
-      return;
-    }
-    const start = out.length;
-    const form = this.string(value, slot, indent);
-    if (form !== Form.Unknown && value.length <= KEPT_LEAF_LENGTH) written.set(value, out.copyFrom(start));
   }
 
   /** A field's value after its key, in a mapping at `indent`. */
@@ -253,13 +233,12 @@ export class YamlWriter {
     }
   }
 
-  /** A string in `slot`: plain or double-quoted when that is certain, else as the package prints it; the form it took. */
-  private string(value: string, slot: Slot, indent: number): Form {
+  /** A string in `slot`: plain or double-quoted when that is certain, else as the package prints it. */
+  private string(value: string, slot: Slot, indent: number): void {
     const form = valueForm(value);
     if (form === Form.Plain) this.plainScalar(value, slot);
     else if (form === Form.Quoted) this.quotedScalar(value, slot);
     else this.scalar(value, slot, indent);
-    return form;
   }
 
   /** A scalar every printer leaves as is. */
@@ -315,9 +294,6 @@ export class YamlWriter {
     });
   }
 }
-
-/** The longest leaf string `leafString` keeps: longer ones rarely repeat. */
-const KEPT_LEAF_LENGTH = 64;
 
 /** `- ` after `indent` spaces, made on first use. */
 function dashAt(indent: number): Uint8Array {
