@@ -419,10 +419,11 @@ const WORD_CHARS = Uint8Array.from({ length: 0x80 }, (_, code) =>
 
 /** A character that YAML reads as an indicator when a plain scalar starts with it. */
 function isIndicator(code: number): boolean {
-  return INDICATORS.has(code);
+  return code < 0x80 && INDICATORS[code] === 1;
 }
 
-const INDICATORS: ReadonlySet<number> = new Set(Array.from(" ,[]{}#&*!|>'@`", (char) => char.charCodeAt(0)));
+/** 1 at the code of each indicator character (a table: this runs once per string written). */
+const INDICATORS = Uint8Array.from({ length: 0x80 }, (_, code) => (" ,[]{}#&*!|>'@`".includes(String.fromCharCode(code)) ? 1 : 0));
 
 /** Characters the package prints as they are, in any style (no control, line-separator or lone surrogate). */
 function isPrintable(code: number): boolean {
