@@ -87,14 +87,25 @@ export function diagnostic(code: DiagnosticCode, message: string, fields: Omit<D
 /**
  * A diagnostic whose message is formatted only when read: compiles emit one per endpoint, and
  * most are never looked at. JSON and YAML renderings read it like any property.
+ *
+ * Built step by step rather than as a literal with a getter (which V8 keeps in dictionary mode,
+ * slow to walk): every such diagnostic with the same fields shares one fast shape. `message` is
+ * an own enumerable accessor, third as before; the formatter hides in a non-enumerable symbol slot
+ * that keys, spreads and JSON never see.
  */
 export function lazyDiagnostic(code: DiagnosticCode, describe: () => string, fields: Omit<Diagnostic, "code" | "severity" | "message"> = {}): Diagnostic {
-  return {
-    code,
-    severity: DIAGNOSTIC_CODES[code],
-    get message() {
-      return describe();
-    },
-    ...fields,
-  };
+  const lazy = { code, severity: DIAGNOSTIC_CODES[code] };
+  Object.defineProperty(lazy, "message", LAZY_MESSAGE);
+  Object.defineProperty(lazy, DESCRIBE, { value: describe });
+  return Object.assign(lazy, fields) as Diagnostic;
 }
+
+const DESCRIBE = Symbol("describe");
+/** One accessor for every lazy diagnostic (one getter function keeps their shape shared). */
+const LAZY_MESSAGE: PropertyDescriptor = {
+  get(this: { [DESCRIBE]: () => string }) {
+    return this[DESCRIBE]();
+  },
+  enumerable: true,
+  configurable: true,
+};

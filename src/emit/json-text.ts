@@ -13,6 +13,8 @@ export class JsonWriter {
   readonly out = new TextBytes();
   /** Entry starts of plain objects' keys (`keyLine`), by key. */
   private readonly plainKeys = new Map<string, Uint8Array[]>();
+  /** `typeEntry`'s bytes, by type URL and depth. */
+  private readonly typeEntries = new Map<string, Uint8Array[]>();
 
   /** A message as an Any prints: `{"@type": url, ...fields}`, its entries at `depth` + 1. */
   typed(url: string, plan: readonly FieldPlan[], message: unknown, depth: number): void {
@@ -23,10 +25,31 @@ export class JsonWriter {
   /** `typed` after its `{`. */
   private typedEntries(url: string, plan: readonly FieldPlan[], message: unknown, depth: number): void {
     const out = this.out;
-    out.chunk(keyLine(TYPE_KEYS, "@type", "", depth, 0));
-    out.jsonString(url);
+    this.typeEntry(url, depth);
     this.fields(plan, message as Record<string, unknown>, depth, 1);
     out.chunk(closing(depth, "}"));
+  }
+
+  /**
+   * `"@type": "<url>"`, the first entry of an Any's object at `depth`: written once per type and
+   * depth, then copied (a node holds tens of thousands of Anys of a few types).
+   */
+  private typeEntry(url: string, depth: number): void {
+    const out = this.out;
+    let entries = this.typeEntries.get(url);
+    if (entries === undefined) {
+      entries = [];
+      this.typeEntries.set(url, entries);
+    }
+    const entry = entries[depth];
+    if (entry !== undefined) {
+      out.chunk(entry);
+      return;
+    }
+    const start = out.length;
+    out.chunk(keyLine(TYPE_KEYS, "@type", "", depth, 0));
+    out.jsonString(url);
+    entries[depth] = out.copyFrom(start);
   }
 
   /** A plain JSON value (a Struct, a wrapper's or scalar's value) at `depth`. */

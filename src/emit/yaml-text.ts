@@ -51,13 +51,36 @@ export class YamlWriter {
   readonly out = new TextBytes();
   /** Line starts of maps' and plain objects' keys (`keyLine`), by key. */
   private readonly plainKeys = new Map<string, Uint8Array[]>();
+  /** `typeEntry`'s bytes, by type URL and indentation. */
+  private readonly typeEntries = new Map<string, Uint8Array[]>();
 
   /** A message as an Any prints, as a mapping at `indent` whose first key, `"@type"`, is already placed. */
   typed(url: string, plan: readonly FieldPlan[], message: unknown, indent: number): void {
-    this.out.text(this.keyName("@type", indent));
-    this.out.byte(0x3a);
-    this.string(url, Slot.AfterKey, indent);
+    this.typeEntry(url, indent);
     this.fields(plan, message as Record<string, unknown>, indent, false);
+  }
+
+  /**
+   * `"@type": <url>` and its line break, in a mapping at `indent`: written once per type and
+   * indentation, then copied (a node holds tens of thousands of Anys of a few types).
+   */
+  private typeEntry(url: string, indent: number): void {
+    const out = this.out;
+    let entries = this.typeEntries.get(url);
+    if (entries === undefined) {
+      entries = [];
+      this.typeEntries.set(url, entries);
+    }
+    const entry = entries[indent];
+    if (entry !== undefined) {
+      out.chunk(entry);
+      return;
+    }
+    const start = out.length;
+    out.text(this.keyName("@type", indent));
+    out.byte(0x3a);
+    this.string(url, Slot.AfterKey, indent);
+    entries[indent] = out.copyFrom(start);
   }
 
   /** A message's fields as entries of a mapping at `indent`, the first on a dash's line when `inline`; how many. */
@@ -349,7 +372,20 @@ function valueForm(text: string): Form {
   let digits = 0;
   let indicator = isIndicator(first);
   let previous = 0;
-  for (let i = 0; i < length; i++) {
+  let i = 0;
+  // Most strings are plain words, or start as one: that run by table, then the rest as below.
+  if (word) {
+    for (; i < length; i++) {
+      const code = text.charCodeAt(i);
+      const kind = code < 0x80 ? WORD_CHARS[code]! : Char.Other;
+      if (kind === Char.Other) break;
+      if (kind === Char.Dot) dots++;
+      else if (kind === Char.Digit) digits++;
+      previous = code;
+    }
+    word = i === length;
+  }
+  for (; i < length; i++) {
     const code = text.charCodeAt(i);
     if (code === 0x2e) dots++;
     else if (isDigit(code)) digits++;
@@ -369,12 +405,25 @@ function valueForm(text: string): Form {
   return spaces > 0 || dots > 1 ? Form.Plain : Form.Unknown;
 }
 
-/** A character that YAML reads as an indicator when a plain scalar starts with it. */
-function isIndicator(code: number): boolean {
-  return INDICATORS.has(code);
+/** What `valueForm` counts of an ASCII character: a dot, a digit, another word character (`isWordChar`) or none. */
+enum Char {
+  Other,
+  Word,
+  Dot,
+  Digit,
 }
 
-const INDICATORS: ReadonlySet<number> = new Set(Array.from(" ,[]{}#&*!|>'@`", (char) => char.charCodeAt(0)));
+const WORD_CHARS = Uint8Array.from({ length: 0x80 }, (_, code) =>
+  code === 0x2e ? Char.Dot : isDigit(code) ? Char.Digit : isWordChar(code) ? Char.Word : Char.Other,
+);
+
+/** A character that YAML reads as an indicator when a plain scalar starts with it. */
+function isIndicator(code: number): boolean {
+  return code < 0x80 && INDICATORS[code] === 1;
+}
+
+/** 1 at the code of each indicator character (a table: this runs once per string written). */
+const INDICATORS = Uint8Array.from({ length: 0x80 }, (_, code) => (" ,[]{}#&*!|>'@`".includes(String.fromCharCode(code)) ? 1 : 0));
 
 /** Characters the package prints as they are, in any style (no control, line-separator or lone surrogate). */
 function isPrintable(code: number): boolean {

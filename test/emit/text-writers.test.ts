@@ -12,6 +12,7 @@ import { stringify } from "yaml";
 import { mulberry32 } from "../../bench/workloads.js";
 import type { Diagnostic } from "../../src/diagnostics.js";
 import { renderJson, renderResult, renderYaml } from "../../src/emit/text.js";
+import { TextBytes } from "../../src/emit/text-bytes.js";
 import { blockYaml, YAML_OPTIONS } from "../../src/emit/yaml-text.js";
 import { packEncoded, typeUrl } from "../../src/envoy/any.js";
 import { enumValueNames, type FieldInfo, FieldType, lookupMessage } from "../../src/envoy/schema.js";
@@ -75,6 +76,13 @@ const STRINGS = [
   "long words ".repeat(12),
 ];
 
+/**
+ * The strings random values are made of: all of STRINGS, or only those the YAML writer prints
+ * itself (one line), so that a whole result is the writer's and not the package's.
+ */
+let strings: readonly string[] = STRINGS;
+const ONE_LINE_STRINGS = STRINGS.filter((text) => !/[\n\r\u0085\u2028\u2029]/.test(text));
+
 const NUMBERS = [0, 1, -1, 7, 2 ** 31 - 1, -(2 ** 31), 2 ** 32 - 1, 2 ** 53 - 1, 123_456_789_012];
 const DOUBLES = [0, -0, 1.5, -2.25, 1e21, 1e-7, 0.1, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 3];
 
@@ -91,8 +99,8 @@ const ANY_TYPES = [
 const MAX_DEPTH = 5;
 
 function randomString(random: Random): string {
-  const text = pick(random, STRINGS);
-  return random() < 0.2 ? `${text}${pick(random, STRINGS)}` : text;
+  const text = pick(random, strings);
+  return random() < 0.2 ? `${text}${pick(random, strings)}` : text;
 }
 
 /** A value a Struct field may hold: plain JSON, sometimes empty collections. */
@@ -238,6 +246,18 @@ describe("renderJson and renderYaml print what JSON.stringify and the yaml packa
   });
 });
 
+describe("renderYaml prints results of one-line strings as the yaml package does (the writer's own path)", () => {
+  test.each(Array.from({ length: 40 }, (_, i) => i + 1))("random resources, seed %i", (seed) => {
+    strings = ONE_LINE_STRINGS;
+    try {
+      const result = randomResult(seed);
+      expect(renderYaml(result)).toBe(stringify(renderResult(result), YAML_OPTIONS));
+    } finally {
+      strings = STRINGS;
+    }
+  });
+});
+
 // Most random result sets hold a string only the package prints (a multi-line one), and then the
 // whole text is the package's: these nested collections are printed by the writer itself.
 describe("the YAML writer itself prints nested collections as the yaml package does", () => {
@@ -251,5 +271,55 @@ describe("the YAML writer itself prints nested collections as the yaml package d
     const written = blockYaml(value);
     expect(written).toBeDefined();
     expect(written).toBe(stringify(value, YAML_OPTIONS));
+  });
+});
+
+// Strings from 32 characters on take TextBytes' native path (a check, then Buffer's encoder);
+// shorter ones its loop. Both must write what JSON.stringify and Buffer's UTF-8 encoder write.
+describe("TextBytes writes short and long strings alike", () => {
+  const pad = "p".repeat(40);
+  const strings = STRINGS.flatMap((text) => [text, `${pad}${text}`, `${text}${pad}`, `${pad}${text}${pad}`]);
+  test.each(strings.map((text) => [text]))("%j", (text) => {
+    const json = new TextBytes();
+    json.jsonString(text);
+    expect(json.finish()).toBe(JSON.stringify(text));
+    const plain = new TextBytes();
+    plain.text(text);
+    expect(plain.finish()).toBe(Buffer.from(text, "utf8").toString("utf8"));
+  });
+});
+
+// The YAML writer decides most strings' form itself (`valueForm`: a run of word characters by
+// table, then the rest), the package the others. Every tricky string, alone and after a word, a
+// dotted or numeric prefix, as a mapping value and as a sequence item.
+describe("the YAML writer prints each string as the yaml package does", () => {
+  const prefixes = ["", "word", "a.b.", "10.0.0.1", "1", "x_y-z/", "a:"];
+  const strings = prefixes.flatMap((prefix) => STRINGS.map((text) => `${prefix}${text}`));
+  test("as a value and as an item", () => {
+    let written = 0;
+    for (const text of strings) {
+      for (const value of [{ key: text }, [text], { key: [text, { nested: text }] }]) {
+        const yaml = blockYaml(value);
+        if (yaml === undefined) continue;
+        written++;
+        expect(yaml, JSON.stringify(text)).toBe(stringify(value, YAML_OPTIONS));
+      }
+    }
+    // Only multi-line strings that are not block scalars go to the package whole.
+    expect(written).toBeGreaterThan(strings.length * 2);
+  });
+});
+
+// The YAML writer copies a short leaf string it has printed before, per slot: a string after a
+// key and the same one after a dash differ, and so does a block scalar at another indentation.
+describe("renderYaml prints a repeated leaf string in each place as the yaml package does", () => {
+  const texts = ["alpha", "a: b", "two\nlines", "true", "8080"];
+  test.each(texts.map((text) => [text]))("%j", (text) => {
+    const listener = {
+      name: text,
+      filter_chains: [{ filter_chain_match: { transport_protocol: text, server_names: [text, "beta", text], application_protocols: [text] } }],
+    };
+    const result = { clusters: [{ name: text, alt_stat_name: text }], endpoints: [], listeners: [listener, { ...listener, name: "second" }], diagnostics: [] };
+    expect(renderYaml(result)).toBe(stringify(renderResult(result), YAML_OPTIONS));
   });
 });
