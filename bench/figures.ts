@@ -1,7 +1,8 @@
 /**
  * The benchmark figures. Each returns table rows; every target is a ratio of two medians taken in
- * this process (mostly against E, the time to binary-encode the very resources a compile
- * produced), so the ±30 % drift of absolute times on a shared machine cancels out.
+ * one run (mostly against E, the time to binary-encode the very resources a compile produced), so
+ * the ±30 % drift of absolute times on a shared machine cancels out. Figures 6, 10 and 7's
+ * scaling take theirs in forked processes, the rest in this one.
  */
 import { fork } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";

@@ -48,7 +48,7 @@ function configFor(args: Args, log: (line: string) => void): BenchConfig {
     : { smoke: false, workloads: WORKLOADS, heavy: { warmup: 1, repeats: 7 }, light: { warmup: 2, repeats: 7 }, log };
 }
 
-/** Figure 7 frees each workload after measuring it, so it runs last; 6 and 10 fork their own processes. */
+/** Figure 7 frees the workloads before its in-process marginal cost, so it runs last; 6, 10 and 7's scaling fork their own processes. */
 const EXECUTION_ORDER: readonly Figure[] = ["1", "2", "3", "4", "5", "8", "11", "9", "12", "6", "10", "7"];
 
 function errorRow(figure: string, error: unknown): Row {

@@ -9,8 +9,8 @@
 import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse } from "../../gen/envoy/service/discovery/v3/discovery.js";
 import { XDS_TYPE_URLS, type XdsResource, type XdsTypeUrl } from "../emit/xds.js";
 import { type NodeResources, TYPE_ORDER } from "./mesh-state.js";
-import { type AdsStreamState, type StreamHost, typeStatus } from "./stream.js";
-import { applySubscription, type Desired, desiredListeners, type Subscription, servedType, subscribed, withRetained } from "./stream-state.js";
+import { AdsStreamBase, typeStatus } from "./stream.js";
+import { applySubscription, type Desired, desiredListeners, type Subscription, subscribed, withRetained } from "./stream-state.js";
 
 interface DeltaType {
   readonly subscription: Subscription;
@@ -27,22 +27,12 @@ interface DeltaType {
   acked?: string;
 }
 
-export class DeltaStream implements AdsStreamState {
+export class DeltaStream extends AdsStreamBase<DeltaDiscoveryResponse> {
   readonly #types = new Map<XdsTypeUrl, DeltaType>();
-  readonly #unsupported = new Set<string>();
-  #nonce = 0;
-
-  constructor(
-    readonly host: StreamHost,
-    readonly send: (response: DeltaDiscoveryResponse) => void,
-  ) {}
 
   onRequest(request: DeltaDiscoveryRequest): void {
-    const url = servedType(request.type_url ?? "");
-    if (!url) {
-      this.#unsupportedType(request.type_url ?? "");
-      return;
-    }
+    const url = this.requestedType(request.type_url);
+    if (!url) return;
     const subscribe = request.resource_names_subscribe ?? [];
     let state = this.#types.get(url);
     if (!state) {
@@ -116,7 +106,7 @@ export class DeltaStream implements AdsStreamState {
     state.mustRespond = false;
     for (const resource of updates) state.holds.set(resource.name, resource);
     for (const name of removed) state.holds.delete(name);
-    const nonce = String(++this.#nonce);
+    const nonce = this.nextNonce();
     state.pending.set(nonce, desired.version);
     state.sent = desired.version;
     this.send({
@@ -127,12 +117,6 @@ export class DeltaStream implements AdsStreamState {
       nonce,
     });
     this.host.emit({ event: "push", typeUrl: url, version: desired.version, nonce, resources: updates.length, removed: removed.length });
-  }
-
-  #unsupportedType(url: string): void {
-    if (this.#unsupported.has(url)) return;
-    this.#unsupported.add(url);
-    this.host.emit({ event: "unsupported-type", typeUrl: url });
   }
 }
 

@@ -10,8 +10,8 @@ import type { DiscoveryRequest, DiscoveryResponse } from "../../gen/envoy/servic
 import { XDS_TYPE_URLS, type XdsResource, type XdsTypeUrl } from "../emit/xds.js";
 import { compositeKey } from "../util/keys.js";
 import { type NodeResources, TYPE_ORDER } from "./mesh-state.js";
-import { type AdsStreamState, type StreamHost, typeStatus } from "./stream.js";
-import { type Desired, desiredListeners, type Subscription, servedType, subscribed, withRetained } from "./stream-state.js";
+import { AdsStreamBase, typeStatus } from "./stream.js";
+import { type Desired, desiredListeners, type Subscription, subscribed, withRetained } from "./stream-state.js";
 
 interface SotwType {
   readonly subscription: Subscription;
@@ -21,22 +21,12 @@ interface SotwType {
   acked?: string;
 }
 
-export class SotwStream implements AdsStreamState {
+export class SotwStream extends AdsStreamBase<DiscoveryResponse> {
   readonly #types = new Map<XdsTypeUrl, SotwType>();
-  readonly #unsupported = new Set<string>();
-  #nonce = 0;
-
-  constructor(
-    readonly host: StreamHost,
-    readonly send: (response: DiscoveryResponse) => void,
-  ) {}
 
   onRequest(request: DiscoveryRequest): void {
-    const url = servedType(request.type_url ?? "");
-    if (!url) {
-      this.#unsupportedType(request.type_url ?? "");
-      return;
-    }
+    const url = this.requestedType(request.type_url);
+    if (!url) return;
     const nonce = request.response_nonce ?? "";
     let state = this.#types.get(url);
     if (state?.sent && nonce !== "" && nonce !== state.sent.nonce) return; // stale: a newer response is on its way
@@ -109,16 +99,10 @@ export class SotwStream implements AdsStreamState {
   }
 
   #respond(url: XdsTypeUrl, state: SotwType, desired: Desired): void {
-    const nonce = String(++this.#nonce);
+    const nonce = this.nextNonce();
     state.sent = { nonce, version: desired.version, namesKey: state.namesKey, byName: byName(desired.resources) };
     this.send({ version_info: desired.version, resources: desired.resources.map((r) => r.resource), type_url: url, nonce });
     this.host.emit({ event: "push", typeUrl: url, version: desired.version, nonce, resources: desired.resources.length, removed: 0 });
-  }
-
-  #unsupportedType(url: string): void {
-    if (this.#unsupported.has(url)) return;
-    this.#unsupported.add(url);
-    this.host.emit({ event: "unsupported-type", typeUrl: url });
   }
 }
 

@@ -2,6 +2,7 @@
 import type { XdsTypeUrl } from "../emit/xds.js";
 import type { ServerEvent } from "./events.js";
 import type { NodeResources } from "./mesh-state.js";
+import { servedType } from "./stream-state.js";
 
 /** A stream event before the server adds the stream's number, kind and node. */
 export type StreamEvent = ServerEvent extends infer E ? (E extends { stream: number; node: string } ? Omit<E, "stream" | "kind" | "node"> : never) : never;
@@ -31,4 +32,32 @@ export interface AdsStreamState {
   /** Sends what changed since the last response, in CDS → EDS → LDS order. */
   reconcile(): void;
   status(url: XdsTypeUrl): TypeStatus;
+}
+
+/** What both protocols' streams share: the host, the sender, nonces, and one event per unserved type URL. */
+export abstract class AdsStreamBase<Response> implements AdsStreamState {
+  readonly #unsupported = new Set<string>();
+  #nonce = 0;
+
+  constructor(
+    readonly host: StreamHost,
+    readonly send: (response: Response) => void,
+  ) {}
+
+  abstract reconcile(): void;
+  abstract status(url: XdsTypeUrl): TypeStatus;
+
+  /** The type a request names, or undefined for one this server does not serve (announced once per URL). */
+  protected requestedType(typeUrl: string | undefined): XdsTypeUrl | undefined {
+    const url = servedType(typeUrl ?? "");
+    if (!url && !this.#unsupported.has(typeUrl ?? "")) {
+      this.#unsupported.add(typeUrl ?? "");
+      this.host.emit({ event: "unsupported-type", typeUrl: typeUrl ?? "" });
+    }
+    return url;
+  }
+
+  protected nextNonce(): string {
+    return String(++this.#nonce);
+  }
 }

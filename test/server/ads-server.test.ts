@@ -289,6 +289,20 @@ describe("delta", () => {
 });
 
 describe("listening and lifecycle", () => {
+  test.each([
+    ["state of the world", "StreamAggregatedResources", { resource_names: ["r1"] }],
+    ["delta", "DeltaAggregatedResources", { resource_names_subscribe: ["r1"] }],
+  ] as const)("%s: a type the server does not serve gets no response, one event per URL, and the stream still serves CDS", async (_, method, names) => {
+    const RDS = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration";
+    const ads = client<SotwResponse | DeltaResponse>(method);
+    ads.send({ node: NODE, type_url: RDS, ...names });
+    ads.send({ node: NODE, type_url: RDS, ...names });
+    ads.send({ node: NODE, type_url: CDS });
+    expect((await ads.next()).type_url).toBe(CDS);
+    expect(await ads.quiet()).toBe(true);
+    expect(events.filter((e) => e.event === "unsupported-type")).toEqual([expect.objectContaining({ typeUrl: RDS })]);
+  });
+
   test("serves on a Unix socket; before its first snapshot a server refuses with UNAVAILABLE", async () => {
     const dir = mkdtempSync(join(tmpdir(), "aether-ads-"));
     const empty = new AdsServer({ compile: OPTIONS });
