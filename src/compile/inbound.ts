@@ -89,7 +89,8 @@ function inboundListener(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): Li
 
 /** The application at `pod_ip:<port>`. */
 function appCluster(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: number): Cluster {
-  const cluster: Cluster = { ...staticCluster(appClusterName(ref, port), hosted.pod.ip, port), ...clusterSettings(plan.options.settings, "app") };
+  // Assigned into the fresh static cluster: two spreads in one literal cost V8 microseconds here.
+  const cluster: Cluster = Object.assign(staticCluster(appClusterName(ref, port), hosted.pod.ip, port), clusterSettings(plan.options.settings, "app"));
   const protocol = protocolOf(hosted.protocols, port);
   if (protocol !== "tcp") cluster.typed_extension_protocol_options = protocolOptions(plan, APP_HTTP[protocol], false);
   return cluster;

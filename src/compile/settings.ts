@@ -3,12 +3,15 @@
  * setting applies to which cluster or listener is decided here, in one place (README,
  * "Production settings"). A setting that is absent from the resolved settings yields no field.
  */
+import type { CircuitBreakers_Thresholds } from "../../gen/envoy/config/cluster/v3/circuit_breaker.js";
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import type { OutlierDetection } from "../../gen/envoy/config/cluster/v3/outlier_detection.js";
 import type { KeepaliveSettings } from "../../gen/envoy/config/core/v3/protocol.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { RetryPolicy } from "../../gen/envoy/config/route/v3/route_components.js";
 import type { Duration } from "../../gen/google/protobuf/duration.js";
 import type { Settings } from "../model/settings.js";
+import { getOrInsert } from "../util/maps.js";
 
 /**
  * What a cluster is for: `outbound` (a service port, across the mesh), `ingress` (a waypoint's
@@ -17,25 +20,25 @@ import type { Settings } from "../model/settings.js";
  */
 export type ClusterRole = "outbound" | "ingress" | "app" | "probe";
 
-/** The settings' fields of a cluster with this role. */
-export function clusterSettings(settings: Settings, role: ClusterRole): Partial<Cluster> {
+/**
+ * By settings object (resolved settings are never mutated), then role: the fields, built once and
+ * shared by every cluster with them (compiled resources are never mutated either).
+ */
+const clusterFieldsBySettings = new WeakMap<Settings, Map<ClusterRole, Readonly<Partial<Cluster>>>>();
+
+/** The settings' fields of a cluster with this role. Shared: copy them into the cluster, never change them. */
+export function clusterSettings(settings: Settings, role: ClusterRole): Readonly<Partial<Cluster>> {
+  const byRole = getOrInsert(clusterFieldsBySettings, settings, () => new Map<ClusterRole, Readonly<Partial<Cluster>>>());
+  return getOrInsert(byRole, role, () => clusterFields(settings, role));
+}
+
+function clusterFields(settings: Settings, role: ClusterRole): Partial<Cluster> {
   const fields: Partial<Cluster> = {};
   if (settings.connectTimeoutMs !== undefined) fields.connect_timeout = duration(settings.connectTimeoutMs);
   if (settings.bufferLimitBytes !== undefined) fields.per_connection_buffer_limit_bytes = settings.bufferLimitBytes;
   if (role === "probe") return fields;
   const breakers = settings.circuitBreakers;
-  if (breakers && Object.keys(breakers).length > 0) {
-    fields.circuit_breakers = {
-      thresholds: [
-        {
-          ...(breakers.maxConnections !== undefined ? { max_connections: breakers.maxConnections } : {}),
-          ...(breakers.maxPendingRequests !== undefined ? { max_pending_requests: breakers.maxPendingRequests } : {}),
-          ...(breakers.maxRequests !== undefined ? { max_requests: breakers.maxRequests } : {}),
-          ...(breakers.maxRetries !== undefined ? { max_retries: breakers.maxRetries } : {}),
-        },
-      ],
-    };
-  }
+  if (breakers && Object.keys(breakers).length > 0) fields.circuit_breakers = { thresholds: [thresholds(breakers)] };
   if (role === "app") return fields;
   // Endpoint-set clusters: failover between priorities instead of panic routing, and hosts that
   // fail go out of rotation.
@@ -44,18 +47,32 @@ export function clusterSettings(settings: Settings, role: ClusterRole): Partial<
   if (settings.closeConnectionsOnHostHealthFailure) fields.close_connections_on_host_health_failure = true;
   if (settings.ignoreHealthOnHostRemoval) fields.ignore_health_on_host_removal = true;
   const outlier = settings.outlierDetection;
-  if (outlier) {
-    fields.outlier_detection = {
-      ...(outlier.consecutive5xx !== undefined ? { consecutive_5xx: outlier.consecutive5xx } : {}),
-      ...(outlier.intervalMs !== undefined ? { interval: duration(outlier.intervalMs) } : {}),
-      ...(outlier.baseEjectionTimeMs !== undefined ? { base_ejection_time: duration(outlier.baseEjectionTimeMs) } : {}),
-      ...(outlier.maxEjectionPercent !== undefined ? { max_ejection_percent: outlier.maxEjectionPercent } : {}),
-      // Connect failures and resets (the host or its listener is gone) are counted apart from the
-      // 5xx an application answers with.
-      split_external_local_origin_errors: true,
-      ...(outlier.consecutiveLocalOriginFailures !== undefined ? { consecutive_local_origin_failure: outlier.consecutiveLocalOriginFailures } : {}),
-    };
-  }
+  if (outlier) fields.outlier_detection = outlierDetection(outlier);
+  return fields;
+}
+
+// The two builders below set fields one by one: conditional spreads (`...(x ? { f: x } : {})`)
+// cost V8 microseconds per call.
+
+function thresholds(breakers: NonNullable<Settings["circuitBreakers"]>): CircuitBreakers_Thresholds {
+  const fields: CircuitBreakers_Thresholds = {};
+  if (breakers.maxConnections !== undefined) fields.max_connections = breakers.maxConnections;
+  if (breakers.maxPendingRequests !== undefined) fields.max_pending_requests = breakers.maxPendingRequests;
+  if (breakers.maxRequests !== undefined) fields.max_requests = breakers.maxRequests;
+  if (breakers.maxRetries !== undefined) fields.max_retries = breakers.maxRetries;
+  return fields;
+}
+
+function outlierDetection(outlier: NonNullable<Settings["outlierDetection"]>): OutlierDetection {
+  const fields: OutlierDetection = {};
+  if (outlier.consecutive5xx !== undefined) fields.consecutive_5xx = outlier.consecutive5xx;
+  if (outlier.intervalMs !== undefined) fields.interval = duration(outlier.intervalMs);
+  if (outlier.baseEjectionTimeMs !== undefined) fields.base_ejection_time = duration(outlier.baseEjectionTimeMs);
+  if (outlier.maxEjectionPercent !== undefined) fields.max_ejection_percent = outlier.maxEjectionPercent;
+  // Connect failures and resets (the host or its listener is gone) are counted apart from the
+  // 5xx an application answers with.
+  fields.split_external_local_origin_errors = true;
+  if (outlier.consecutiveLocalOriginFailures !== undefined) fields.consecutive_local_origin_failure = outlier.consecutiveLocalOriginFailures;
   return fields;
 }
 
