@@ -7,14 +7,14 @@
  */
 import type { Any } from "../../gen/google/protobuf/any.js";
 import { type FieldPlan, isDefault, Kind, NotWritable, planOf, Shape, unpacked } from "./message-plan.js";
-import { TextBytes } from "./text-bytes.js";
+import { type RepeatedBytes, TextBytes } from "./text-bytes.js";
 
 export class JsonWriter {
   readonly out = new TextBytes();
   /** Entry starts of plain objects' keys (`keyLine`), by key. */
   private readonly plainKeys = new Map<string, Uint8Array[]>();
   /** `typeEntry`'s bytes, by type URL and depth. */
-  private readonly typeEntries = new Map<string, Uint8Array[]>();
+  private readonly typeEntries: RepeatedBytes = new Map();
 
   /** A message as an Any prints: `{"@type": url, ...fields}`, its entries at `depth` + 1. */
   typed(url: string, plan: readonly FieldPlan[], message: unknown, depth: number): void {
@@ -36,20 +36,10 @@ export class JsonWriter {
    */
   private typeEntry(url: string, depth: number): void {
     const out = this.out;
-    let entries = this.typeEntries.get(url);
-    if (entries === undefined) {
-      entries = [];
-      this.typeEntries.set(url, entries);
-    }
-    const entry = entries[depth];
-    if (entry !== undefined) {
-      out.chunk(entry);
-      return;
-    }
-    const start = out.length;
-    out.chunk(keyLine(TYPE_KEYS, "@type", "", depth, 0));
-    out.jsonString(url);
-    entries[depth] = out.copyFrom(start);
+    out.repeated(this.typeEntries, url, depth, () => {
+      out.chunk(keyLine(TYPE_KEYS, "@type", "", depth, 0));
+      out.jsonString(url);
+    });
   }
 
   /** A plain JSON value (a Struct, a wrapper's or scalar's value) at `depth`. */

@@ -34,8 +34,28 @@ export class TextBytes {
   }
 
   /** A copy of what was written from `start` on: bytes to `chunk` again. */
-  copyFrom(start: number): Uint8Array {
+  private copyFrom(start: number): Uint8Array {
     return new Uint8Array(this.buffer.subarray(start, this.length));
+  }
+
+  /**
+   * What `write` writes for `key` at `level` (a depth or indentation), written once per `memo`
+   * and copied from then on.
+   */
+  repeated(memo: RepeatedBytes, key: string, level: number, write: () => void): void {
+    let levels = memo.get(key);
+    if (levels === undefined) {
+      levels = [];
+      memo.set(key, levels);
+    }
+    const kept = levels[level];
+    if (kept !== undefined) {
+      this.chunk(kept);
+      return;
+    }
+    const start = this.length;
+    write();
+    levels[level] = this.copyFrom(start);
   }
 
   /** Drops what was written after `length`. */
@@ -210,3 +230,6 @@ const SHORT_ESCAPES: Readonly<Record<number, string>> = { 8: "\\b", 9: "\\t", 10
 function escapeOf(code: number): string {
   return SHORT_ESCAPES[code] ?? `\\u${code.toString(16).padStart(4, "0")}`;
 }
+
+/** `TextBytes.repeated`'s memo: bytes by key, then level. Keep one per render, so nothing outlives it. */
+export type RepeatedBytes = Map<string, Uint8Array[]>;

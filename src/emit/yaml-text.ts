@@ -12,7 +12,7 @@ import { stringify } from "yaml";
 import type { Any } from "../../gen/google/protobuf/any.js";
 import { BoundedCache } from "../util/bounded-cache.js";
 import { type FieldPlan, isDefault, Kind, NotWritable, planOf, Shape, unpacked } from "./message-plan.js";
-import { TextBytes } from "./text-bytes.js";
+import { type RepeatedBytes, TextBytes } from "./text-bytes.js";
 
 /** `toYamlText`'s settings: no line folding, no anchors. */
 export const YAML_OPTIONS = { lineWidth: 0, aliasDuplicateObjects: false } as const;
@@ -52,7 +52,7 @@ export class YamlWriter {
   /** Line starts of maps' and plain objects' keys (`keyLine`), by key. */
   private readonly plainKeys = new Map<string, Uint8Array[]>();
   /** `typeEntry`'s bytes, by type URL and indentation. */
-  private readonly typeEntries = new Map<string, Uint8Array[]>();
+  private readonly typeEntries: RepeatedBytes = new Map();
 
   /** A message as an Any prints, as a mapping at `indent` whose first key, `"@type"`, is already placed. */
   typed(url: string, plan: readonly FieldPlan[], message: unknown, indent: number): void {
@@ -66,21 +66,11 @@ export class YamlWriter {
    */
   private typeEntry(url: string, indent: number): void {
     const out = this.out;
-    let entries = this.typeEntries.get(url);
-    if (entries === undefined) {
-      entries = [];
-      this.typeEntries.set(url, entries);
-    }
-    const entry = entries[indent];
-    if (entry !== undefined) {
-      out.chunk(entry);
-      return;
-    }
-    const start = out.length;
-    out.text(this.keyName("@type", indent));
-    out.byte(0x3a);
-    this.string(url, Slot.AfterKey, indent);
-    entries[indent] = out.copyFrom(start);
+    out.repeated(this.typeEntries, url, indent, () => {
+      out.text(this.keyName("@type", indent));
+      out.byte(0x3a);
+      this.string(url, Slot.AfterKey, indent);
+    });
   }
 
   /** A message's fields as entries of a mapping at `indent`, the first on a dash's line when `inline`; how many. */
