@@ -89,8 +89,7 @@ export class JsonWriter {
       out.chunk(keyLine(lines, key, "", depth, count++));
       this.plain(child, depth + 1);
     }
-    if (count === 0) out.byte(0x7d);
-    else out.chunk(closing(depth, "}"));
+    this.endObject(depth, count);
   }
 
   /**
@@ -111,7 +110,7 @@ export class JsonWriter {
         const items = value as readonly unknown[];
         if (items.length === 0) continue;
         out.chunk(keyLine(field.jsonKeys, field.name, "[", depth, count++));
-        const open = field.kind === Kind.Leaf ? "" : "{";
+        const open = opening(field);
         for (let i = 0; i < items.length; i++) {
           out.chunk(lineStart(depth + 2, i, open));
           this.opened(field, items[i], depth + 2);
@@ -145,14 +144,19 @@ export class JsonWriter {
       this.typedEntries((value as Any).type_url ?? "", planOf(typeName), message, depth);
     } else {
       field.nested ??= planOf(field.typeName);
-      if (this.fields(field.nested, value as Record<string, unknown>, depth, 0) === 0) this.out.byte(0x7d);
-      else this.out.chunk(closing(depth, "}"));
+      this.endObject(depth, this.fields(field.nested, value as Record<string, unknown>, depth, 0));
     }
+  }
+
+  /** The `}` of an object at `depth` with `count` entries: right after its `{` when it has none. */
+  private endObject(depth: number, count: number): void {
+    if (count === 0) this.out.byte(0x7d);
+    else this.out.chunk(closing(depth, "}"));
   }
 }
 
 /** What a singular field's value opens with: `{` for a message or an Any, nothing for a leaf. */
-function opening(field: FieldPlan): string {
+function opening(field: FieldPlan): "" | "{" {
   return field.kind === Kind.Leaf ? "" : "{";
 }
 

@@ -222,9 +222,8 @@ function sourceFacts(source: PathSource, context: ReplayContext): SourceFacts {
  * identity, its cluster and the values it shares with upstream: kept per level (levels are shared
  * across the nodes whose output holds the same objects) by the target's id (`TargetNames`), then
  * the source's class. Both are small numbers, remembered per target and per source object
- * (`SourceFacts.classes`), so no key is built per path.
- *
- * The class of a source entering through a chain that stamps `stamped`: its identity, its cluster and the values shared.
+ * (`SourceFacts.classes`), so no key is built per path. The class of a source entering through a
+ * chain that stamps `stamped` is its identity, its cluster and the values shared.
  */
 function sourceClass(context: ReplayContext, source: PathSource, stamped: Stamped): number {
   const classes = context.memo.get("source class ids", "", newMap<string, number>);
