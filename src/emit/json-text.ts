@@ -7,18 +7,18 @@
  */
 import type { Any } from "../../gen/google/protobuf/any.js";
 import { type FieldPlan, isDefault, Kind, NotWritable, planOf, Shape, unpacked } from "./message-plan.js";
-import { type RepeatedUnits, TextUnits, type Units, unitsOf } from "./text-units.js";
+import { type RepeatedBytes, TextBytes } from "./text-bytes.js";
 
 export class JsonWriter {
-  readonly out = new TextUnits();
+  readonly out = new TextBytes();
   /** Entry starts of plain objects' keys (`keyLine`), by key. */
-  private readonly plainKeys = new Map<string, Units[]>();
-  /** `typeEntry`'s units, by type URL and depth. */
-  private readonly typeEntries: RepeatedUnits = new Map();
+  private readonly plainKeys = new Map<string, Uint8Array[]>();
+  /** `typeEntry`'s bytes, by type URL and depth. */
+  private readonly typeEntries: RepeatedBytes = new Map();
 
   /** A message as an Any prints: `{"@type": url, ...fields}`, its entries at `depth` + 1. */
   typed(url: string, plan: readonly FieldPlan[], message: unknown, depth: number): void {
-    this.out.char(0x7b);
+    this.out.byte(0x7b);
     this.typedEntries(url, plan, message, depth);
   }
 
@@ -61,7 +61,7 @@ export class JsonWriter {
       out.text("[]");
       return;
     }
-    out.char(0x5b);
+    out.byte(0x5b);
     for (let i = 0; i < count; i++) {
       const item = items[i];
       if (item === undefined) throw new NotWritable();
@@ -75,7 +75,7 @@ export class JsonWriter {
     const prototype = Object.getPrototypeOf(value);
     if (prototype !== Object.prototype && prototype !== null) throw new NotWritable();
     const out = this.out;
-    out.char(0x7b);
+    out.byte(0x7b);
     const record = value as Record<string, unknown>;
     let count = 0;
     for (const key of Object.keys(record)) {
@@ -150,7 +150,7 @@ export class JsonWriter {
 
   /** The `}` of an object at `depth` with `count` entries: right after its `{` when it has none. */
   private endObject(depth: number, count: number): void {
-    if (count === 0) this.out.char(0x7d);
+    if (count === 0) this.out.byte(0x7d);
     else this.out.chunk(closing(depth, "}"));
   }
 }
@@ -161,46 +161,46 @@ function opening(field: FieldPlan): "" | "{" {
 }
 
 /**
- * From `lines` (a field's or a plain key's, made on first use): the units of the start of entry `index`
+ * From `lines` (a field's or a plain key's, made on first use): the UTF-8 start of entry `index`
  * of an object at `depth` — `,` after an earlier entry, the line break and indentation,
  * `"name": ` — then `open`, the bracket the value opens with (the same for every use of `lines`).
  */
-function keyLine(lines: Units[], name: string, open: string, depth: number, index: number): Units {
+function keyLine(lines: Uint8Array[], name: string, open: string, depth: number, index: number): Uint8Array {
   const at = 2 * depth + (index === 0 ? 1 : 0);
   let line = lines[at];
   if (line === undefined) {
-    line = unitsOf(`${index === 0 ? "" : ","}\n${" ".repeat(2 * depth + 2)}${JSON.stringify(name)}: ${open}`);
+    line = Buffer.from(`${index === 0 ? "" : ","}\n${" ".repeat(2 * depth + 2)}${JSON.stringify(name)}: ${open}`);
     lines[at] = line;
   }
   return line;
 }
 
 /** `,` after an earlier item (`index` > 0), a line break, the indentation of `depth`, then `open` (`{` or nothing). */
-function lineStart(depth: number, index: number, open: "" | "{"): Units {
+function lineStart(depth: number, index: number, open: "" | "{"): Uint8Array {
   const starts = open === "" ? LINE_STARTS : OPENING_LINE_STARTS;
   const at = 2 * depth + (index === 0 ? 1 : 0);
   let line = starts[at];
   if (line === undefined) {
-    line = unitsOf(`${index === 0 ? "" : ","}\n${" ".repeat(2 * depth)}${open}`);
+    line = Buffer.from(`${index === 0 ? "" : ","}\n${" ".repeat(2 * depth)}${open}`);
     starts[at] = line;
   }
   return line;
 }
 
 /** A line break, the indentation of `depth` and `bracket`: the end of a collection that is not empty. */
-function closing(depth: number, bracket: "}" | "]"): Units {
+function closing(depth: number, bracket: "}" | "]"): Uint8Array {
   const closings = bracket === "}" ? OBJECT_CLOSINGS : ARRAY_CLOSINGS;
   let line = closings[depth];
   if (line === undefined) {
-    line = unitsOf(`\n${" ".repeat(2 * depth)}${bracket}`);
+    line = Buffer.from(`\n${" ".repeat(2 * depth)}${bracket}`);
     closings[depth] = line;
   }
   return line;
 }
 
-const LINE_STARTS: Units[] = [];
-const OPENING_LINE_STARTS: Units[] = [];
-const OBJECT_CLOSINGS: Units[] = [];
-const ARRAY_CLOSINGS: Units[] = [];
+const LINE_STARTS: Uint8Array[] = [];
+const OPENING_LINE_STARTS: Uint8Array[] = [];
+const OBJECT_CLOSINGS: Uint8Array[] = [];
+const ARRAY_CLOSINGS: Uint8Array[] = [];
 /** An Any's first entry, `"@type": `, at each depth. */
-const TYPE_KEYS: Units[] = [];
+const TYPE_KEYS: Uint8Array[] = [];

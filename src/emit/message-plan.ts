@@ -9,7 +9,6 @@ import type { Any } from "../../gen/google/protobuf/any.js";
 import { enumValueNames, type FieldInfo, FieldType, lookupMessage, unpackAny } from "../envoy/schema.js";
 import { setOwn } from "../util/maps.js";
 import { formatDuration, type JsonValue, RenderError } from "./render.js";
-import type { Units } from "./text-units.js";
 
 const UNWRAPPED_WRAPPERS: ReadonlySet<string> = new Set([
   "google.protobuf.BoolValue",
@@ -51,10 +50,10 @@ export interface FieldPlan {
   readonly typeName: string;
   /** A Message field's type plan, on first use (message types nest recursively). */
   nested: readonly FieldPlan[] | undefined;
-  /** JSON's `\n    "name": ` (first entry) and `,\n    "name": ` (a later one) at each depth as units, made on first use. */
-  readonly jsonKeys: Units[];
-  /** YAML's `name:` on a dash's line, then `    name:` at each indentation / 2 as units, made on first use. */
-  readonly yamlKeys: Units[];
+  /** JSON's `\n    "name": ` (first entry) and `,\n    "name": ` (a later one) at each depth as UTF-8, made on first use. */
+  readonly jsonKeys: Uint8Array[];
+  /** YAML's `name:` on a dash's line, then `    name:` at each indentation / 2 as UTF-8, made on first use. */
+  readonly yamlKeys: Uint8Array[];
 }
 
 const plans = new Map<string, readonly FieldPlan[]>();

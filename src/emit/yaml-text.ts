@@ -12,7 +12,7 @@ import { stringify } from "yaml";
 import type { Any } from "../../gen/google/protobuf/any.js";
 import { BoundedCache } from "../util/bounded-cache.js";
 import { type FieldPlan, isDefault, Kind, NotWritable, planOf, Shape, unpacked } from "./message-plan.js";
-import { type RepeatedUnits, TextUnits, type Units, unitsOf } from "./text-units.js";
+import { type RepeatedBytes, TextBytes } from "./text-bytes.js";
 
 /** `toYamlText`'s settings: no line folding, no anchors. */
 export const YAML_OPTIONS = { lineWidth: 0, aliasDuplicateObjects: false } as const;
@@ -48,11 +48,11 @@ export enum Slot {
  * the dash's line (`- a: 1`, `- - x`). Every value ends its last line.
  */
 export class YamlWriter {
-  readonly out = new TextUnits();
+  readonly out = new TextBytes();
   /** Line starts of maps' and plain objects' keys (`keyLine`), by key. */
-  private readonly plainKeys = new Map<string, Units[]>();
-  /** `typeEntry`'s units, by type URL and indentation. */
-  private readonly typeEntries: RepeatedUnits = new Map();
+  private readonly plainKeys = new Map<string, Uint8Array[]>();
+  /** `typeEntry`'s bytes, by type URL and indentation. */
+  private readonly typeEntries: RepeatedBytes = new Map();
 
   /** A message as an Any prints, as a mapping at `indent` whose first key, `"@type"`, is already placed. */
   typed(url: string, plan: readonly FieldPlan[], message: unknown, indent: number): void {
@@ -68,7 +68,7 @@ export class YamlWriter {
     const out = this.out;
     out.repeated(this.typeEntries, url, indent, () => {
       out.text(this.keyName("@type", indent));
-      out.char(0x3a);
+      out.byte(0x3a);
       this.string(url, Slot.AfterKey, indent);
     });
   }
@@ -90,7 +90,7 @@ export class YamlWriter {
         if (items.length === 0) continue;
         this.out.chunk(this.keyLine(field.yamlKeys, field.name, indent, inline && count === 0));
         count++;
-        out.char(0x0a);
+        out.byte(0x0a);
         for (const item of items) {
           out.chunk(dashAt(indent + 2));
           this.afterDash(field, item, indent + 2);
@@ -101,7 +101,7 @@ export class YamlWriter {
         if (keys.length === 0) continue;
         this.out.chunk(this.keyLine(field.yamlKeys, field.name, indent, inline && count === 0));
         count++;
-        out.char(0x0a);
+        out.byte(0x0a);
         for (const key of keys) {
           out.chunk(this.keyLine(this.linesOf(key), key, indent + 2, false));
           this.afterKey(field, entries[key], indent + 2);
@@ -123,13 +123,13 @@ export class YamlWriter {
     if (field.kind === Kind.Leaf) this.leaf(field, value, Slot.AfterKey, indent);
     else if (field.kind === Kind.Any) {
       const { typeName, message } = unpacked(value as Any);
-      this.out.char(0x0a);
+      this.out.byte(0x0a);
       this.out.spaces(indent + 2);
       this.typed((value as Any).type_url ?? "", planOf(typeName), message, indent + 2);
     } else {
       field.nested ??= planOf(field.typeName);
       const start = this.out.length;
-      this.out.char(0x0a);
+      this.out.byte(0x0a);
       if (this.fields(field.nested, value as Record<string, unknown>, indent + 2, false) === 0) {
         this.out.rewind(start);
         this.out.text(" {}\n");
@@ -150,21 +150,21 @@ export class YamlWriter {
   }
 
   /**
-   * `    key:` in a mapping at `indent`, or `key:` on a dash's line when `inline`, as units from
+   * `    key:` in a mapping at `indent`, or `key:` on a dash's line when `inline`, as UTF-8 from
    * `lines` (a field's or a plain key's, by indentation), made on first use.
    */
-  private keyLine(lines: Units[], key: string, indent: number, inline: boolean): Units {
+  private keyLine(lines: Uint8Array[], key: string, indent: number, inline: boolean): Uint8Array {
     const at = inline ? 0 : (indent >> 1) + 1;
     let line = lines[at];
     if (line === undefined) {
-      line = unitsOf(inline ? `${this.keyName(key, indent)}:` : `${" ".repeat(indent)}${this.keyName(key, indent)}:`);
+      line = Buffer.from(inline ? `${this.keyName(key, indent)}:` : `${" ".repeat(indent)}${this.keyName(key, indent)}:`);
       lines[at] = line;
     }
     return line;
   }
 
   /** The line starts of a map's or plain object's key (`keyLine`). */
-  private linesOf(key: string): Units[] {
+  private linesOf(key: string): Uint8Array[] {
     let lines = this.plainKeys.get(key);
     if (lines === undefined) {
       lines = [];
@@ -191,7 +191,7 @@ export class YamlWriter {
       out.text(slot === Slot.AfterKey ? " []\n" : "[]\n");
       return;
     }
-    if (slot === Slot.AfterKey) out.char(0x0a);
+    if (slot === Slot.AfterKey) out.byte(0x0a);
     const dash = slot === Slot.Document ? 0 : indent + 2;
     for (let i = 0; i < items.length; i++) {
       const item = items[i];
@@ -207,7 +207,7 @@ export class YamlWriter {
     if (prototype !== Object.prototype && prototype !== null) throw new NotWritable();
     const out = this.out;
     const start = out.length;
-    if (slot === Slot.AfterKey) out.char(0x0a);
+    if (slot === Slot.AfterKey) out.byte(0x0a);
     const entries = slot === Slot.Document ? 0 : indent + 2;
     const record = value as Record<string, unknown>;
     let count = 0;
@@ -234,18 +234,18 @@ export class YamlWriter {
   /** A scalar every printer leaves as is. */
   private plainScalar(text: string, slot: Slot): void {
     if (slot === Slot.Document) throw new NotWritable();
-    if (slot === Slot.AfterKey) this.out.char(0x20);
+    if (slot === Slot.AfterKey) this.out.byte(0x20);
     this.out.text(text);
-    this.out.char(0x0a);
+    this.out.byte(0x0a);
   }
 
   private quotedScalar(text: string, slot: Slot): void {
     if (slot === Slot.Document) throw new NotWritable();
-    if (slot === Slot.AfterKey) this.out.char(0x20);
-    this.out.char(0x22);
+    if (slot === Slot.AfterKey) this.out.byte(0x20);
+    this.out.byte(0x22);
     this.out.text(text);
-    this.out.char(0x22);
-    this.out.char(0x0a);
+    this.out.byte(0x22);
+    this.out.byte(0x0a);
   }
 
   /**
@@ -263,9 +263,9 @@ export class YamlWriter {
     });
     // Blank lines of a block scalar carry no indentation.
     if (indent > 0 && text.includes("\n")) text = text.replace(/\n(?=[^\n])/g, `\n${" ".repeat(indent)}`);
-    if (afterKey) this.out.char(0x20);
+    if (afterKey) this.out.byte(0x20);
     this.out.text(text);
-    this.out.char(0x0a);
+    this.out.byte(0x0a);
   }
 
   /**
@@ -286,16 +286,16 @@ export class YamlWriter {
 }
 
 /** `- ` after `indent` spaces, made on first use. */
-function dashAt(indent: number): Units {
+function dashAt(indent: number): Uint8Array {
   let dash = DASHES[indent];
   if (dash === undefined) {
-    dash = unitsOf(`${" ".repeat(indent)}- `);
+    dash = Buffer.from(`${" ".repeat(indent)}- `);
     DASHES[indent] = dash;
   }
   return dash;
 }
 
-const DASHES: Units[] = [];
+const DASHES: Uint8Array[] = [];
 
 /**
  * The package's forms of the scalars and keys it prints (about 300 distinct in a full node, the

@@ -12,7 +12,7 @@ import { stringify } from "yaml";
 import { mulberry32 } from "../../bench/workloads.js";
 import type { Diagnostic } from "../../src/diagnostics.js";
 import { renderJson, renderResult, renderYaml } from "../../src/emit/text.js";
-import { TextUnits } from "../../src/emit/text-units.js";
+import { TextBytes } from "../../src/emit/text-bytes.js";
 import { blockYaml, YAML_OPTIONS } from "../../src/emit/yaml-text.js";
 import { packEncoded, typeUrl } from "../../src/envoy/any.js";
 import { enumValueNames, type FieldInfo, FieldType, lookupMessage } from "../../src/envoy/schema.js";
@@ -274,16 +274,16 @@ describe("the YAML writer itself prints nested collections as the yaml package d
   });
 });
 
-// Strings from 32 characters on take TextUnits' native path (a check, then Buffer's encoder);
+// Strings from 32 characters on take TextBytes' native path (a check, then Buffer's encoder);
 // shorter ones its loop. Both must write what JSON.stringify and Buffer's UTF-8 encoder write.
-describe("TextUnits writes short and long strings alike", () => {
+describe("TextBytes writes short and long strings alike", () => {
   const pad = "p".repeat(40);
   const strings = STRINGS.flatMap((text) => [text, `${pad}${text}`, `${text}${pad}`, `${pad}${text}${pad}`]);
   test.each(strings.map((text) => [text]))("%j", (text) => {
-    const json = new TextUnits();
+    const json = new TextBytes();
     json.jsonString(text);
     expect(json.finish()).toBe(JSON.stringify(text));
-    const plain = new TextUnits();
+    const plain = new TextBytes();
     plain.text(text);
     expect(plain.finish()).toBe(Buffer.from(text, "utf8").toString("utf8"));
   });
