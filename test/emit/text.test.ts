@@ -24,7 +24,17 @@ describe("renderJson and renderYaml write what renderResult's values print as", 
       readonly cluster = "east";
       readonly ip = "10.0.0.1";
     }
+    // renderResult copies a diagnostic's own fields, so a toJSON its class has is not called.
+    class Described {
+      readonly code = "NO_NODE_IP";
+      readonly severity = "warning";
+      readonly message = "m";
+      toJSON() {
+        return { replaced: true };
+      }
+    }
     const odd = [
+      new Described(),
       { code: "NO_NODE_IP", severity: "warning", message: "m", endpoint: new Ref() },
       { code: "NO_NODE_IP", severity: "warning", message: "m", toJSON: () => ({ replaced: true }) },
       { code: "NO_NODE_IP", severity: "warning", message: "m", resource: undefined, via: [undefined] },
