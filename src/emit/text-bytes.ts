@@ -1,5 +1,3 @@
-import { isAscii } from "node:buffer";
-
 /**
  * A growing byte buffer that text renderers write into and turn into one string at the end. A
  * full node's text is tens of megabytes in millions of small pieces: concatenating strings keeps
@@ -24,10 +22,14 @@ export class TextBytes {
     }
   }
 
-  /** The text written, as a string; the buffer goes back to be reused. */
+  /**
+   * The text written, as a string; the buffer goes back to be reused. Decoded as UTF-8 even when
+   * ASCII: V8 copies ASCII as fast as latin1 does, into its own heap, while Node makes a latin1
+   * string of over ~1M characters an external one, and external memory forces a full GC every
+   * 64 MB (a full node's renders would add one every few renders).
+   */
   finish(): string {
-    const written = this.buffer.subarray(0, this.length);
-    const text = written.toString(isAscii(written) ? "latin1" : "utf8");
+    const text = this.buffer.toString("utf8", 0, this.length);
     if (this.buffer.length <= KEPT_BYTES) kept = this.buffer;
     lastLength = this.length;
     return text;
