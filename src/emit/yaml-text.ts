@@ -355,37 +355,26 @@ function valueForm(text: string): Form {
   if (length === 0) return Form.Unknown;
   const first = text.charCodeAt(0);
   if (first === 0x2d || first === 0x3f || first === 0x2e || first === 0x25) return Form.Unknown;
-  // One pass: whether it is a plain word (`isPlainWord`), and the counts the other rules need.
+  // One pass, a table lookup per character: whether it is a plain word (`isPlainWord`), and the
+  // counts the other rules need.
   let word = isWordStart(first);
   let spaces = 0;
   let dots = 0;
   let digits = 0;
   let indicator = isIndicator(first);
   let previous = 0;
-  let i = 0;
-  // Most strings are plain words, or start as one: that run by table, then the rest as below.
-  if (word) {
-    for (; i < length; i++) {
-      const code = text.charCodeAt(i);
-      const kind = code < 0x80 ? WORD_CHARS[code]! : Char.Other;
-      if (kind === Char.Other) break;
-      if (kind === Char.Dot) dots++;
-      else if (kind === Char.Digit) digits++;
-      previous = code;
-    }
-    word = i === length;
-  }
-  for (; i < length; i++) {
+  for (let i = 0; i < length; i++) {
     const code = text.charCodeAt(i);
-    if (code === 0x2e) dots++;
-    else if (isDigit(code)) digits++;
-    else if (word && !isWordChar(code)) word = false;
-    if (!word) {
-      if (!isPrintable(code) || code === 0x22 || code === 0x5c) return Form.Unknown;
-      if (code === 0x20) {
+    const kind = code < 0x80 ? CHARS[code]! : isPrintable(code) ? Char.Text : Char.Unsafe;
+    if (kind === Char.Dot) dots++;
+    else if (kind === Char.Digit) digits++;
+    else if (kind !== Char.Word) {
+      if (kind === Char.Unsafe) return Form.Unknown;
+      word = false;
+      if (kind === Char.Space) {
         if (previous === 0x3a) indicator = true;
         spaces++;
-      } else if (code === 0x23 && previous === 0x20) indicator = true;
+      } else if (kind === Char.Hash && previous === 0x20) indicator = true;
     }
     previous = code;
   }
@@ -395,17 +384,29 @@ function valueForm(text: string): Form {
   return spaces > 0 || dots > 1 ? Form.Plain : Form.Unknown;
 }
 
-/** What `valueForm` counts of an ASCII character: a dot, a digit, another word character (`isWordChar`) or none. */
+/** What `valueForm` tells apart in a character. */
 enum Char {
-  Other,
+  /** A word character (`isWordChar`) other than a dot or digit. */
   Word,
   Dot,
   Digit,
+  Space,
+  Hash,
+  /** Any other printable character, without `"` or `\`. */
+  Text,
+  /** A character only the package prints (not printable, `"` or `\`). */
+  Unsafe,
 }
 
-const WORD_CHARS = Uint8Array.from({ length: 0x80 }, (_, code) =>
-  code === 0x2e ? Char.Dot : isDigit(code) ? Char.Digit : isWordChar(code) ? Char.Word : Char.Other,
-);
+/** `Char` of each ASCII character. */
+const CHARS = Uint8Array.from({ length: 0x80 }, (_, code) => {
+  if (code === 0x2e) return Char.Dot;
+  if (isDigit(code)) return Char.Digit;
+  if (isWordChar(code)) return Char.Word;
+  if (code === 0x20) return Char.Space;
+  if (code === 0x23) return Char.Hash;
+  return isPrintable(code) && code !== 0x22 && code !== 0x5c ? Char.Text : Char.Unsafe;
+});
 
 /** A character that YAML reads as an indicator when a plain scalar starts with it. */
 function isIndicator(code: number): boolean {

@@ -310,6 +310,27 @@ describe("the YAML writer prints each string as the yaml package does", () => {
   });
 });
 
+// Random short strings over an alphabet with a character of each kind `valueForm` tells apart
+// (word, dot, digit, space, `#`, other printable, unsafe, non-ASCII), so every order of them meets
+// the rules: as a value and as an item, the package's form.
+describe("the YAML writer prints random strings as the yaml package does", () => {
+  const alphabet = ["a", "Z", "_", "-", "/", ":", ".", "0", "9", " ", "#", ",", "(", "'", '"', "\\", "\t", "→", "ü", "\u0085", "\ud800", "@", "%", "?"];
+  test.each([1, 2, 3, 4])("seed %i", (seed) => {
+    const random = mulberry32(seed);
+    let written = 0;
+    for (let n = 0; n < 1500; n++) {
+      const text = Array.from({ length: 1 + Math.floor(random() * 8) }, () => pick(random, alphabet)).join("");
+      for (const value of [{ key: text }, [text]]) {
+        const yaml = blockYaml(value);
+        if (yaml === undefined) continue;
+        written++;
+        expect(yaml, JSON.stringify(text)).toBe(stringify(value, YAML_OPTIONS));
+      }
+    }
+    expect(written).toBe(3000);
+  });
+});
+
 // The YAML writer copies a short leaf string it has printed before, per slot: a string after a
 // key and the same one after a dash differ, and so does a block scalar at another indentation.
 describe("renderYaml prints a repeated leaf string in each place as the yaml package does", () => {
