@@ -75,32 +75,14 @@ export function renderJson(result: RenderableResult): string {
       }
       out.text(resources.length === 0 ? "]" : "\n  ]");
     }
-    out.text(",\n");
+    out.text(',\n  "diagnostics": ');
+    writer.plain(result.diagnostics.map(diagnosticValue), 1);
+    out.text("\n}\n");
   } catch (error) {
     if (error instanceof NotWritable) return `${JSON.stringify(renderResult(result), null, 2)}\n`;
     throw error;
   }
-  return flat(`${out.finish()}${diagnosticsJson(result.diagnostics)}\n`);
-}
-
-/**
- * `  "diagnostics": [...]\n}` as the end of renderResult's JSON, printed by `JSON.stringify`
- * itself: diagnostics are plain objects already (a third of a node's text), which V8's printer
- * writes faster than the writer, and their messages' `→` then never pass through UTF-8.
- */
-function diagnosticsJson(diagnostics: readonly Diagnostic[]): string {
-  // The same indentation as in the whole result: `{` and a line break come off the front.
-  return JSON.stringify({ diagnostics: diagnostics.map(diagnosticValue) }, null, 2).slice(2);
-}
-
-/**
- * `text` as one flat string. Joined strings are a rope that V8 copies into one string when it is
- * first read as a whole; converting to a number does that copy (and then stops at the first
- * character, `{`), so the render, not its caller, pays for it.
- */
-function flat(text: string): string {
-  Number(text);
-  return text;
+  return out.finish();
 }
 
 const RESOURCE_KINDS: readonly ResourceKind[] = ["clusters", "endpoints", "listeners"];
