@@ -355,7 +355,9 @@ function sharedClaims(hosted: readonly HostedEndpoint[]): HostedEndpoint[][] {
   for (const { netns } of hosted) {
     if (!netns) continue;
     const size = claimed.size;
-    if (claimed.add(netns).size === size) (shared ??= new Set()).add(netns);
+    if (claimed.add(netns).size > size) continue;
+    shared ??= new Set();
+    shared.add(netns);
   }
   if (!shared) return [];
   const claims = new Map<string, HostedEndpoint[]>();

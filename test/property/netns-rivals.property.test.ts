@@ -22,7 +22,8 @@ const records = fc.array(
 function hostedList(specs: readonly { service: string; netns: string }[]): readonly HostedEndpoint[] {
   const services: Record<string, Record<string, unknown>[]> = {};
   specs.forEach(({ service, netns }, i) => {
-    (services[`ns/${service}`] ??= []).push(endpoint({ cluster: "east", ip: `10.244.0.${i + 1}`, node: "n1", pod: `pod-${i}`, netns }));
+    const record = endpoint({ cluster: "east", ip: `10.244.0.${i + 1}`, node: "n1", pod: `pod-${i}`, netns });
+    services[`ns/${service}`] = [...(services[`ns/${service}`] ?? []), record];
   });
   return indexSnapshot(mesh({ services })).hostedBy.get("east/n1") ?? [];
 }
