@@ -402,6 +402,21 @@ describe("explainPath", () => {
 });
 
 describe("the replay reads each compiled object once, and only for the nodes whose output holds it", () => {
+  test("nodes of two clusters sharing a cluster and its assignment share the level, not where its dials go", () => {
+    const mesh = compileMesh(snapshot(), crossCluster);
+    const name = "checkout.team-a.mesh.aether:8080";
+    // west/node-1 gets east/node-1's very assignment. Pod CIDRs overlap: from west, a direct dial to an
+    // east pod's IP reaches the west pod at that IP.
+    const east = (node(mesh, "east/node-1").endpoints as ClusterLoadAssignment[]).find((a) => a.cluster_name === name)!;
+    const endpoints = node(mesh, "west/node-1").endpoints as ClusterLoadAssignment[];
+    endpoints[endpoints.findIndex((a) => a.cluster_name === name)] = east;
+    const report = checkCompiledMesh(mesh);
+    const landedIn = (key: string) =>
+      new Set(report.paths.filter((p) => p.source.node === key && p.cluster === name).flatMap((p) => p.landings.map((l) => l.pod.cluster)));
+    expect(landedIn("east/node-1")).toEqual(new Set(["east"]));
+    expect(landedIn("west/node-1")).toEqual(new Set(["west"]));
+  });
+
   test("nodes sharing an outbound cluster object but not its assignment each get their own priority level", () => {
     const mesh = compileMesh(snapshot(), crossCluster);
     const name = "checkout.team-a.mesh.aether:8080";
