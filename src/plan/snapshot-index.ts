@@ -343,24 +343,16 @@ function rivalsOnNode(hosted: readonly HostedEndpoint[]): NodeRivals {
   return rivals;
 }
 
-/**
- * The groups of a node's records claiming one netns, two or more each; almost always none, found
- * in one pass. A cold compile asks this of nearly every node of the mesh (each hosts some
- * dependency's endpoint), so the pass does one set operation per record: an `add` that leaves the
- * size unchanged found a second claim. On a cold heap about a third of its time is the first read
- * of each record's netns string, scattered over the heap since the registry was parsed.
- */
+/** The groups of a node's records claiming one netns, two or more each; almost always none, found in one pass. */
 function sharedClaims(hosted: readonly HostedEndpoint[]): HostedEndpoint[][] {
   const claimed = new Set<string>();
-  let shared: Set<string> | undefined;
-  for (const { netns } of hosted) {
-    if (!netns) continue;
-    const size = claimed.size;
-    if (claimed.add(netns).size > size) continue;
-    shared ??= new Set();
-    shared.add(netns);
+  const shared = new Set<string>();
+  for (const record of hosted) {
+    if (!record.netns) continue;
+    if (claimed.has(record.netns)) shared.add(record.netns);
+    else claimed.add(record.netns);
   }
-  if (!shared) return [];
+  if (shared.size === 0) return [];
   const claims = new Map<string, HostedEndpoint[]>();
   for (const record of hosted) if (shared.has(record.netns)) getOrInsert(claims, record.netns, () => []).push(record);
   return [...claims.values()];
