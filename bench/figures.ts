@@ -648,6 +648,11 @@ export function createBench(config: BenchConfig) {
         "≤ 1.5",
       ),
       checked("10", "  peak heap during verifyMesh (heap + external, GC profiler)", m.peakHeap, limit, formatBytes(m.peakHeap), "≤ 1.5 GB"),
+      info(
+        "10",
+        "  CPU time (user + system, all threads)",
+        `${(m.verifyCpuMs / m.compileAllCpuMs).toFixed(2)} — ${formatMs(m.verifyCpuMs)} vs ${formatMs(m.compileAllCpuMs)}`,
+      ),
       info("10", "  paths", `${m.paths.toLocaleString("en-US")} paths replayed; ok: ${m.ok}${m.gc ? "" : "; warning: no --expose-gc in the child"}`),
     ];
   }

@@ -20,24 +20,30 @@ export interface VerifyFigures {
   readonly gc: boolean;
   readonly compileAllMs: number;
   readonly verifyMs: number;
+  /** CPU time (user + system, every thread of the process) of each phase: steadier than wall clock on a busy machine. */
+  readonly compileAllCpuMs: number;
+  readonly verifyCpuMs: number;
   readonly peakHeap: number;
   readonly nodes: number;
   readonly paths: number;
   readonly ok: boolean;
 }
 
-function timed<T>(run: () => T): { ms: number; result: T } {
+function timed<T>(run: () => T): { ms: number; cpuMs: number; result: T } {
+  const cpuStart = process.cpuUsage();
   const start = process.hrtime.bigint();
   const result = run();
-  return { ms: Number(process.hrtime.bigint() - start) / 1e6, result };
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  const cpu = process.cpuUsage(cpuStart);
+  return { ms, cpuMs: (cpu.user + cpu.system) / 1e3, result };
 }
 
 /** `compileMesh` on a cold index, timed; only numbers are kept. */
-function compileAll(snapshot: Snapshot, options: ReturnType<typeof parseOptions>): { ms: number; nodes: number } {
+function compileAll(snapshot: Snapshot, options: ReturnType<typeof parseOptions>): { ms: number; cpuMs: number; nodes: number } {
   const index = indexSnapshot({ ...snapshot });
   collectGarbage();
-  const { ms, result } = timed(() => compileMesh(index, options));
-  return { ms, nodes: result.nodes.size };
+  const { ms, cpuMs, result } = timed(() => compileMesh(index, options));
+  return { ms, cpuMs, nodes: result.nodes.size };
 }
 
 function measure(snapshotPath: string): VerifyFigures {
@@ -57,6 +63,8 @@ function measure(snapshotPath: string): VerifyFigures {
     gc: hasGc(),
     compileAllMs: compiled.ms,
     verifyMs: verified.ms,
+    compileAllCpuMs: compiled.cpuMs,
+    verifyCpuMs: verified.cpuMs,
     peakHeap,
     nodes: compiled.nodes,
     paths: verified.result.paths.length,
