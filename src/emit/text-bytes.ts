@@ -1,3 +1,5 @@
+import { getOrInsert } from "../util/maps.js";
+
 /**
  * A growing byte buffer that text renderers write into and turn into one string at the end. A
  * full node's text is tens of megabytes in millions of small pieces: concatenating strings keeps
@@ -45,11 +47,7 @@ export class TextBytes {
    * and copied from then on.
    */
   repeated(memo: RepeatedBytes, key: string, level: number, write: () => void): void {
-    let levels = memo.get(key);
-    if (levels === undefined) {
-      levels = [];
-      memo.set(key, levels);
-    }
+    const levels = getOrInsert(memo, key, newLevels);
     const kept = levels[level];
     if (kept !== undefined) {
       this.chunk(kept);
@@ -231,6 +229,10 @@ const SHORT_ESCAPES: Readonly<Record<number, string>> = { 8: "\\b", 9: "\\t", 10
 /** JSON's escape of a character it does not print as is. */
 function escapeOf(code: number): string {
   return SHORT_ESCAPES[code] ?? `\\u${code.toString(16).padStart(4, "0")}`;
+}
+
+function newLevels(): Uint8Array[] {
+  return [];
 }
 
 /** `TextBytes.repeated`'s memo: bytes by key, then level. Keep one per render, so nothing outlives it. */
