@@ -51,15 +51,7 @@ export function verifyMesh(snapshot: Snapshot | SnapshotIndex, options: Options 
 
 /** The check over already-compiled output (tests seed mistakes into it). */
 export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
-  const context = replayContext(mesh);
-  const targets = targetLookup(mesh);
-  const replayed: PathReport[] = [];
-  for (const { local } of mesh.nodes.values()) {
-    for (const source of sourcesOf(mesh, local)) {
-      for (const target of targetsOf(mesh, local, source, targets)) replayed.push(replayPath(context, source, target));
-    }
-  }
-  const paths = withSharedPoolFailures(replayed);
+  const paths = withSharedPoolFailures(replayByTarget(replayContext(mesh), meshPaths(mesh)));
   const ok = mesh.failed.size === 0 && mesh.skipped.size === 0 && paths.every((p) => p.status !== "failed");
   return {
     ok,
@@ -70,6 +62,47 @@ export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
     sharedAddresses: sharedAddresses(mesh.index.snapshot.services),
     failedNodes: mesh.failed,
   };
+}
+
+/** Every path the check replays: each node's sources (`sourcesOf`), each with the targets it calls, in report order. */
+interface MeshPaths {
+  readonly sources: readonly PathSource[];
+  /** By source: what `targetsOf` gives (one list shared by sources of a service). */
+  readonly targets: readonly (readonly PathTarget[])[];
+}
+
+function meshPaths(mesh: CompiledMesh): MeshPaths {
+  const lookup = targetLookup(mesh);
+  const sources: PathSource[] = [];
+  const targets: (readonly PathTarget[])[] = [];
+  for (const { local } of mesh.nodes.values()) {
+    for (const source of sourcesOf(mesh, local)) {
+      sources.push(source);
+      targets.push(targetsOf(mesh, local, source, lookup));
+    }
+  }
+  return { sources, targets };
+}
+
+/**
+ * Every path replayed, reported in source order (each source's targets in turn) but replayed target
+ * by target. The replay is bound by memory latency, not arithmetic: paths to one service port share
+ * its levels, dials, sockets and arrivals, which stay in cache while that target's paths are
+ * replayed together; replayed source by source, each path met them cold (W10k's check took ~0.7×
+ * the CPU time this way, in interleaved A/B). Paths are independent, so the order changes no report.
+ */
+function replayByTarget(context: ReplayContext, { sources, targets }: MeshPaths): PathReport[] {
+  // By target object (one per service port): each path's source index, then its report index.
+  const byTarget = new Map<PathTarget, number[]>();
+  let count = 0;
+  for (const [source, list] of targets.entries()) {
+    for (const target of list) (byTarget.get(target) ?? remember(byTarget, target, [])).push(source, count++);
+  }
+  const reports = new Array<PathReport>(count);
+  for (const [target, at] of byTarget) {
+    for (let i = 0; i < at.length; i += 2) reports[at[i + 1]!] = replayPath(context, sources[at[i]!]!, target);
+  }
+  return reports;
 }
 
 /**

@@ -9,8 +9,8 @@ import { generateDocument, SMOKE_WORKLOADS } from "../../bench/workloads.js";
 import { SOURCE_IDENTITIES, type SocketSelection, type SourceIdentity, WAYPOINT_MODES, type WaypointMode } from "../../src/model/options.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { compileMesh } from "../../src/verify/compiled-mesh.js";
-import { checkCompiledMesh, replayContext } from "../../src/verify/mesh-check.js";
-import { replayPath } from "../../src/verify/path.js";
+import { checkCompiledMesh, replayContext, sourcesOf } from "../../src/verify/mesh-check.js";
+import { type PathReport, replayPath } from "../../src/verify/path.js";
 import { ReplayMemo } from "../../src/verify/replay-memo.js";
 
 // The figure-10 workload at smoke size: 30 nodes in 3 clusters, 15 services, pods in several zones.
@@ -63,5 +63,26 @@ describe("each landing's trace is its own dial's", () => {
       for (const failure of [...path.failures, ...path.unverified]) expect(failure.hops.filter((hop) => hop.includes(": dial ")).length).toBeLessThanOrEqual(1);
     }
     expect(severalDials).toBeGreaterThan(0);
+  });
+});
+
+describe("the mesh check reports every path in source order", () => {
+  test.each(MODES)("%s / %s / %s", (sourceIdentity, mode, socketSelection) => {
+    // It replays target by target: each report must still sit where the source-by-source replay puts it, and say the same.
+    const mesh = compileMesh(isolated, { eastWestWaypoint: mode, sourceIdentity, socketSelection });
+    const { paths } = checkCompiledMesh(mesh);
+    const context = replayContext(mesh);
+    const inSourceOrder: PathReport[] = [];
+    for (const { local } of mesh.nodes.values()) {
+      for (const source of sourcesOf(mesh, local)) {
+        const services = (source.pod ? mesh.index.snapshot.dependencies?.get(source.pod.service) : local.dependencies) ?? mesh.index.serviceKeys;
+        for (const service of services) {
+          for (const port of mesh.index.services.get(service)?.ports ?? []) inSourceOrder.push(replayPath(context, source, { service, port }));
+        }
+      }
+    }
+    expect(paths.some((path) => path.failures.some((failure) => failure.code === "POOL_SHARED_ACROSS_SOURCES"))).toBe(false);
+    expect(new Set(paths.map((path) => path.target.service)).size).toBeGreaterThan(1);
+    expect(paths).toEqual(inSourceOrder);
   });
 });
