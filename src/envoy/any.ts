@@ -22,10 +22,12 @@ export function typeNameOfUrl(url: string): string {
 }
 
 /**
- * The original message of every Any packed here, so renderers can show it without decoding the
- * bytes again. Weakly held: it never keeps a resource alive.
+ * The original message of an Any packed here, so renderers and the mesh check can read it without
+ * decoding the bytes again: a non-enumerable symbol slot on the Any itself, which keys, spreads,
+ * JSON and equality never see. (A process-wide WeakMap held millions of entries in `sockets` mode,
+ * one per packed TLS context: every lookup missed the cache and every GC walked the whole table.)
  */
-const packedMessages = new WeakMap<Any, unknown>();
+const PACKED = Symbol("packed message");
 
 /**
  * One writer reused for every pack: its buffer keeps its size between messages, so packing
@@ -41,11 +43,11 @@ export function pack<T>(type: MessageType<T>, message: T): Any {
 /** An Any from bytes encoded elsewhere; `message` must be what they decode to. */
 export function packEncoded(typeName: string, value: Uint8Array, message: unknown): Any {
   const any: Any = { type_url: typeUrl(typeName), value };
-  packedMessages.set(any, message);
+  Object.defineProperty(any, PACKED, { value: message });
   return any;
 }
 
 /** The message an Any was packed from by `pack`, if it was. */
 export function packedMessage(any: Any): unknown {
-  return packedMessages.get(any);
+  return (any as { [PACKED]?: unknown })[PACKED];
 }

@@ -1,0 +1,35 @@
+/**
+ * `pack` keeps the original message on the Any it returns, so renderers, lint and the mesh check
+ * read it without decoding; users see only `type_url` and `value`, as in any other Any.
+ */
+import { describe, expect, test } from "vitest";
+import { pack, packedMessage, typeUrl } from "../../src/envoy/any.js";
+import { unpackAny } from "../../src/envoy/schema.js";
+import { TRANSPORT_SOCKET_NAME_ACTION } from "../../src/envoy/types.js";
+
+describe("a packed Any", () => {
+  const message = { name: "waypoint" };
+  const any = pack(TRANSPORT_SOCKET_NAME_ACTION, message);
+
+  test("shows only type_url and value: keys, spreads, JSON and equality", () => {
+    const plain = { type_url: typeUrl(TRANSPORT_SOCKET_NAME_ACTION.typeName), value: any.value };
+    expect(Object.keys(any)).toEqual(["type_url", "value"]);
+    expect(Reflect.ownKeys({ ...any })).toEqual(["type_url", "value"]);
+    expect(JSON.stringify(any)).toBe(JSON.stringify(plain));
+    expect(any).toStrictEqual(plain);
+  });
+
+  test("gives back the very message it was packed from", () => {
+    expect(packedMessage(any)).toBe(message);
+    expect(unpackAny(any)?.message).toBe(message);
+  });
+
+  test("a copy carries no message: unpacking decodes its bytes to an equal one", () => {
+    const copy = { ...any };
+    expect(packedMessage(copy)).toBeUndefined();
+    const unpacked = unpackAny(copy);
+    expect(unpacked?.typeName).toBe(TRANSPORT_SOCKET_NAME_ACTION.typeName);
+    expect(unpacked?.message).not.toBe(message);
+    expect(unpacked?.message).toEqual(message);
+  });
+});
