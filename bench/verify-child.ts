@@ -17,7 +17,7 @@ import type { Snapshot } from "../src/model/snapshot.js";
 import { indexSnapshot } from "../src/plan/snapshot-index.js";
 import { compileMesh } from "../src/verify/compiled-mesh.js";
 import { verifyMesh } from "../src/verify/mesh-check.js";
-import { collectGarbage, hasGc } from "./measure.js";
+import { collectGarbage, hasGc, median } from "./measure.js";
 
 export interface VerifyFigures {
   readonly gc: boolean;
@@ -69,12 +69,6 @@ function verifyAll(snapshot: Snapshot, options: Options): Timed<{ paths: number;
   const usage = process.memoryUsage();
   const peakHeap = Math.max(usage.heapUsed + usage.external, ...statistics.map(({ beforeGC: { heapStatistics: h } }) => h.usedHeapSize + h.externalMemory));
   return { ms, cpuMs, result: { paths: result.paths.length, ok: result.ok, peakHeap } };
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 function measure(snapshotPath: string, rounds: number): VerifyFigures {
