@@ -7,6 +7,7 @@
  */
 import { type Cluster, Cluster_DiscoveryType } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { TrafficDirection, type TransportSocket } from "../../gen/envoy/config/core/v3/base.js";
+import type { HealthCheck } from "../../gen/envoy/config/core/v3/health_check.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
@@ -109,7 +110,6 @@ function readinessProbe(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): { c
   const probe = plan.options.settings.readinessProbes;
   if (!probe?.intervalMs || !probe.timeoutMs) return undefined;
   const name = readinessClusterName(ref);
-  const interval = duration(probe.intervalMs);
   const cluster: Cluster = {
     name,
     type: Cluster_DiscoveryType.EDS,
@@ -124,9 +124,22 @@ function readinessProbe(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): { c
         validation: plan.validation,
       }),
     ),
-    health_checks: [
+    health_checks: probeChecks(probe, probe.intervalMs, probe.timeoutMs),
+  };
+  const assignment = { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: socketAddress(hosted.pod.ip, plan.options.inboundPort) } }] }] };
+  return { cluster, assignment };
+}
+
+/** The probe's health checks, one list per probe settings object: every pod's probe cluster shares it. */
+const checksBySettings = new WeakMap<object, HealthCheck[]>();
+
+function probeChecks(settings: object, intervalMs: number, timeoutMs: number): HealthCheck[] {
+  let checks = checksBySettings.get(settings);
+  if (!checks) {
+    const interval = duration(intervalMs);
+    checks = [
       {
-        timeout: duration(probe.timeoutMs),
+        timeout: duration(timeoutMs),
         interval,
         unhealthy_threshold: 1,
         healthy_threshold: 1,
@@ -134,10 +147,10 @@ function readinessProbe(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): { c
         // The probe carries no traffic: without this Envoy checks it once a minute.
         no_traffic_interval: interval,
       },
-    ],
-  };
-  const assignment = { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: socketAddress(hosted.pod.ip, plan.options.inboundPort) } }] }] };
-  return { cluster, assignment };
+    ];
+    checksBySettings.set(settings, checks);
+  }
+  return checks;
 }
 
 /**

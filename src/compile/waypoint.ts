@@ -8,7 +8,7 @@ import { type Cluster, Cluster_DiscoveryType } from "../../gen/envoy/config/clus
 import { TrafficDirection } from "../../gen/envoy/config/core/v3/base.js";
 import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
-import type { LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
+import type { LbEndpoint, LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import { type Diagnostic, diagnostic } from "../diagnostics.js";
@@ -36,7 +36,7 @@ import { clusterSettings, listenerSettings, tcpIdleTimeout } from "./settings.js
 
 /** A pod a waypoint may forward to: healthy, in the node's cluster, not terminating. */
 interface ServingPod {
-  readonly ip: string;
+  readonly record: ServiceEndpoint;
   readonly weight: number;
   readonly ports: readonly number[];
   /** On this node (priority 0), or elsewhere in the cluster (priority 1). */
@@ -94,7 +94,7 @@ function servingPods(plan: NodePlan, service: ServiceRef): ServingPod[] {
   const terminating = new Set(plan.hostedPods.filter((h) => h.service === key && h.pod.terminating).map((h) => h.pod.ip));
   return CLUSTER_PODS.get(indexed.caches, [clusterName], () => clusterPods(plan.index, indexed, clusterName))
     .filter((e) => !terminating.has(e.ip))
-    .map((e) => ({ ip: e.ip, weight: e.weight, ports: e.ports, local: e.kubernetesMetadata.nodeName === nodeName }));
+    .map((e) => ({ record: e, weight: e.weight, ports: e.ports, local: e.kubernetesMetadata.nodeName === nodeName }));
 }
 
 /**
@@ -205,11 +205,22 @@ function ingressTier(
     );
   }
   return {
-    lb_endpoints: pods.map((pod, i) => ({
-      endpoint: { address: socketAddress(pod.ip, plan.options.inboundPort) },
-      health_status: HealthStatus.HEALTHY,
-      load_balancing_weight: weights.values[i]!,
-    })),
+    lb_endpoints: pods.map((pod, i) => ingressEndpoint(pod.record, plan.options.inboundPort, weights.values[i]!)),
     ...(priority > 0 ? { priority } : {}),
   };
+}
+
+/**
+ * A serving pod's endpoint in ingress assignments: one object per registry record while its port
+ * and weight stay the same. Every node of the cluster hosting the service lists the pod and keeps
+ * the list for its next recompile, so they share the object rather than each holding a copy.
+ */
+const ingressEndpoints = new WeakMap<ServiceEndpoint, LbEndpoint>();
+
+function ingressEndpoint(record: ServiceEndpoint, port: number, weight: number): LbEndpoint {
+  const known = ingressEndpoints.get(record);
+  if (known?.load_balancing_weight === weight && known.endpoint!.address!.socket_address!.port_value === port) return known;
+  const made: LbEndpoint = { endpoint: { address: socketAddress(record.ip, port) }, health_status: HealthStatus.HEALTHY, load_balancing_weight: weight };
+  ingressEndpoints.set(record, made);
+  return made;
 }

@@ -3,6 +3,7 @@
  * identities it hosts and the netns each pod is recognized by, the services in its dependency
  * scope, and how certificates are fetched and validated.
  */
+import { hash } from "node:crypto";
 import type { ConfigSource } from "../../gen/envoy/config/core/v3/config_source.js";
 import { type Diagnostic, diagnostic } from "../diagnostics.js";
 import { configSource } from "../envoy/core.js";
@@ -35,7 +36,7 @@ export interface NodePlan {
   readonly identityByNetns: ReadonlyMap<string, string>;
   /** The pods the node hosts, sorted by namespace and name, with what the waypoint side needs. */
   readonly hostedPods: readonly HostedPodPlan[];
-  /** Everything the waypoint side (tunnel, ingress, inbound) depends on beyond the context. */
+  /** A digest of everything the waypoint side (tunnel, ingress, inbound) depends on beyond the context. */
   readonly waypointSignature: string;
   /**
    * One object per parsed node and options pair: what a recompile of the node reuses (its last
@@ -194,14 +195,18 @@ function hostedSide(index: SnapshotIndex, node: LocalNode, basics: NodeBasics): 
   return basics.lastHosted;
 }
 
-/** The node's address and pods, and the version of every service it hosts. */
+/**
+ * The node's address and pods, and the version of every service it hosts, as a digest: the node
+ * keeps it for its next recompile, and the text it digests runs to kilobytes per node.
+ */
 function waypointSignature(index: SnapshotIndex, node: LocalNode, hosted: readonly HostedPodPlan[]): string {
-  return JSON.stringify([
+  const text = JSON.stringify([
     node.nodeIp,
     node.clusterName,
     node.nodeName,
     hosted.map((h) => [h.pod, h.netns, h.ports, index.services.get(h.service)?.serial ?? 0]),
   ]);
+  return hash("sha256", text, "base64");
 }
 
 /** A one-entry cache: the last value computed, and the inputs it was computed from. */

@@ -91,6 +91,44 @@ describe("nodes sharing compiled pieces", () => {
     expect(ingress(n2)).toEqual([["10.0.2.1"], ["10.0.1.1", "10.0.3.1"]]);
   });
 
+  test("nodes listing a pod in one ingress share its endpoint object; each compile still gets its own inbound port and scaled weight", () => {
+    // Weights near uint32: a tier of two pods is scaled, a tier of one is not, so api-1 is scaled
+    // in n2's ingress and not in n1's.
+    const api = (ip: string, node: string, pod: string) => endpoint({ cluster: "east", ip, node, pod, weight: 3_000_000_000 });
+    const heavy = mesh({ services: { "shop/api": [api("10.0.1.1", "n1", "api-1"), api("10.0.2.1", "n2", "api-2"), api("10.0.3.1", "n3", "api-3")] } });
+    for (const snapshot of [twoNodeMesh(), heavy]) {
+      const index = indexSnapshot({ ...snapshot });
+      const n1 = localNode("east", "n1", "10.9.0.1", [pod("api-1", "api", "10.0.1.1")]);
+      const n2 = localNode("east", "n2", "10.9.0.2", [pod("api-2", "api", "10.0.2.1")]);
+      const waypoint = { eastWestWaypoint: "cross-cluster" } as const;
+      const otherPort = { ...waypoint, inboundPort: 15010 };
+      for (const [node, options] of [
+        [n1, waypoint],
+        [n2, waypoint],
+        [n1, otherPort],
+        [n2, waypoint],
+        [n1, waypoint],
+      ] as const)
+        expect(versions(index, node, options)).toEqual(alone(snapshot, node, options));
+      const ingress = (node: LocalNodeInput) =>
+        compileNode(index, node, waypoint)
+          .endpoints.find((a) => a.cluster_name === "ew_ingress_api_shop")!
+          .endpoints!.flatMap((group) => group.lb_endpoints!);
+      const byAddress = (node: LocalNodeInput) => new Map(ingress(node).map((lb) => [lb.endpoint!.address!.socket_address!.address, lb]));
+      const [one, two] = [byAddress(n1), byAddress(n2)];
+      expect(one.get("10.0.3.1")).toBe(two.get("10.0.3.1"));
+      if (snapshot === heavy) expect(one.get("10.0.1.1")!.load_balancing_weight).not.toBe(two.get("10.0.1.1")!.load_balancing_weight);
+    }
+  });
+
+  test("every pod's readiness probe shares one list of health checks", () => {
+    const snapshot = twoNodeMesh();
+    const n1 = localNode("east", "n1", "10.9.0.1", [pod("api-1", "api", "10.0.1.1"), pod("web-1", "web", "10.0.1.2")]);
+    const probes = compileNode(snapshot, n1, {}).clusters.filter((c) => c.health_checks !== undefined);
+    expect(probes.map((c) => c.name)).toHaveLength(2);
+    expect(probes[0]!.health_checks).toBe(probes[1]!.health_checks);
+  });
+
   test("pods of one service with different identities, or one pod's HTTP and TCP ports, never share a socket", () => {
     const snapshot = twoNodeMesh();
     const index = indexSnapshot({ ...snapshot });
