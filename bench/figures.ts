@@ -9,7 +9,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { serialize } from "node:v8";
+import { GCProfiler, serialize } from "node:v8";
 import { type CompileResult, compileNode } from "../src/compile/compile-node.js";
 import { portAssignments } from "../src/compile/endpoints.js";
 import { renderJson, renderYaml } from "../src/emit/text.js";
@@ -21,7 +21,7 @@ import { indexSnapshot, type SnapshotIndex } from "../src/plan/snapshot-index.js
 import { explainPath } from "../src/verify/mesh-check.js";
 import type { EdsFigures } from "./eds-child.js";
 import { ackUntilQuiet, connectEnvoys, responsesSoFar } from "./fan-out.js";
-import { collectGarbage, formatBytes, formatMs, type LappedTiming, type Timing, type TimingOptions, timeIt, timeOnce } from "./measure.js";
+import { formatBytes, formatMs, type LappedTiming, settledHeap, type Timing, type TimingOptions, timeIt, timeOnce } from "./measure.js";
 import type { MemoryFigures } from "./memory-child.js";
 import { addService, healthFlip, nodeDrain, rollout, type Scenario } from "./scenarios.js";
 import type { VerifyFigures } from "./verify-child.js";
@@ -628,9 +628,11 @@ export function createBench(config: BenchConfig) {
     const locals = w.snapshot.nodes.map((n) => localNodeFrom(w.snapshot, n.cluster, n.name));
     log(`figure 9: every node of ${w.params.name} (${locals.length} nodes) ...`);
     const index = indexSnapshot(fresh(w.snapshot));
-    collectGarbage();
+    const heapBefore = settledHeap();
     let sent = 0;
     const distinct = new Set<Uint8Array>();
+    const gc = new GCProfiler();
+    gc.start();
     const { ms } = timeOnce(() => {
       for (const local of locals) {
         const xds = toXdsResources(compileNode(index, local, OPTIONS));
@@ -640,6 +642,10 @@ export function createBench(config: BenchConfig) {
         }
       }
     });
+    // GCProfiler's cost is each pause's duration in microseconds.
+    const gcMs = gc.stop().statistics.reduce((sum, { cost }) => sum + cost, 0) / 1000;
+    // The nodes are still referenced (`locals`), as a server holds its connected nodes.
+    const heapHeld = settledHeap() - heapBefore;
     const held = [...distinct].reduce((sum, bytes) => sum + bytes.length, 0);
     const ratio = ms / one;
     return [
@@ -655,6 +661,11 @@ export function createBench(config: BenchConfig) {
         "9",
         "  CDS shared across nodes",
         `${formatBytes(sent)} sent in all (${formatBytes(sent / locals.length)} per node), ${formatBytes(held)} of distinct encoded clusters (${distinct.size} byte arrays)`,
+      ),
+      info(
+        "9",
+        "  heap held after, GC pauses",
+        `${formatBytes(heapHeld)} (${formatBytes(heapHeld / locals.length)} per node: each node's recompile state, every view's EDS); GC pauses ${formatMs(gcMs)} of ${formatMs(ms)}`,
       ),
     ];
   }
