@@ -244,13 +244,17 @@ function changedInStep(
 ): Set<ServiceKey> | undefined {
   if (before.size !== after.size) return undefined;
   const changed = new Set<ServiceKey>();
-  const previous = before.entries();
-  for (const [key, records] of after) {
-    const [oldKey, oldRecords] = previous.next().value!;
-    if (oldKey !== key) return undefined;
-    if (oldRecords !== records) changed.add(key);
-  }
-  return changed;
+  // Keys and values walked apart, and `after` by forEach: an entries iterator makes a pair per
+  // entry, and this runs on every update of thousands of services.
+  const keys = before.keys();
+  const values = before.values();
+  let inStep = true;
+  after.forEach((records, key) => {
+    if (!inStep) return;
+    if (keys.next().value !== key) inStep = false;
+    else if (values.next().value !== records) changed.add(key);
+  });
+  return inStep ? changed : undefined;
 }
 
 function indexService(snapshot: Snapshot, key: ServiceKey): IndexedService {

@@ -97,6 +97,21 @@ describe("incremental recompiles", () => {
     expect(nextIndex.hostedBy.get("west/node-1")!.map((h) => h.endpoint.health)).toEqual(["HEALTHY", "HEALTHY"]);
   });
 
+  test("a plain new snapshot with the same services in another order, one of them changed, is read by key", () => {
+    // Walking both maps in step only holds while their keys line up; here they do not, and the
+    // records at each position belong to another service.
+    const base = parseSnapshot(meshDocument());
+    const index = indexSnapshot(base);
+    compiled(base, index);
+    const reordered = new Map([...base.services].reverse());
+    reordered.set("team-b/payments", withServiceRecords(base, "team-b/payments", recovered(base)).services.get("team-b/payments")!);
+    const next = { ...base, services: reordered };
+    const nextIndex = indexSnapshot(next, index);
+    expect(nextIndex.services.get("team-a/frontend")).toBe(index.services.get("team-a/frontend"));
+    expect(nextIndex.hostedBy.get("west/node-1")!.map((h) => h.endpoint.health)).toEqual(["HEALTHY", "HEALTHY"]);
+    expect(versions(compiled(next, nextIndex))).toEqual(versions(compiled(next, indexSnapshot({ ...next }))));
+  });
+
   test("moving a pod to another node updates which node hosts it and the node's address", () => {
     const base = parseSnapshot(meshDocument());
     const index = indexSnapshot(base);
