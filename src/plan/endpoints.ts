@@ -15,7 +15,7 @@ import { type SharedAddress, sharedAddresses } from "../model/snapshot-checks.js
 import { outboundClusterName } from "../naming.js";
 import { AddressMap } from "../util/address-map.js";
 import { compositeKey } from "../util/keys.js";
-import { getOrInsert } from "../util/maps.js";
+import { getOrInsert, remember } from "../util/maps.js";
 import { compareText, ipSortKey } from "../util/order.js";
 import { CacheSlot, singleEntrySlot } from "./cache-slots.js";
 import type { EdsView } from "./eds-view.js";
@@ -209,12 +209,21 @@ const NO_RIVALS: readonly HostedEndpoint[] = [];
 const RIVALS_BY_NODE = singleEntrySlot<Map<string, Map<string, NodeRivals>>>("netns rivals by node");
 
 function nodeRivals(index: SnapshotIndex, cluster: string, name: string): NodeRivals {
-  const byCluster = RIVALS_BY_NODE.get(index.caches, [], () => new Map());
-  const byName = getOrInsert(byCluster, cluster, () => new Map<string, NodeRivals>());
-  return getOrInsert(byName, name, () => {
-    const hosted = index.hostedBy.get(nodeKey(cluster, name));
-    return hosted ? netnsRivalsOn(hosted) : NO_NODE_RIVALS;
-  });
+  const byCluster = RIVALS_BY_NODE.get(index.caches, NO_ARGS, newTable<Map<string, NodeRivals>>);
+  const byName = byCluster.get(cluster) ?? remember(byCluster, cluster, new Map<string, NodeRivals>());
+  return byName.get(name) ?? remember(byName, name, rivalsOnNode(index, cluster, name));
+}
+
+function rivalsOnNode(index: SnapshotIndex, cluster: string, name: string): NodeRivals {
+  const hosted = index.hostedBy.get(nodeKey(cluster, name));
+  return hosted ? netnsRivalsOn(hosted) : NO_NODE_RIVALS;
+}
+
+/** The arguments of a single-entry slot, and a new table for one: per-record lookups then allocate nothing. */
+const NO_ARGS: [] = [];
+
+function newTable<T>(): Map<string, T> {
+  return new Map();
 }
 
 function routeOf(view: EdsView, service: IndexedService, endpoint: ServiceEndpoint): Route | "not-exported" {
@@ -444,9 +453,9 @@ type ResolvedNode = { readonly node: WaypointNode; readonly listed: boolean } | 
 const RESOLVED_NODES = singleEntrySlot<Map<string, Map<string, ResolvedNode>>>("resolved waypoint nodes");
 
 function resolvedNode(index: SnapshotIndex, cluster: string, name: string): ResolvedNode {
-  const byCluster = RESOLVED_NODES.get(index.caches, [], () => new Map());
-  const byName = getOrInsert(byCluster, cluster, () => new Map<string, ResolvedNode>());
-  return getOrInsert(byName, name, () => resolveNode(index, cluster, name));
+  const byCluster = RESOLVED_NODES.get(index.caches, NO_ARGS, newTable<Map<string, ResolvedNode>>);
+  const byName = byCluster.get(cluster) ?? remember(byCluster, cluster, new Map<string, ResolvedNode>());
+  return byName.get(name) ?? remember(byName, name, resolveNode(index, cluster, name));
 }
 
 function resolveNode(index: SnapshotIndex, cluster: string, name: string): ResolvedNode {
@@ -476,16 +485,20 @@ const WAYPOINT_ENDPOINTS = new CacheSlot<[port: number, tunnelPort: number], Map
 
 /** `targets`: the service port's waypoint endpoints for the view's tunnel port, by the node's `cacheKey` (its key and address). */
 function waypointTarget(view: EdsView, targets: Map<string, WaypointTarget>, node: WaypointNode, pods: readonly ServiceEndpoint[]): WaypointTarget {
-  return getOrInsert(targets, node.cacheKey, () => {
-    const health = pods.map(envoyHealth).reduce(rollUpHealth);
-    const weight = pods.filter((pod) => envoyHealth(pod) === health).reduce((sum, pod) => sum + pod.weight, 0);
-    const values = userMetadata(pods);
-    values.set(WAYPOINT_KEY, "true");
-    values.set(ORIGIN_CLUSTER_KEY, node.cluster);
-    values.set(ORIGIN_NODE_KEY, node.name);
-    const lbEndpoint = buildLbEndpoint(node.ip, view.tunnelPort, health, lbMetadata(values), weight);
-    return new WaypointTarget(node, view.tunnelPort, health, weight, lbEndpoint, pods);
-  });
+  return targets.get(node.cacheKey) ?? remember(targets, node.cacheKey, newWaypointTarget(view, node, pods));
+}
+
+function newWaypointTarget(view: EdsView, node: WaypointNode, pods: readonly ServiceEndpoint[]): WaypointTarget {
+  let health = envoyHealth(pods[0]!);
+  for (let i = 1; i < pods.length; i++) health = rollUpHealth(health, envoyHealth(pods[i]!));
+  let weight = 0;
+  for (const pod of pods) if (envoyHealth(pod) === health) weight += pod.weight;
+  const values = userMetadata(pods);
+  values.set(WAYPOINT_KEY, "true");
+  values.set(ORIGIN_CLUSTER_KEY, node.cluster);
+  values.set(ORIGIN_NODE_KEY, node.name);
+  const lbEndpoint = buildLbEndpoint(node.ip, view.tunnelPort, health, lbMetadata(values), weight);
+  return new WaypointTarget(node, view.tunnelPort, health, weight, lbEndpoint, pods);
 }
 
 const HEALTH_RANK: Partial<Record<HealthStatus, number>> = {
@@ -500,12 +513,20 @@ function rollUpHealth(a: HealthStatus, b: HealthStatus): HealthStatus {
 
 /** The user metadata all given pods agree on, without aether-xds's reserved keys. */
 function userMetadata(pods: readonly ServiceEndpoint[]): Map<string, string> {
-  const [first, ...rest] = pods;
   const common = new Map<string, string>();
-  for (const [key, value] of Object.entries(first?.metadata ?? {})) {
-    if (!RESERVED_METADATA_KEYS.has(key) && rest.every((pod) => pod.metadata[key] === value)) common.set(key, value);
+  const first = pods[0]?.metadata;
+  if (!first) return common;
+  for (const key of Object.keys(first)) {
+    if (RESERVED_METADATA_KEYS.has(key)) continue;
+    const value = first[key]!;
+    if (everyPodHas(pods, key, value)) common.set(key, value);
   }
   return common;
+}
+
+function everyPodHas(pods: readonly ServiceEndpoint[], key: string, value: string): boolean {
+  for (let i = 1; i < pods.length; i++) if (pods[i]!.metadata[key] !== value) return false;
+  return true;
 }
 
 /** Same cluster first, even against a remote endpoint in the same locality; then zone, region, elsewhere. */

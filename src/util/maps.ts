@@ -15,6 +15,15 @@ export function getOrInsert<K, V>(store: KeyedStore<K, V>, key: K, create: () =>
   return value;
 }
 
+/**
+ * Stores `value` under `key` and returns it: `map.get(key) ?? remember(map, key, build())` makes
+ * no closure, where `getOrInsert` takes one per call (it counts on paths run per record or path).
+ */
+export function remember<K, V>(store: KeyedStore<K, V>, key: K, value: V): V {
+  store.set(key, value);
+  return value;
+}
+
 /** Adds one to the count stored under `key`. */
 export function increment<K>(counts: Map<K, number>, key: K): void {
   counts.set(key, (counts.get(key) ?? 0) + 1);

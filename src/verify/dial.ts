@@ -19,13 +19,12 @@ import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION, FILTER_STATE } from "../envoy/types.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import { bundleSecretName, parseInboundChainName, type ServiceKey, trustDomainOf } from "../naming.js";
-import { getOrInsert } from "../util/maps.js";
+import { getOrInsert, remember } from "../util/maps.js";
 import type { CompiledNode, RegistryPod } from "./compiled-mesh.js";
 import type { StampedValue } from "./entry.js";
 import { chosenPriority, evaluateSocketMatcher, readsFilterState, selectFilterChain } from "./envoy-match.js";
 import { PathError } from "./failures.js";
 import type { Landing, PathSource, PathTarget, ReplayContext } from "./path.js";
-import { remember } from "./replay-memo.js";
 
 /** Where an endpoint listens, read once per endpoint object (nodes share them). */
 export interface Address {

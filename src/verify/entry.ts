@@ -17,11 +17,11 @@ import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION, FILTER_STATE } from "../envoy/types.js";
 import { protocolOf } from "../model/snapshot.js";
 import { outboundClusterName, parseServiceKey, serviceAuthority } from "../naming.js";
+import { remember } from "../util/maps.js";
 import type { NodeResources } from "./compiled-mesh.js";
 import { selectChainByDestination, virtualHostIndex } from "./envoy-match.js";
 import type { PathFailureCode } from "./failures.js";
 import type { PathSource, PathTarget, ReplayContext } from "./path.js";
-import { remember } from "./replay-memo.js";
 
 /** A filter-state value the entry chain shares with the upstream connection. */
 export interface StampedValue {

@@ -12,7 +12,7 @@ import { type SharedAddress, sharedAddresses } from "../model/snapshot-checks.js
 import { parseServiceKey, type ServiceKey, serviceKey } from "../naming.js";
 import { planNode } from "../plan/node-plan.js";
 import type { SnapshotIndex } from "../plan/snapshot-index.js";
-import { getOrInsert } from "../util/maps.js";
+import { getOrInsert, remember } from "../util/maps.js";
 import { compareText } from "../util/order.js";
 import {
   type CompiledMesh,
@@ -28,7 +28,7 @@ import {
 } from "./compiled-mesh.js";
 import { PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type ReplayContext, replayPath } from "./path.js";
 import { pathSettingsLines } from "./path-settings.js";
-import { ReplayMemo, remember } from "./replay-memo.js";
+import { ReplayMemo } from "./replay-memo.js";
 
 /** The mesh path check's result: every path replayed, and the nodes that could not be compiled. */
 export interface MeshCheckReport {

@@ -12,12 +12,13 @@ import type { Any } from "../../gen/google/protobuf/any.js";
 import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION } from "../envoy/types.js";
 import type { ServiceKey } from "../naming.js";
+import { remember } from "../util/maps.js";
 import type { CompiledNode, MeshView, NodeResources, PodLookup, TunnelLookup } from "./compiled-mesh.js";
 import { addressOf, Dial, type DialLevel, type DialOutcome, dialAll } from "./dial.js";
 import { type Entry, enterAtSource, type SourceEntry, type Stamped, targetNames } from "./entry.js";
 import { chosenPriority } from "./envoy-match.js";
 import { PATH_FAILURES, type PathFailureCode } from "./failures.js";
-import { type ReplayMemo, remember } from "./replay-memo.js";
+import type { ReplayMemo } from "./replay-memo.js";
 
 export { PATH_FAILURES, type PathFailureCode } from "./failures.js";
 

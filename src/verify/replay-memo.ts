@@ -25,9 +25,3 @@ export class ReplayMemo {
     return value;
   }
 }
-
-/** Stores `value` under `key` and returns it: `map.get(key) ?? remember(map, key, build())` builds no closure. */
-export function remember<K, V>(map: Map<K, V>, key: K, value: V): V {
-  map.set(key, value);
-  return value;
-}
