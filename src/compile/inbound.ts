@@ -7,7 +7,6 @@
  */
 import { type Cluster, Cluster_DiscoveryType } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { TrafficDirection, type TransportSocket } from "../../gen/envoy/config/core/v3/base.js";
-import type { HealthCheck } from "../../gen/envoy/config/core/v3/health_check.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
@@ -21,7 +20,7 @@ import { CacheSlot } from "../plan/cache-slots.js";
 import type { HostedPodPlan, NodePlan } from "../plan/node-plan.js";
 import { accessLogs } from "./access-log.js";
 import { protocolOptions } from "./clusters.js";
-import { clusterSettings, duration, listenerSettings, tcpIdleTimeout } from "./settings.js";
+import { clusterSettings, listenerSettings, tcpIdleTimeout } from "./settings.js";
 
 /**
  * Per compile context: a pod's inbound TLS socket by its identity and whether the port is HTTP.
@@ -114,6 +113,7 @@ function readinessProbe(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): { c
     name,
     type: Cluster_DiscoveryType.EDS,
     eds_cluster_config: { eds_config: plan.eds, service_name: name },
+    // With the health check the settings give it (`clusterSettings`).
     ...clusterSettings(plan.options.settings, "probe"),
     transport_socket: PROBE_SOCKETS.get(plan.context, [hosted.ports[0]!, hosted.identity], () =>
       upstreamTlsSocket({
@@ -124,33 +124,9 @@ function readinessProbe(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef): { c
         validation: plan.validation,
       }),
     ),
-    health_checks: probeChecks(probe, probe.intervalMs, probe.timeoutMs),
   };
   const assignment = { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: socketAddress(hosted.pod.ip, plan.options.inboundPort) } }] }] };
   return { cluster, assignment };
-}
-
-/** The probe's health checks, one list per probe settings object: every pod's probe cluster shares it. */
-const checksBySettings = new WeakMap<object, HealthCheck[]>();
-
-function probeChecks(settings: object, intervalMs: number, timeoutMs: number): HealthCheck[] {
-  let checks = checksBySettings.get(settings);
-  if (!checks) {
-    const interval = duration(intervalMs);
-    checks = [
-      {
-        timeout: duration(timeoutMs),
-        interval,
-        unhealthy_threshold: 1,
-        healthy_threshold: 1,
-        tcp_health_check: {},
-        // The probe carries no traffic: without this Envoy checks it once a minute.
-        no_traffic_interval: interval,
-      },
-    ];
-    checksBySettings.set(settings, checks);
-  }
-  return checks;
 }
 
 /**

@@ -36,7 +36,7 @@ function clusterFields(settings: Settings, role: ClusterRole): Partial<Cluster> 
   const fields: Partial<Cluster> = {};
   if (settings.connectTimeoutMs !== undefined) fields.connect_timeout = duration(settings.connectTimeoutMs);
   if (settings.bufferLimitBytes !== undefined) fields.per_connection_buffer_limit_bytes = settings.bufferLimitBytes;
-  if (role === "probe") return fields;
+  if (role === "probe") return withProbeChecks(fields, settings.readinessProbes);
   const breakers = settings.circuitBreakers;
   if (breakers && Object.keys(breakers).length > 0) fields.circuit_breakers = { thresholds: [thresholds(breakers)] };
   if (role === "app") return fields;
@@ -48,6 +48,27 @@ function clusterFields(settings: Settings, role: ClusterRole): Partial<Cluster> 
   if (settings.ignoreHealthOnHostRemoval) fields.ignore_health_on_host_removal = true;
   const outlier = settings.outlierDetection;
   if (outlier) fields.outlier_detection = outlierDetection(outlier);
+  return fields;
+}
+
+/**
+ * A readiness probe's connect-only health check, in the probe clusters' shared fields: every
+ * pod's probe cluster carries the same list.
+ */
+function withProbeChecks(fields: Partial<Cluster>, probe: Settings["readinessProbes"]): Partial<Cluster> {
+  if (!probe?.intervalMs || !probe.timeoutMs) return fields;
+  const interval = duration(probe.intervalMs);
+  fields.health_checks = [
+    {
+      timeout: duration(probe.timeoutMs),
+      interval,
+      unhealthy_threshold: 1,
+      healthy_threshold: 1,
+      tcp_health_check: {},
+      // The probe carries no traffic: without this Envoy checks it once a minute.
+      no_traffic_interval: interval,
+    },
+  ];
   return fields;
 }
 

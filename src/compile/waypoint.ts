@@ -37,8 +37,6 @@ import { clusterSettings, listenerSettings, tcpIdleTimeout } from "./settings.js
 /** A pod a waypoint may forward to: healthy, in the node's cluster, not terminating. */
 interface ServingPod {
   readonly record: ServiceEndpoint;
-  readonly weight: number;
-  readonly ports: readonly number[];
   /** On this node (priority 0), or elsewhere in the cluster (priority 1). */
   readonly local: boolean;
 }
@@ -73,14 +71,14 @@ function routesOf(plan: NodePlan, service: ServiceRef): TunnelRoute[] {
     cluster: ingressClusterName(service, port),
     pods: subset,
   });
-  const ports = [...new Set(pods.flatMap((pod) => pod.ports))].sort((a, b) => a - b);
-  const partial = ports.filter((port) => pods.some((pod) => !pod.ports.includes(port)));
+  const ports = [...new Set(pods.flatMap((pod) => pod.record.ports))].sort((a, b) => a - b);
+  const partial = ports.filter((port) => pods.some((pod) => !pod.record.ports.includes(port)));
   return [
     route(),
     ...partial.map((port) =>
       route(
         port,
-        pods.filter((pod) => pod.ports.includes(port)),
+        pods.filter((pod) => pod.record.ports.includes(port)),
       ),
     ),
   ];
@@ -94,7 +92,7 @@ function servingPods(plan: NodePlan, service: ServiceRef): ServingPod[] {
   const terminating = new Set(plan.hostedPods.filter((h) => h.service === key && h.pod.terminating).map((h) => h.pod.ip));
   return CLUSTER_PODS.get(indexed.caches, [clusterName], () => clusterPods(plan.index, indexed, clusterName))
     .filter((e) => !terminating.has(e.ip))
-    .map((e) => ({ record: e, weight: e.weight, ports: e.ports, local: e.kubernetesMetadata.nodeName === nodeName }));
+    .map((record) => ({ record, local: record.kubernetesMetadata.nodeName === nodeName }));
 }
 
 /**
@@ -198,7 +196,7 @@ function ingressTier(
   diagnostics: Diagnostic[],
   fields: { resource: string; service: string },
 ): LocalityLbEndpoints {
-  const weights = fitToUint32(pods.map((pod) => pod.weight));
+  const weights = fitToUint32(pods.map((pod) => pod.record.weight));
   if (weights.factor !== undefined) {
     diagnostics.push(
       diagnostic("WEIGHTS_SCALED", `priority ${priority} weights sum to ${weights.total}, over uint32: scaled by ${weights.factor.toPrecision(6)}`, fields),
