@@ -58,6 +58,19 @@ export class TextBytes {
     levels[level] = this.copyFrom(start);
   }
 
+  /** The bytes written so far (and spare room after them): valid until the next write, which may move them. */
+  get bytes(): Uint8Array {
+    return this.buffer;
+  }
+
+  /** `code`, an ASCII character, put in at `at`, the bytes written from there on moved up by one. */
+  insertByte(at: number, code: number): void {
+    if (this.length === this.buffer.length) this.grow(1);
+    this.buffer.copyWithin(at + 1, at, this.length);
+    this.buffer[at] = code;
+    this.length++;
+  }
+
   /** Drops what was written after `length`. */
   rewind(length: number): void {
     this.length = length;
@@ -111,11 +124,16 @@ export class TextBytes {
    */
   jsonString(value: string): void {
     const size = value.length;
-    if (size >= NATIVE_LENGTH && !needsJsonEscape(value)) {
+    if (size >= NATIVE_LENGTH) {
+      // Written first and checked in its bytes (faster than by characters); rewritten when it needs an escape.
+      const start = this.length;
       this.byte(0x22);
       this.encoded(value);
-      this.byte(0x22);
-      return;
+      if (!mayNeedJsonEscape(this.buffer, start + 1, this.length)) {
+        this.byte(0x22);
+        return;
+      }
+      this.length = start;
     }
     if (this.length + size + 2 > this.buffer.length) this.grow(size + 2);
     const buffer = this.buffer;
@@ -204,18 +222,22 @@ export class TextBytes {
 }
 
 /**
- * From this length on, a string is checked first and then copied by Buffer's native encoder
- * (`encoded`): one read-only pass and a native copy beat the loop that stores a byte per
- * character; below it the call costs more than the loop.
+ * From this length on, a string is copied by Buffer's native encoder (`encoded`), and a JSON
+ * string checked in the bytes written: a native copy and a pass over bytes beat the loop that
+ * reads and stores a character at a time; below it the call costs more than the loop.
  */
 const NATIVE_LENGTH = 32;
 
-/** Whether JSON prints `value` other than as it is between quotes: a control character, a quote, a backslash or any surrogate (pairs too, to stay simple). */
-function needsJsonEscape(value: string): boolean {
-  const size = value.length;
-  for (let i = 0; i < size; i++) {
-    const code = value.charCodeAt(i);
-    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return true;
+/**
+ * Whether UTF-8 text written by Buffer's encoder may print other than as it is in a JSON string: a
+ * control character, a quote, a backslash, or a lead byte 0xEF — U+FFFD stands in for a lone
+ * surrogate, which JSON escapes (other characters from U+F000 on are rare, and checked again by
+ * character).
+ */
+function mayNeedJsonEscape(bytes: Uint8Array, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const byte = bytes[i]!;
+    if (byte < 0x20 || byte === 0x22 || byte === 0x5c || byte === 0xef) return true;
   }
   return false;
 }

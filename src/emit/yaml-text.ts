@@ -223,12 +223,29 @@ export class YamlWriter {
     }
   }
 
-  /** A string in `slot`: plain or double-quoted when that is certain, else as the package prints it. */
+  /**
+   * A string in `slot`: plain or double-quoted when that is certain, else as the package prints it.
+   * Written first and its form read from the bytes written (a pass over bytes is faster than one
+   * over characters): a quote goes in front of a quoted one, and one only the package prints is
+   * taken back.
+   */
   private string(value: string, slot: Slot, indent: number): void {
-    const form = valueForm(value);
-    if (form === Form.Plain) this.plainScalar(value, slot);
-    else if (form === Form.Quoted) this.quotedScalar(value, slot);
-    else this.scalar(value, slot, indent);
+    if (slot === Slot.Document) throw new NotWritable();
+    const out = this.out;
+    const start = out.length;
+    if (slot === Slot.AfterKey) out.byte(0x20);
+    const text = out.length;
+    out.text(value);
+    const form = valueForm(out.bytes, text, out.length, value);
+    if (form === Form.Plain) out.byte(0x0a);
+    else if (form === Form.Quoted) {
+      out.insertByte(text, 0x22);
+      out.byte(0x22);
+      out.byte(0x0a);
+    } else {
+      out.rewind(start);
+      this.scalar(value, slot, indent);
+    }
   }
 
   /** A scalar every printer leaves as is. */
@@ -236,15 +253,6 @@ export class YamlWriter {
     if (slot === Slot.Document) throw new NotWritable();
     if (slot === Slot.AfterKey) this.out.byte(0x20);
     this.out.text(text);
-    this.out.byte(0x0a);
-  }
-
-  private quotedScalar(text: string, slot: Slot): void {
-    if (slot === Slot.Document) throw new NotWritable();
-    if (slot === Slot.AfterKey) this.out.byte(0x20);
-    this.out.byte(0x22);
-    this.out.text(text);
-    this.out.byte(0x22);
     this.out.byte(0x0a);
   }
 
@@ -342,30 +350,31 @@ enum Form {
 }
 
 /**
- * How the package prints a string value, decided without it where that is certain. Only one line
- * of printable characters without `"` or `\` qualifies (so quoting means double quotes, nothing
- * escaped); one starting with `-`, `?`, `.` or `%` (document markers, directives) is left to the
- * package. Quoted: a YAML indicator first, `: ` or ` #` inside, a space or colon last, or only
- * digits (an integer). Plain: a plain word, or a letter, digit or underscore first and no reason
- * to quote, with a space or two dots — every YAML 1.2 form of null, a boolean or a number has
- * neither (so an address such as `10.0.0.1:8080` stays plain).
+ * How the package prints a string value, decided without it where that is certain, from its UTF-8
+ * bytes (`text` itself only for YAML's reserved words). Only one line of printable characters
+ * without `"` or `\` qualifies (so quoting means double quotes, nothing escaped); one starting with
+ * `-`, `?`, `.` or `%` (document markers, directives) is left to the package. Quoted: a YAML
+ * indicator first, `: ` or ` #` inside, a space or colon last, or only digits (an integer). Plain:
+ * a plain word, or a letter, digit or underscore first and no reason to quote, with a space or two
+ * dots — every YAML 1.2 form of null, a boolean or a number has neither (so an address such as
+ * `10.0.0.1:8080` stays plain).
  */
-function valueForm(text: string): Form {
-  const length = text.length;
+function valueForm(bytes: Uint8Array, start: number, end: number, text: string): Form {
+  const length = end - start;
   if (length === 0) return Form.Unknown;
-  const first = text.charCodeAt(0);
+  const first = bytes[start]!;
   if (first === 0x2d || first === 0x3f || first === 0x2e || first === 0x25) return Form.Unknown;
-  // One pass, a table lookup per character: whether it is a plain word (`isPlainWord`), and the
-  // counts the other rules need.
+  // One pass, a table lookup per byte: whether it is a plain word (`isPlainWord`), and the counts
+  // the other rules need.
   let word = isWordStart(first);
   let spaces = 0;
   let dots = 0;
   let digits = 0;
   let indicator = isIndicator(first);
   let previous = 0;
-  for (let i = 0; i < length; i++) {
-    const code = text.charCodeAt(i);
-    const kind = code < 0x80 ? CHARS[code]! : isPrintable(code) ? Char.Text : Char.Unsafe;
+  for (let i = start; i < end; i++) {
+    const byte = bytes[i]!;
+    const kind = byte < 0x80 ? CHARS[byte]! : nonAsciiKind(bytes, i);
     if (kind === Char.Dot) dots++;
     else if (kind === Char.Digit) digits++;
     else if (kind !== Char.Word) {
@@ -376,12 +385,25 @@ function valueForm(text: string): Form {
         spaces++;
       } else if (kind === Char.Hash && previous === 0x20) indicator = true;
     }
-    previous = code;
+    previous = byte;
   }
   if (word && (length === 1 || previous !== 0x3a) && !(length <= 5 && RESERVED_WORDS.has(text))) return Form.Plain;
   if (indicator || previous === 0x20 || previous === 0x3a || digits === length) return Form.Quoted;
   if (!isWordStart(first) && !isDigit(first)) return Form.Unknown;
   return spaces > 0 || dots > 1 ? Form.Plain : Form.Unknown;
+}
+
+/**
+ * `Char` of a byte of a non-ASCII character (a lead or continuation byte): printable text, unless
+ * its lead byte starts a range holding characters the package escapes or quotes — U+0080–U+00BF
+ * (C1 controls), U+2000–U+203F (the line and paragraph separators), U+D000–U+DFFF, U+F000–U+FFFF
+ * (the byte-order mark; U+FFFD, which Buffer's encoder writes for a lone surrogate) and every
+ * character beyond U+FFFF (a surrogate pair in the string). Those, printable or not, are left to
+ * the package.
+ */
+function nonAsciiKind(bytes: Uint8Array, at: number): Char {
+  const byte = bytes[at]!;
+  return byte === 0xc2 || byte === 0xed || byte >= 0xef || (byte === 0xe2 && bytes[at + 1] === 0x80) ? Char.Unsafe : Char.Text;
 }
 
 /** What `valueForm` tells apart in a character. */
@@ -416,9 +438,9 @@ function isIndicator(code: number): boolean {
 /** 1 at the code of each indicator character (a table: this runs once per string written). */
 const INDICATORS = Uint8Array.from({ length: 0x80 }, (_, code) => (" ,[]{}#&*!|>'@`".includes(String.fromCharCode(code)) ? 1 : 0));
 
-/** Characters the package prints as they are, in any style (no control, line-separator or lone surrogate). */
+/** ASCII characters the package prints as they are, in any style (no control character). */
 function isPrintable(code: number): boolean {
-  return code >= 0x20 && (code < 0x7f || code > 0xa0) && (code < 0xd800 || code > 0xdfff) && code !== 0x2028 && code !== 0x2029 && code !== 0xfeff;
+  return code >= 0x20 && code < 0x7f;
 }
 
 function isDigit(code: number): boolean {

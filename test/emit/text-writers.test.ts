@@ -52,6 +52,8 @@ const STRINGS = [
   "\u{1F600} emoji",
   "lone \ud800 high",
   "lone \udc00 low",
+  "\ufffd replaced",
+  "\uf8ff private use",
   "\u2028sep",
   "\ufeffbom",
   "true",
