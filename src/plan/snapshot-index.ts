@@ -347,16 +347,22 @@ function rivalsOnNode(hosted: readonly HostedEndpoint[]): NodeRivals {
   return rivals;
 }
 
-/** The groups of a node's records claiming one netns, two or more each; almost always none, found in one pass. */
+/**
+ * The groups of a node's records claiming one netns, two or more each; almost always none, found
+ * in one pass with one set operation per record (a netns claimed before leaves the set's size as
+ * it was): on a cold index every node's records are read, and each lookup is a cache miss.
+ */
 function sharedClaims(hosted: readonly HostedEndpoint[]): HostedEndpoint[][] {
   const claimed = new Set<string>();
-  const shared = new Set<string>();
+  let shared: Set<string> | undefined;
   for (const record of hosted) {
-    if (!record.netns) continue;
-    if (claimed.has(record.netns)) shared.add(record.netns);
-    else claimed.add(record.netns);
+    const netns = record.netns;
+    if (!netns) continue;
+    const size = claimed.size;
+    claimed.add(netns);
+    if (claimed.size === size) (shared ??= new Set()).add(netns);
   }
-  if (shared.size === 0) return [];
+  if (shared === undefined) return [];
   const claims = new Map<string, HostedEndpoint[]>();
   for (const record of hosted) if (shared.has(record.netns)) getOrInsert(claims, record.netns, () => []).push(record);
   return [...claims.values()];
