@@ -360,7 +360,9 @@ function sharedClaims(hosted: readonly HostedEndpoint[]): HostedEndpoint[][] {
     if (!netns) continue;
     const size = claimed.size;
     claimed.add(netns);
-    if (claimed.size === size) (shared ??= new Set()).add(netns);
+    if (claimed.size > size) continue;
+    shared ??= new Set();
+    shared.add(netns);
   }
   if (shared === undefined) return [];
   const claims = new Map<string, HostedEndpoint[]>();
