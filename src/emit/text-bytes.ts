@@ -9,6 +9,13 @@ import { getOrInsert } from "../util/maps.js";
 /** Kept between calls (up to this size) so a small render does not allocate a fresh buffer. */
 const KEPT_BYTES = 1 << 20;
 let kept: Buffer | undefined;
+/**
+ * The last larger buffer, kept weakly: the next large render reuses it unless a GC took it back.
+ * Each fresh one is tens of megabytes of external memory, and V8 answers external memory growing
+ * by 64 MB with a full GC: a fresh buffer per render meant one every few renders (renderJson
+ * after renderYaml took 1.5x as long).
+ */
+let keptLarge: WeakRef<Buffer> | undefined;
 /** The last text's size: a larger buffer is allocated at that size once, not regrown by doubling. */
 let lastLength = 0;
 
@@ -17,7 +24,7 @@ export class TextBytes {
   length = 0;
 
   constructor() {
-    if (lastLength > KEPT_BYTES) this.buffer = Buffer.allocUnsafe(lastLength + (lastLength >> 4));
+    if (lastLength > KEPT_BYTES) this.buffer = largeBuffer(lastLength);
     else {
       this.buffer = kept ?? Buffer.allocUnsafe(KEPT_BYTES);
       kept = undefined;
@@ -33,6 +40,7 @@ export class TextBytes {
   finish(): string {
     const text = this.buffer.toString("utf8", 0, this.length);
     if (this.buffer.length <= KEPT_BYTES) kept = this.buffer;
+    else keptLarge = new WeakRef(this.buffer);
     lastLength = this.length;
     return text;
   }
@@ -219,6 +227,13 @@ export class TextBytes {
     this.buffer.copy(grown, 0, 0, this.length);
     this.buffer = grown;
   }
+}
+
+/** A buffer for a text of about `expected` bytes: the kept one when it is still there and large enough. */
+function largeBuffer(expected: number): Buffer {
+  const reused = keptLarge?.deref();
+  keptLarge = undefined;
+  return reused !== undefined && reused.length >= expected ? reused : Buffer.allocUnsafe(expected + (expected >> 4));
 }
 
 /**

@@ -7,7 +7,7 @@
  * words, defaults, unknown enum values, 64-bit integers, maps and Structs. Seeded: the same
  * resources every run.
  */
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { stringify } from "yaml";
 import { mulberry32 } from "../../bench/workloads.js";
 import type { Diagnostic } from "../../src/diagnostics.js";
@@ -276,8 +276,8 @@ describe("the YAML writer itself prints nested collections as the yaml package d
   });
 });
 
-// Strings from 32 characters on take TextBytes' native path (a check, then Buffer's encoder);
-// shorter ones its loop. Both must write what JSON.stringify and Buffer's UTF-8 encoder write.
+// Strings from 32 characters on take TextBytes' native path (Buffer's encoder, then a check of the
+// bytes written); shorter ones its loop. Both must write what JSON.stringify and Buffer's UTF-8 encoder write.
 describe("TextBytes writes short and long strings alike", () => {
   const pad = "p".repeat(40);
   const strings = STRINGS.flatMap((text) => [text, `${pad}${text}`, `${text}${pad}`, `${pad}${text}${pad}`]);
@@ -288,6 +288,29 @@ describe("TextBytes writes short and long strings alike", () => {
     const plain = new TextBytes();
     plain.text(text);
     expect(plain.finish()).toBe(Buffer.from(text, "utf8").toString("utf8"));
+  });
+});
+
+// A full node's text is tens of megabytes: a fresh buffer per render is that much new external
+// memory, and V8 answers every 64 MB of it with a full GC. The next large render reuses the last
+// one's buffer, and each text is only what its own render wrote.
+describe("TextBytes reuses the last large buffer", () => {
+  function written(text: string): string {
+    const out = new TextBytes();
+    out.text(text);
+    return out.finish();
+  }
+  test("a second large text allocates no buffer of its size, and a shorter one after it ends where it ends", () => {
+    const large = "a".repeat(3 << 20);
+    written(large);
+    const allocations = vi.spyOn(Buffer, "allocUnsafe");
+    try {
+      expect(written("b".repeat(3 << 20))).toBe("b".repeat(3 << 20));
+      expect(written("c".repeat(2 << 20))).toBe("c".repeat(2 << 20));
+      expect(allocations.mock.calls.filter(([size]) => size > 1 << 20)).toEqual([]);
+    } finally {
+      allocations.mockRestore();
+    }
   });
 });
 
