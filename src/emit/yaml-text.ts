@@ -395,7 +395,7 @@ function valueForm(bytes: Uint8Array, start: number, end: number, text: string):
 
 /**
  * `Char` of a byte of a non-ASCII character (a lead or continuation byte): printable text, unless
- * its lead byte starts a range holding characters the package escapes or quotes — U+0080–U+00BF
+ * its lead byte starts a range holding characters a YAML printer may escape or quote — U+0080–U+00BF
  * (C1 controls), U+2000–U+203F (the line and paragraph separators), U+D000–U+DFFF, U+F000–U+FFFF
  * (the byte-order mark; U+FFFD, which Buffer's encoder writes for a lone surrogate) and every
  * character beyond U+FFFF (a surrogate pair in the string). Those, printable or not, are left to
