@@ -141,7 +141,7 @@ export class TextBytes {
         this.byte(0x22);
         return;
       }
-      this.length = start;
+      this.rewind(start);
     }
     if (this.length + size + 2 > this.buffer.length) this.grow(size + 2);
     const buffer = this.buffer;

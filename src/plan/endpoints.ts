@@ -15,7 +15,7 @@ import { type SharedAddress, sharedAddresses } from "../model/snapshot-checks.js
 import { outboundClusterName } from "../naming.js";
 import { AddressMap } from "../util/address-map.js";
 import { compositeKey } from "../util/keys.js";
-import { getOrInsert, remember } from "../util/maps.js";
+import { getOrInsert, newMap, remember } from "../util/maps.js";
 import { compareText, ipSortKey } from "../util/order.js";
 import { CacheSlot, singleEntrySlot } from "./cache-slots.js";
 import type { EdsView } from "./eds-view.js";
@@ -209,7 +209,7 @@ const NO_RIVALS: readonly HostedEndpoint[] = [];
 const RIVALS_BY_NODE = singleEntrySlot<Map<string, Map<string, NodeRivals>>>("netns rivals by node");
 
 function nodeRivals(index: SnapshotIndex, cluster: string, name: string): NodeRivals {
-  const byCluster = RIVALS_BY_NODE.get(index.caches, NO_ARGS, newTable<Map<string, NodeRivals>>);
+  const byCluster = RIVALS_BY_NODE.get(index.caches, NO_ARGS, newMap<string, Map<string, NodeRivals>>);
   const byName = byCluster.get(cluster) ?? remember(byCluster, cluster, new Map<string, NodeRivals>());
   return byName.get(name) ?? remember(byName, name, rivalsOnNode(index, cluster, name));
 }
@@ -219,12 +219,8 @@ function rivalsOnNode(index: SnapshotIndex, cluster: string, name: string): Node
   return hosted ? netnsRivalsOn(hosted) : NO_NODE_RIVALS;
 }
 
-/** The arguments of a single-entry slot, and a new table for one: per-record lookups then allocate nothing. */
+/** The arguments of a single-entry slot: with `newMap` as its builder, per-record lookups allocate nothing. */
 const NO_ARGS: [] = [];
-
-function newTable<T>(): Map<string, T> {
-  return new Map();
-}
 
 function routeOf(view: EdsView, service: IndexedService, endpoint: ServiceEndpoint): Route | "not-exported" {
   if (view.mode === "off") return "direct";
@@ -453,7 +449,7 @@ type ResolvedNode = { readonly node: WaypointNode; readonly listed: boolean } | 
 const RESOLVED_NODES = singleEntrySlot<Map<string, Map<string, ResolvedNode>>>("resolved waypoint nodes");
 
 function resolvedNode(index: SnapshotIndex, cluster: string, name: string): ResolvedNode {
-  const byCluster = RESOLVED_NODES.get(index.caches, NO_ARGS, newTable<Map<string, ResolvedNode>>);
+  const byCluster = RESOLVED_NODES.get(index.caches, NO_ARGS, newMap<string, Map<string, ResolvedNode>>);
   const byName = byCluster.get(cluster) ?? remember(byCluster, cluster, new Map<string, ResolvedNode>());
   return byName.get(name) ?? remember(byName, name, resolveNode(index, cluster, name));
 }

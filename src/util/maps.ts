@@ -24,6 +24,11 @@ export function remember<K, V>(store: KeyedStore<K, V>, key: K, value: V): V {
   return value;
 }
 
+/** A new empty map: a factory to pass by reference where a closure per call would cost (memo and slot builders). */
+export function newMap<K, V>(): Map<K, V> {
+  return new Map();
+}
+
 /** Adds one to the count stored under `key`. */
 export function increment<K>(counts: Map<K, number>, key: K): void {
   counts.set(key, (counts.get(key) ?? 0) + 1);

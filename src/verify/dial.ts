@@ -19,7 +19,7 @@ import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION, FILTER_STATE } from "../envoy/types.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import { bundleSecretName, parseInboundChainName, type ServiceKey, trustDomainOf } from "../naming.js";
-import { getOrInsert, remember } from "../util/maps.js";
+import { getOrInsert, newMap, remember } from "../util/maps.js";
 import type { CompiledNode, RegistryPod } from "./compiled-mesh.js";
 import type { StampedValue } from "./entry.js";
 import { chosenPriority, evaluateSocketMatcher, readsFilterState, selectFilterChain } from "./envoy-match.js";
@@ -219,10 +219,6 @@ function chooseSocket(context: ReplayContext, cluster: Cluster, endpoint: LbEndp
     if (!(error instanceof PathError)) throw error;
     return { error, ...(hops.length > 0 ? { hop: hops[0] } : {}) };
   }
-}
-
-function newMap<K, V>(): Map<K, V> {
-  return new Map();
 }
 
 function socketFor(

@@ -17,7 +17,7 @@ import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION, FILTER_STATE } from "../envoy/types.js";
 import { protocolOf } from "../model/snapshot.js";
 import { outboundClusterName, parseServiceKey, serviceAuthority } from "../naming.js";
-import { remember } from "../util/maps.js";
+import { newMap, remember } from "../util/maps.js";
 import type { NodeResources } from "./compiled-mesh.js";
 import { selectChainByDestination, virtualHostIndex } from "./envoy-match.js";
 import type { PathFailureCode } from "./failures.js";
@@ -170,10 +170,6 @@ function virtualHostsIn(chain: FilterChain | undefined): readonly VirtualHost[] 
 }
 
 const NO_VIRTUAL_HOSTS: readonly VirtualHost[] = [];
-
-function newMap<K, V>(): Map<K, V> {
-  return new Map();
-}
 
 /** The capture listener in the pod's netns, its chain for VIP:port, and that chain's cluster. */
 function throughCapture(context: ReplayContext, resources: NodeResources, netns: string, vip: string, port: number): Entry {

@@ -12,7 +12,7 @@ import type { Any } from "../../gen/google/protobuf/any.js";
 import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION } from "../envoy/types.js";
 import type { ServiceKey } from "../naming.js";
-import { remember } from "../util/maps.js";
+import { newMap, remember } from "../util/maps.js";
 import type { CompiledNode, MeshView, NodeResources, PodLookup, TunnelLookup } from "./compiled-mesh.js";
 import { addressOf, Dial, type DialLevel, type DialOutcome, dialAll } from "./dial.js";
 import { type Entry, enterAtSource, type SourceEntry, type Stamped, targetNames } from "./entry.js";
@@ -230,10 +230,6 @@ function sourceClass(context: ReplayContext, source: PathSource, stamped: Stampe
   const classes = context.memo.get("source class ids", "", newMap<string, number>);
   const key = [source.identity, source.cluster, stamped.signature].join("\u0000");
   return classes.get(key) ?? remember(classes, key, classes.size);
-}
-
-function newMap<K, V>(): Map<K, V> {
-  return new Map();
 }
 
 type EnteredEntry = Extract<Entry, { kind: "entered" }>;
