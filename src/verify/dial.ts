@@ -86,7 +86,7 @@ export interface DialLevel {
   readonly dials: readonly Dial[];
 }
 
-/** One dial's landings, or the mistake that stops it, with the hops after the dial (the path's own come before). */
+/** One dial's landings, or the mistake that stops it, with the hops from the dial on (the path's own come before). */
 export type DialOutcome = { readonly landings: readonly Landing[] } | { readonly error: PathError; readonly hops: readonly string[] };
 
 /**
@@ -103,21 +103,27 @@ interface Trip {
   readonly hops: string[];
 }
 
-/** Each endpoint of the level dialed by one source calling one target: one trip for them all. */
+/**
+ * Each endpoint of the level dialed by one source calling one target: one trip for them all. Each
+ * dial's hops start with the dial itself and `poolHop`, the upstream pool it uses.
+ */
 export function dialAll(
   context: ReplayContext,
   source: PathSource,
   target: PathTarget,
   filterState: ReadonlyMap<string, StampedValue>,
   level: DialLevel,
+  poolHop: string,
 ): DialOutcome[] {
   const outcomes = new Array<DialOutcome>(level.dials.length);
   const sourceDomain = context.memo.get("trust domain", source.identity, trustDomainOf);
   const trip: Trip = { source, sourceDomain, target, filterState, hops: [] };
   for (let i = 0; i < level.dials.length; i++) {
+    const dial = level.dials[i]!;
     trip.hops.length = 0;
+    trip.hops.push(dial.hop, poolHop);
     try {
-      outcomes[i] = { landings: connect(context, trip, level, level.dials[i]!) };
+      outcomes[i] = { landings: connect(context, trip, level, dial) };
     } catch (error) {
       if (!(error instanceof PathError)) throw error;
       outcomes[i] = { error, hops: trip.hops.slice() };

@@ -49,8 +49,6 @@ export type Entry =
       readonly cluster: string;
       readonly stamped: Stamped;
       readonly hops: readonly string[];
-      /** The same object for every path entering this way (a node proxy's own connection): what a path derives from it alone may be shared. */
-      readonly shared?: true;
     }
   | { readonly kind: "not-captured"; readonly reason: string }
   | { readonly kind: "failed"; readonly code: PathFailureCode; readonly detail: string; readonly hops: readonly string[] };
@@ -110,7 +108,7 @@ export function enterAtSource(context: ReplayContext, facts: SourceEntry, source
 
 /** A node proxy dials the cluster itself, stamping nothing: one entry per cluster name, for every node. */
 function nodeProxyEntry(cluster: string): Entry {
-  return { kind: "entered", cluster, stamped: NOTHING_STAMPED, hops: [`node proxy: its own connection to ${cluster}`], shared: true };
+  return { kind: "entered", cluster, stamped: NOTHING_STAMPED, hops: [`node proxy: its own connection to ${cluster}`] };
 }
 
 /** A pod's egress listener and what every path through it shares, read once per source. */

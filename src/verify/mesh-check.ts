@@ -110,14 +110,16 @@ function replayByTarget(context: ReplayContext, { sources, targets }: MeshPaths)
  * upstream pools there; if their certificates differ, a pooled connection opened by one carries
  * another's requests. Every path in such a group fails.
  */
-function withSharedPoolFailures(paths: PathReport[]): PathReport[] {
+export function withSharedPoolFailures(paths: PathReport[]): PathReport[] {
+  const mixed = mixedPoolKeys(paths);
+  if (mixed.size === 0) return paths;
   // By node, cluster and pool key: nested maps, so that no key is built per path; each path's
   // group is noted on the first pass, for the second.
   const certificates = new Map<string, Map<string, Map<string, Set<string>>>>();
   const groups = new Array<Set<string> | undefined>(paths.length);
   for (let i = 0; i < paths.length; i++) {
     const pool = paths[i]!.pool;
-    if (pool?.key === undefined) continue;
+    if (pool?.key === undefined || !mixed.get(pool.node)?.has(pool.key)) continue;
     const group = poolGroup(certificates, pool.node, pool.cluster, pool.key);
     group.add(pool.certificate);
     groups[i] = group;
@@ -131,6 +133,23 @@ function withSharedPoolFailures(paths: PathReport[]): PathReport[] {
     paths[i] = { ...path, status: "failed", failures: [...path.failures, { code: "POOL_SHARED_ACROSS_SOURCES", reason, hops: [] }] };
   }
   return paths;
+}
+
+/**
+ * The pool keys, by node, that the node's sources use with different certificates: only paths
+ * with those keys can share a pool with another certificate. Found per node and key (few pairs),
+ * so a mesh where every key has one certificate builds no group per cluster.
+ */
+function mixedPoolKeys(paths: readonly PathReport[]): Map<string, Set<string>> {
+  const firstCertificate = new Map<string, Map<string, string>>();
+  const mixed = new Map<string, Set<string>>();
+  for (const { pool } of paths) {
+    if (pool?.key === undefined) continue;
+    const byKey = firstCertificate.get(pool.node) ?? remember(firstCertificate, pool.node, new Map<string, string>());
+    const first = byKey.get(pool.key) ?? remember(byKey, pool.key, pool.certificate);
+    if (first !== pool.certificate) (mixed.get(pool.node) ?? remember(mixed, pool.node, new Set<string>())).add(pool.key);
+  }
+  return mixed;
 }
 
 function poolGroup(certificates: Map<string, Map<string, Map<string, Set<string>>>>, node: string, cluster: string, key: string): Set<string> {
@@ -258,18 +277,22 @@ export function sourceName(source: PathSource): string {
   return source.pod ? `${source.cluster}/${source.pod.namespace}/${source.pod.name}` : `${source.node} (node)`;
 }
 
-/** A path report as lines: each landing's hops, each failure with its hops. */
+/** A path report as lines: each landing and each failure with every hop that led there (the path's own, then its own). */
 export function formatPathReport(report: PathReport): string {
   const lines = [`${sourceName(report.source)} → ${report.target.service}:${report.target.port} (${report.cluster}): ${report.status}`];
   if (report.status === "unreachable") lines.push("  no healthy endpoint in any priority");
   if (report.note) lines.push(`  not captured: ${report.note}`);
+  const trace = (hops: readonly string[]) => {
+    for (const hop of report.hops) lines.push(`    ${hop}`);
+    for (const hop of hops) lines.push(`    ${hop}`);
+  };
   for (const landing of report.landings) {
     lines.push(`  lands on ${landing.pod.cluster}/${landing.pod.namespace}/${landing.pod.name}${landing.via ? ` via ${landing.via}` : " directly"}`);
-    for (const hop of landing.hops) lines.push(`    ${hop}`);
+    trace(landing.hops);
   }
   for (const failure of report.failures) {
     lines.push(`  FAILED [${failure.code}] ${failure.reason}`);
-    for (const hop of failure.hops) lines.push(`    ${hop}`);
+    trace(failure.hops);
   }
   for (const skipped of report.unverified) lines.push(`  not followed [${skipped.code}] ${skipped.reason}`);
   return lines.join("\n");

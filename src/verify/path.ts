@@ -15,7 +15,7 @@ import type { ServiceKey } from "../naming.js";
 import { newMap, remember } from "../util/maps.js";
 import type { CompiledNode, MeshView, NodeResources, PodLookup, TunnelLookup } from "./compiled-mesh.js";
 import { addressOf, Dial, type DialLevel, type DialOutcome, dialAll } from "./dial.js";
-import { type Entry, enterAtSource, type SourceEntry, type Stamped, targetNames } from "./entry.js";
+import { enterAtSource, type SourceEntry, type Stamped, targetNames } from "./entry.js";
 import { chosenPriority } from "./envoy-match.js";
 import { PATH_FAILURES, type PathFailureCode } from "./failures.js";
 import type { ReplayMemo } from "./replay-memo.js";
@@ -46,12 +46,14 @@ export interface Landing {
   /** The waypoint node, `"<cluster>/<node>"`, when the connection went through one. */
   readonly via?: string;
   readonly pod: { readonly cluster: string; readonly namespace: string; readonly name: string; readonly ip: string };
+  /** From the dial on: they continue the path's own (`PathReport.hops`). */
   readonly hops: readonly string[];
 }
 
 export interface PathFailure {
   readonly code: PathFailureCode;
   readonly reason: string;
+  /** From where the path's own hops (`PathReport.hops`) end to the mistake. */
   readonly hops: readonly string[];
 }
 
@@ -69,6 +71,12 @@ export interface PathReport {
    * unverified: none could be followed; not-captured: the source has no way in by design (see `note`).
    */
   readonly status: "ok" | "failed" | "unreachable" | "unverified" | "not-captured";
+  /**
+   * The path's own hops: how it entered its node's Envoy and reached the cluster. Each landing's
+   * and failure's hops continue from here; landings and failures are shared by every path that
+   * dials the same level alike, so they do not repeat these.
+   */
+  readonly hops: readonly string[];
   readonly landings: readonly Landing[];
   readonly failures: readonly PathFailure[];
   /** Endpoints on nodes the snapshot cannot compile (e.g. no known IP): not a mistake, not proven. */
@@ -109,76 +117,61 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   const entry = enterAtSource(context, facts, source, target, names);
   const expected = names.cluster;
   if (entry.kind === "not-captured")
-    return { source, target, cluster: expected, status: "not-captured", landings: NONE, failures: NONE, unverified: NONE, note: entry.reason };
+    return { source, target, cluster: expected, status: "not-captured", hops: NONE, landings: NONE, failures: NONE, unverified: NONE, note: entry.reason };
+  const hops = entry.hops;
   if (entry.kind === "failed") {
-    const failure = { code: entry.code, reason: `${PATH_FAILURES[entry.code]}: ${entry.detail}`, hops: entry.hops };
-    return { source, target, cluster: expected, status: "failed", landings: NONE, failures: [failure], unverified: NONE };
+    const failure = { code: entry.code, reason: `${PATH_FAILURES[entry.code]}: ${entry.detail}`, hops: NONE };
+    return { source, target, cluster: expected, status: "failed", hops, landings: NONE, failures: [failure], unverified: NONE };
   }
   const cluster = entry.cluster;
   const { clusters, chosen, unroutable } = levelFor(context, facts, cluster);
   if (clusters.length === 0) {
-    const failure = { code: "NO_CLUSTER" as const, reason: `${PATH_FAILURES.NO_CLUSTER}: ${cluster}`, hops: [...entry.hops] };
-    return { source, target, cluster, status: "failed", landings: NONE, failures: [failure], unverified: NONE };
+    const failure = { code: "NO_CLUSTER" as const, reason: `${PATH_FAILURES.NO_CLUSTER}: ${cluster}`, hops: NONE };
+    return { source, target, cluster, status: "failed", hops, landings: NONE, failures: [failure], unverified: NONE };
   }
-  if (!chosen) return { source, target, cluster, status: "unreachable", landings: NONE, failures: NONE, unverified: NONE };
+  if (!chosen) return { source, target, cluster, status: "unreachable", hops, landings: NONE, failures: NONE, unverified: NONE };
   const { stamped } = entry;
   const byTarget = chosen.outcomes.get(names.id) ?? remember(chosen.outcomes, names.id, new Map());
   const classId = facts.classes.get(stamped) ?? remember(facts.classes, stamped, sourceClass(context, source, stamped));
-  const outcomes = byTarget.get(classId) ?? remember(byTarget, classId, dialAll(context, source, target, stamped.filterState, chosen));
-  const { landings, failures: dialFailures, unverified } = dialedFor(context, entry, chosen, outcomes);
+  const dialed =
+    byTarget.get(classId) ??
+    remember(byTarget, classId, dialedFrom(dialAll(context, source, target, stamped.filterState, chosen, poolHop(chosen.cluster, stamped))));
   const failover =
     unroutable.get(source.cluster) ??
     remember(unroutable, source.cluster, unroutableFailover(context, clusters, { cluster: source.cluster, dialed: new Set(chosen.endpoints) }));
-  const failures =
-    failover.length === 0
-      ? dialFailures
-      : [...dialFailures, ...failover.map(({ reason, hop }): PathFailure => ({ code: "POD_IP_NOT_ROUTABLE", reason, hops: [...entry.hops, hop] }))];
+  const { landings, unverified } = dialed;
+  const failures = failover.length === 0 ? dialed.failures : [...dialed.failures, ...failover];
   const status = failures.length > 0 ? "failed" : landings.length > 0 ? "ok" : "unverified";
-  if (landings.length === 0) return { source, target, cluster, status, landings, failures, unverified };
+  if (landings.length === 0) return { source, target, cluster, status, hops, landings, failures, unverified };
   // Every landing presented the source's own certificate (else it failed): that is what its pool carries.
-  return { source, target, cluster, status, landings, failures, unverified, pool: poolUse(source, chosen.cluster, stamped) };
+  return { source, target, cluster, status, hops, landings, failures, unverified, pool: poolUse(source, chosen.cluster, stamped) };
 }
 
 /** An empty list of a report: one frozen array shared by every report (most paths fail nowhere). */
 const NONE: readonly never[] = Object.freeze([]);
 
-/** A path's landings and the endpoints it fails on or cannot follow, each with the path's hops before the dial outcome's. */
+/**
+ * What dialing a level yields for one kind of source calling one target: its landings, and the
+ * endpoints it fails on or cannot follow. Every path of that kind shares these lists (their hops
+ * start at the dial, after the path's own).
+ */
 interface Dialed {
   readonly landings: readonly Landing[];
   readonly failures: readonly PathFailure[];
   readonly unverified: readonly PathFailure[];
 }
 
-/**
- * The dial outcomes joined to the path's own hops. An entry shared by many paths (every node
- * proxy's own connection to a cluster) gives equal lists for equal outcomes: they are built once
- * and shared by those paths' reports.
- */
-function dialedFor(context: ReplayContext, entry: EnteredEntry, chosen: Chosen, outcomes: readonly DialOutcome[]): Dialed {
-  if (!entry.shared) return joinOutcomes(entry, chosen, outcomes);
-  const byOutcomes = context.memo.get("shared entry dials", entry, newMap<readonly DialOutcome[], Dialed>);
-  return byOutcomes.get(outcomes) ?? remember(byOutcomes, outcomes, joinOutcomes(entry, chosen, outcomes));
-}
-
-function joinOutcomes({ hops: path, stamped }: EnteredEntry, chosen: Chosen, outcomes: readonly DialOutcome[]): Dialed {
-  const pool = poolHop(chosen.cluster, stamped);
-  // Sized up front: a report is kept, and an array grown by push keeps spare room.
-  const landings = new Array<Landing>(landingCount(outcomes));
+function dialedFrom(outcomes: readonly DialOutcome[]): Dialed {
+  const landings: Landing[] = [];
   const failures: PathFailure[] = [];
   const unverified: PathFailure[] = [];
-  let landed = 0;
-  for (let i = 0; i < outcomes.length; i++) {
-    const outcome = outcomes[i]!;
-    const dial = chosen.dials[i]!;
-    if ("error" in outcome) {
-      const { code, message } = outcome.error;
-      (code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code, reason: message, hops: joinHops(path, dial.hop, pool, outcome.hops) });
+  for (const outcome of outcomes) {
+    if ("landings" in outcome) {
+      for (const landing of outcome.landings) landings.push(landing);
       continue;
     }
-    for (const { address, priority, socket, sni, via, pod, hops: tail } of outcome.landings) {
-      const hops = joinHops(path, dial.hop, pool, tail);
-      landings[landed++] = via === undefined ? { address, priority, socket, sni, pod, hops } : { address, priority, socket, sni, via, pod, hops };
-    }
+    const { code, message } = outcome.error;
+    (code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code, reason: message, hops: outcome.hops });
   }
   return { landings: orNone(landings), failures: orNone(failures), unverified: orNone(unverified) };
 }
@@ -186,23 +179,6 @@ function joinOutcomes({ hops: path, stamped }: EnteredEntry, chosen: Chosen, out
 /** The list, or the shared empty one: a report keeps no empty array of its own. */
 function orNone<T>(list: readonly T[]): readonly T[] {
   return list.length === 0 ? NONE : list;
-}
-
-function landingCount(outcomes: readonly DialOutcome[]): number {
-  let count = 0;
-  for (const outcome of outcomes) if ("landings" in outcome) count += outcome.landings.length;
-  return count;
-}
-
-/** The path's own hops, the dial's two, then the dial outcome's: one array, allocated once at its size. */
-function joinHops(entry: readonly string[], dial: string, pool: string, tail: readonly string[]): string[] {
-  const hops = new Array<string>(entry.length + 2 + tail.length);
-  let at = 0;
-  for (const hop of entry) hops[at++] = hop;
-  hops[at++] = dial;
-  hops[at++] = pool;
-  for (const hop of tail) hops[at++] = hop;
-  return hops;
 }
 
 /** What every path of one source reads alike, looked up once per source (not per path). */
@@ -232,14 +208,6 @@ function sourceClass(context: ReplayContext, source: PathSource, stamped: Stampe
   return classes.get(key) ?? remember(classes, key, classes.size);
 }
 
-type EnteredEntry = Extract<Entry, { kind: "entered" }>;
-
-/** A direct endpoint a path fails on when Envoy fails over to it: its reason and its last hop. */
-interface Unroutable {
-  readonly reason: string;
-  readonly hop: string;
-}
-
 /**
  * On an isolated pod network, a direct endpoint in another cluster fails whenever Envoy fails over
  * to it, whatever priority it has: every such endpoint of the cluster is a failure of the path,
@@ -249,9 +217,9 @@ function unroutableFailover(
   context: ReplayContext,
   clusters: readonly EdsCluster[],
   source: { cluster: string; dialed: ReadonlySet<LbEndpoint> },
-): Unroutable[] {
+): PathFailure[] {
   if (context.mesh.index.snapshot.mesh.podNetwork !== "isolated") return [];
-  const unroutable: Unroutable[] = [];
+  const unroutable: PathFailure[] = [];
   for (const { cluster, assignment } of clusters) {
     for (const group of assignment?.endpoints ?? []) {
       for (const endpoint of group.lb_endpoints ?? []) {
@@ -260,7 +228,7 @@ function unroutableFailover(
         if (port !== context.mesh.options.inboundPort || source.dialed.has(endpoint) || context.tunnels.has(address)) continue;
         if (context.pods(ip).has(source.cluster)) continue;
         const reason = `${PATH_FAILURES.POD_IP_NOT_ROUTABLE}: ${address} (priority ${group.priority ?? 0}) from cluster ${source.cluster}, and mesh.podNetwork is isolated`;
-        unroutable.push({ reason, hop: `${cluster.name} priority ${group.priority ?? 0}: dial ${address}` });
+        unroutable.push({ code: "POD_IP_NOT_ROUTABLE", reason, hops: [`${cluster.name} priority ${group.priority ?? 0}: dial ${address}`] });
       }
     }
   }
@@ -286,15 +254,15 @@ interface EdsCluster {
 /** The level Envoy picks, its endpoints to dial, and what dialing them yields, by path class. */
 interface Chosen extends DialLevel {
   readonly endpoints: readonly LbEndpoint[];
-  /** By target id, then source class (`sourceClass`). */
-  readonly outcomes: Map<number, Map<number, DialOutcome[]>>;
+  /** What dialing it yields, by target id, then source class (`sourceClass`). */
+  readonly outcomes: Map<number, Map<number, Dialed>>;
 }
 
 interface Level {
   readonly clusters: readonly EdsCluster[];
   readonly chosen?: Chosen;
-  /** Failover endpoints that do not route, by source cluster. */
-  readonly unroutable: Map<string, Unroutable[]>;
+  /** Failover endpoints that do not route, by source cluster: failures of every path from there. */
+  readonly unroutable: Map<string, PathFailure[]>;
 }
 
 const NO_LEVEL: Level = { clusters: [], unroutable: new Map() };

@@ -25,8 +25,8 @@ import {
 import { SOCKET_SELECTIONS, SOURCE_IDENTITIES, type SourceIdentity, WAYPOINT_MODES } from "../../src/model/options.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { type CompiledMesh, compileMesh } from "../../src/verify/compiled-mesh.js";
-import { checkCompiledMesh, explainPath, verifyMesh } from "../../src/verify/mesh-check.js";
-import type { PathFailureCode } from "../../src/verify/path.js";
+import { checkCompiledMesh, explainPath, verifyMesh, withSharedPoolFailures } from "../../src/verify/mesh-check.js";
+import { PATH_FAILURES, type PathFailureCode, type PathReport } from "../../src/verify/path.js";
 import { meshDocument } from "../support/fixtures.js";
 
 /**
@@ -232,6 +232,29 @@ describe("the check models Envoy's connection pools: no source's requests may go
 
   test("in sockets mode, a chain that does not stamp its netns: the node's socket is chosen", () => {
     expect(failuresAfter((mesh) => restamp(mesh), false, "sockets")).toEqual(["WRONG_CLIENT_CERT"]);
+  });
+
+  test("a pool key two certificates use fails exactly the paths of the clusters both call, on that node", () => {
+    // Sources a and b of node n share the key "k" but present different certificates; c on node m uses it too.
+    const path = (node: string, cluster: string, certificate: string): PathReport => ({
+      source: { node, cluster: node.split("/")[0]!, identity: certificate },
+      target: { service: "ns/svc" as PathReport["target"]["service"], port: 80 },
+      cluster,
+      status: "ok",
+      hops: [],
+      landings: [],
+      failures: [],
+      unverified: [],
+      pool: { node, cluster, key: "k", certificate },
+    });
+    const paths = [path("e/n", "shared", "a"), path("e/n", "shared", "b"), path("e/n", "only-a", "a"), path("e/n", "only-b", "b"), path("e/m", "shared", "c")];
+    const reports = withSharedPoolFailures([...paths]);
+    expect(reports.map((report) => report.status)).toEqual(["failed", "failed", "ok", "ok", "ok"]);
+    expect(reports[0]!.failures.map((failure) => failure.reason)).toEqual([
+      `${PATH_FAILURES.POOL_SHARED_ACROSS_SOURCES}: shared on e/n, pool key "k", shared with b`,
+    ]);
+    // One certificate per key on every node: nothing fails.
+    expect(withSharedPoolFailures(paths.filter((_, i) => i !== 1)).every((report) => report.status === "ok")).toBe(true);
   });
 
   test("a certificate selector over ADS", () => {

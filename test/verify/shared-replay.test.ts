@@ -1,8 +1,8 @@
 /**
  * The mesh check replays many paths over one memo and shares what equal paths derive (dial
- * outcomes, levels, a node proxy's landings and their hop lists). Each path's report must be what
- * that path replayed alone gives: the same source and target over the same compiled mesh, with a
- * memo of its own.
+ * outcomes, levels, the landings of paths that dial a level alike, and their hop lists). Each
+ * path's report must be what that path replayed alone gives: the same source and target over the
+ * same compiled mesh, with a memo of its own.
  */
 import { describe, expect, test } from "vitest";
 import { generateDocument, SMOKE_WORKLOADS } from "../../bench/workloads.js";
@@ -43,6 +43,24 @@ describe("a path of the mesh check reports what it reports replayed alone", () =
         expect(path).toEqual(alone);
       }
     }
+  });
+});
+
+describe("paths that dial a level alike share one list of landings", () => {
+  test.each(MODES)("%s / %s / %s", (sourceIdentity, mode, socketSelection) => {
+    // Each report keeps only its own hops (its entry); its landings are built once per level, target and kind of source.
+    const { paths } = checkCompiledMesh(compileMesh(isolated, { eastWestWaypoint: mode, sourceIdentity, socketSelection }));
+    const kindOf = new Map<readonly unknown[], string>();
+    for (const path of paths.filter((p) => p.landings.length > 0)) {
+      expect(path.hops.some((hop) => hop.includes(": dial "))).toBe(false);
+      const kind = `${path.target.service}:${path.target.port} from ${path.source.identity} in ${path.source.cluster}`;
+      expect(kindOf.get(path.landings) ?? kind).toBe(kind);
+      kindOf.set(path.landings, kind);
+    }
+    // With certificate selectors, pods of a service share the outbound clusters of their nodes: most paths share a list.
+    // With per-pod sockets, each pod's socket is its own, and so is each list.
+    const landed = paths.filter((path) => path.landings.length > 0).length;
+    if (sourceIdentity === "selector" && mode !== "always") expect(kindOf.size).toBeLessThan(landed / 2);
   });
 });
 
