@@ -8,7 +8,7 @@ import { dirname, join, relative } from "node:path";
 import { describe, expect, test } from "vitest";
 import { REPO_ROOT } from "./support/fixtures.js";
 
-const MARKDOWN = ["README.md", "SECURITY.md", "bench/README.md", ...readdirSync(join(REPO_ROOT, "docs")).map((file) => `docs/${file}`)];
+const MARKDOWN = ["README.md", "CHANGELOG.md", "SECURITY.md", "bench/README.md", ...readdirSync(join(REPO_ROOT, "docs")).map((file) => `docs/${file}`)];
 const CODE_DIRS = ["src", "test", "bench", "examples", "scripts"];
 
 function filesUnder(dir: string): string[] {

@@ -110,6 +110,8 @@ describe("the packed tarball", () => {
     expect(packed.files).toContain("dist/src/cli.js");
     // package.json says Apache-2.0: the license text ships with it.
     expect(packed.files).toContain("LICENSE");
+    // What changed for users ships beside the README.
+    expect(packed.files).toContain("CHANGELOG.md");
     expect(packed.files.filter((file) => file.endsWith(".map") || /^(src|test|gen)\//.test(file) || file.endsWith(".test.ts"))).toEqual([]);
   });
 
