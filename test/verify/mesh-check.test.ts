@@ -25,7 +25,7 @@ import {
 import { SOCKET_SELECTIONS, SOURCE_IDENTITIES, type SourceIdentity, WAYPOINT_MODES } from "../../src/model/options.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { type CompiledMesh, compileMesh } from "../../src/verify/compiled-mesh.js";
-import { checkCompiledMesh, explainPath, verifyMesh, withSharedPoolFailures } from "../../src/verify/mesh-check.js";
+import { checkCompiledMesh, explainPath, formatPathReport, verifyMesh, withSharedPoolFailures } from "../../src/verify/mesh-check.js";
 import { PATH_FAILURES, type PathFailureCode, type PathReport } from "../../src/verify/path.js";
 import { meshDocument } from "../support/fixtures.js";
 
@@ -308,6 +308,47 @@ describe("paths start at the source's outbound listener", () => {
     expect(tcp.map((p) => [p.status, p.note])).toEqual([
       ["not-captured", "no VIP for team-a/checkout: a TCP port is reached only through a captured VIP"],
       ["not-captured", "no VIP for team-a/checkout: a TCP port is reached only through a captured VIP"],
+    ]);
+  });
+});
+
+describe("formatPathReport", () => {
+  test("each landing and each failure is traced from the path's own hops on", () => {
+    const report: PathReport = {
+      source: {
+        node: "east/node-1",
+        cluster: "east",
+        pod: { namespace: "team-a", name: "frontend-1", service: "team-a/frontend" as PathReport["target"]["service"] },
+        identity: FRONTEND,
+      },
+      target: { service: "team-a/checkout" as PathReport["target"]["service"], port: 8080 },
+      cluster: "checkout.team-a.mesh.aether:8080",
+      status: "failed",
+      hops: ["entry", "route"],
+      landings: [
+        {
+          address: "10.0.0.1:15008",
+          priority: 0,
+          socket: "local",
+          sni: "8080",
+          pod: { cluster: "east", namespace: "team-a", name: "checkout-1", ip: "10.0.0.1" },
+          hops: ["dial 10.0.0.1", "mTLS"],
+        },
+      ],
+      failures: [{ code: "NO_INBOUND_CHAIN", reason: "no chain", hops: ["dial 10.0.0.2"] }],
+      unverified: [],
+    };
+    expect(formatPathReport(report).split("\n")).toEqual([
+      "east/team-a/frontend-1 → team-a/checkout:8080 (checkout.team-a.mesh.aether:8080): failed",
+      "  lands on east/team-a/checkout-1 directly",
+      "    entry",
+      "    route",
+      "    dial 10.0.0.1",
+      "    mTLS",
+      "  FAILED [NO_INBOUND_CHAIN] no chain",
+      "    entry",
+      "    route",
+      "    dial 10.0.0.2",
     ]);
   });
 });
