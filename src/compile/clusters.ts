@@ -167,7 +167,9 @@ function perSourceSockets(plan: NodePlan, target: OutboundTarget): (variants: re
   const matchers = sourceMatchers(plan);
   const perSource = plan.identityByNetns.size > 0;
   const sockets = upstreamSockets(socketSpec(plan, target), plan.certificates, perSource);
-  const socketOf = (variant: SocketVariant, identity: string) => sockets(sniOf(plan, target, variant), identity);
+  // Each variant's SNI once, not once per identity.
+  const snis: Partial<Record<SocketVariant, string>> = {};
+  const socketOf = (variant: SocketVariant, identity: string) => sockets((snis[variant] ??= sniOf(plan, target, variant)), identity);
   return (variants) => {
     const matcher = variants.length === 2 ? matchers.matcher : matchers.perSource[variants[0]!];
     const fallback = socketOf(variants[0]!, plan.nodeIdentity);

@@ -76,17 +76,24 @@ export function upstreamSockets(
 ): (sni: string, spiffeId: string) => TransportSocket {
   const rest = commonTlsContext(undefined, shared.alpn, shared.validation, shared.pinnedSans.map(uriSan));
   const restBytes = CommonTlsContext.encode(rest).finish();
+  // An identity's context is the same for both SNIs (waypoint and local): one object for the two.
+  const contexts = new Map<string, CommonTlsContext>();
   return (sni, spiffeId) => {
     const certificate = certificates(spiffeId);
-    const message: UpstreamTlsContext = { common_tls_context: { tls_certificate_sds_secret_configs: certificate.configs, ...rest }, sni };
+    let context = contexts.get(spiffeId);
+    if (!context) {
+      context = { tls_certificate_sds_secret_configs: certificate.configs, ...rest };
+      contexts.set(spiffeId, context);
+    }
+    const message: UpstreamTlsContext = perSource
+      ? { common_tls_context: context, sni, max_session_keys: NO_SESSION_RESUMPTION }
+      : { common_tls_context: context, sni };
     writeDelimitedHeader(splice, UPSTREAM_TLS.commonTlsContext, certificate.bytes.length + restBytes.length)
       .raw(certificate.bytes)
       .raw(restBytes);
     writeStringField(splice, UPSTREAM_TLS.sni, sni);
-    if (perSource) {
-      message.max_session_keys = NO_SESSION_RESUMPTION;
-      writeDelimitedHeader(splice, UPSTREAM_TLS.maxSessionKeys, 0); // an empty UInt32Value, i.e. 0
-    }
+    // An empty UInt32Value, i.e. 0.
+    if (perSource) writeDelimitedHeader(splice, UPSTREAM_TLS.maxSessionKeys, 0);
     return { name: EXTENSION.tlsTransportSocket, typed_config: packEncoded(UPSTREAM_TLS_CONTEXT.typeName, finishInSlab(splice), message) };
   };
 }
