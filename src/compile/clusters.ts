@@ -30,6 +30,7 @@ import { WAYPOINT_KEY } from "../plan/endpoints.js";
 import type { NodePlan } from "../plan/node-plan.js";
 import type { IndexedService } from "../plan/snapshot-index.js";
 import { compositeKey } from "../util/keys.js";
+import { remember } from "../util/maps.js";
 import { compareText } from "../util/order.js";
 import { clusterSettings, http2Keepalive } from "./settings.js";
 
@@ -168,8 +169,9 @@ function perSourceSockets(plan: NodePlan, target: OutboundTarget): (variants: re
   const perSource = plan.identityByNetns.size > 0;
   const sockets = upstreamSockets(socketSpec(plan, target), plan.certificates, perSource);
   // Each variant's SNI once, not once per identity.
-  const snis: Partial<Record<SocketVariant, string>> = {};
-  const socketOf = (variant: SocketVariant, identity: string) => sockets((snis[variant] ??= sniOf(plan, target, variant)), identity);
+  const snis = new Map<SocketVariant, string>();
+  const sniFor = (variant: SocketVariant) => snis.get(variant) ?? remember(snis, variant, sniOf(plan, target, variant));
+  const socketOf = (variant: SocketVariant, identity: string) => sockets(sniFor(variant), identity);
   return (variants) => {
     const matcher = variants.length === 2 ? matchers.matcher : matchers.perSource[variants[0]!];
     const fallback = socketOf(variants[0]!, plan.nodeIdentity);
