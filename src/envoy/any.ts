@@ -1,6 +1,7 @@
 /** Packing messages into `google.protobuf.Any`. */
 
 import type { Any } from "../../gen/google/protobuf/any.js";
+import { remember } from "../util/maps.js";
 import { finishInSlab } from "./slabs.js";
 import { BinaryWriter } from "./wire.js";
 
@@ -12,9 +13,15 @@ export interface MessageType<T> {
 
 export const TYPE_URL_PREFIX = "type.googleapis.com/";
 
+/**
+ * The type URL of a message type: one string per type for the process (a few dozen types), so
+ * the millions of Anys a `sockets`-mode compile packs share it instead of each joining its own.
+ */
 export function typeUrl(typeName: string): string {
-  return TYPE_URL_PREFIX + typeName;
+  return TYPE_URLS.get(typeName) ?? remember(TYPE_URLS, typeName, TYPE_URL_PREFIX + typeName);
 }
+
+const TYPE_URLS = new Map<string, string>();
 
 /** The fully-qualified message name an Any's type URL names. */
 export function typeNameOfUrl(url: string): string {
