@@ -128,6 +128,17 @@ describe("the output linter fails closed", () => {
     expect(new Set(trips.map(([rule]) => rule))).toEqual(new Set(LINT_RULES));
   });
 
+  test("a matcher shared by clusters is checked against each cluster's own socket table", () => {
+    // sockets mode: every outbound cluster of the node shares one matcher object (the clone keeps that).
+    const result = compiled("sockets");
+    const outbound = result.clusters.filter((c) => c.transport_socket_matcher);
+    expect(outbound.length).toBeGreaterThan(1);
+    expect(new Set(outbound.map((c) => c.transport_socket_matcher)).size).toBe(1);
+    const last = outbound.at(-1)!;
+    last.transport_socket_matches!.splice(0, 1);
+    expect(() => lintCompileResult(result)).toThrow(`${last.name}: action-names-a-socket`);
+  });
+
   test("the error names the resource and the rule", () => {
     const result = compiled();
     result.clusters.push(cluster(result));
