@@ -33,6 +33,11 @@ export class Slabs {
 /** Encoded resources and packed messages: most are 0.1–3 kB. */
 const OUTPUT_SLABS = new Slabs(64 * 1024);
 
+/** `size` bytes of fresh output space in a slab (or an array of their own when large), for bytes written in place. */
+export function slabSpace(size: number): Uint8Array {
+  return OUTPUT_SLABS.space(size);
+}
+
 /**
  * What `finishInSlab` reads of @bufbuild/protobuf's BinaryWriter: its buffer and write position
  * (private in its types; `finish()` copies `buffer[0, pos)` into a new ArrayBuffer and resets).

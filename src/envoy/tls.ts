@@ -9,10 +9,11 @@ import type { ConfigSource } from "../../gen/envoy/config/core/v3/config_source.
 import type { TypedExtensionConfig } from "../../gen/envoy/config/core/v3/extension.js";
 import { type SubjectAltNameMatcher, SubjectAltNameMatcher_SanType } from "../../gen/envoy/extensions/transport_sockets/tls/v3/common.js";
 import { CommonTlsContext, type UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
+import { remember } from "../util/maps.js";
 import { pack, packEncoded } from "./any.js";
-import { finishInSlab } from "./slabs.js";
+import { slabSpace } from "./slabs.js";
 import { DOWNSTREAM_TLS_CONTEXT, EXTENSION, FILTER_STATE_OVERRIDE, ON_DEMAND_SECRET, SPIFFE_VALIDATOR_CONFIG, UPSTREAM_TLS_CONTEXT } from "./types.js";
-import { BinaryWriter, writeDelimitedHeader, writeStringField } from "./wire.js";
+import { BinaryWriter, delimitedFieldSize, putDelimitedHeader, writeDelimitedHeader, writeStringField } from "./wire.js";
 
 /** How peers' certificates are validated; derived once per compile from the mesh's trust. */
 export type TrustValidation =
@@ -78,6 +79,8 @@ export function upstreamSockets(
   const restBytes = CommonTlsContext.encode(rest).finish();
   // An identity's context is the same for both SNIs (waypoint and local): one object for the two.
   const contexts = new Map<string, CommonTlsContext>();
+  // Each SNI's field, encoded once (a destination has two: waypoint and local).
+  const sniFields = new Map<string, Uint8Array>();
   return (sni, spiffeId) => {
     const certificate = certificates(spiffeId);
     let context = contexts.get(spiffeId);
@@ -88,14 +91,25 @@ export function upstreamSockets(
     const message: UpstreamTlsContext = perSource
       ? { common_tls_context: context, sni, max_session_keys: NO_SESSION_RESUMPTION }
       : { common_tls_context: context, sni };
-    writeDelimitedHeader(splice, UPSTREAM_TLS.commonTlsContext, certificate.bytes.length + restBytes.length)
-      .raw(certificate.bytes)
-      .raw(restBytes);
-    writeStringField(splice, UPSTREAM_TLS.sni, sni);
-    // An empty UInt32Value, i.e. 0.
-    if (perSource) writeDelimitedHeader(splice, UPSTREAM_TLS.maxSessionKeys, 0);
-    return { name: EXTENSION.tlsTransportSocket, typed_config: packEncoded(UPSTREAM_TLS_CONTEXT.typeName, finishInSlab(splice), message) };
+    // Written straight into slab space at its final size: the parts are copied once.
+    const sniField = sniFields.get(sni) ?? remember(sniFields, sni, encodedSniField(sni));
+    const contextLength = certificate.bytes.length + restBytes.length;
+    const contextField = delimitedFieldSize(UPSTREAM_TLS.commonTlsContext, contextLength);
+    const bytes = slabSpace(contextField + sniField.length + (perSource ? NO_RESUMPTION_FIELD.length : 0));
+    let at = putDelimitedHeader(bytes, 0, UPSTREAM_TLS.commonTlsContext, contextLength);
+    bytes.set(certificate.bytes, at);
+    bytes.set(restBytes, at + certificate.bytes.length);
+    at = contextField;
+    bytes.set(sniField, at);
+    if (perSource) bytes.set(NO_RESUMPTION_FIELD, at + sniField.length);
+    return { name: EXTENSION.tlsTransportSocket, typed_config: packEncoded(UPSTREAM_TLS_CONTEXT.typeName, bytes, message) };
   };
+}
+
+function encodedSniField(sni: string): Uint8Array {
+  const writer = new BinaryWriter();
+  writeStringField(writer, UPSTREAM_TLS.sni, sni);
+  return writer.finish();
 }
 
 /**
@@ -149,10 +163,11 @@ export function upstreamTlsSocket(spec: UpstreamSocketSpec): TransportSocket {
   return { name: EXTENSION.tlsTransportSocket, typed_config: pack(UPSTREAM_TLS_CONTEXT, message) };
 }
 
-/** Reused for every splice; `finish` copies the bytes out. */
-const splice = new BinaryWriter();
 /** UpstreamTlsContext field numbers (proto/envoy/extensions/transport_sockets/tls/v3/tls.proto). */
 const UPSTREAM_TLS = { commonTlsContext: 1, sni: 2, maxSessionKeys: 4 } as const;
+
+/** `max_session_keys`: an empty UInt32Value, i.e. 0. */
+const NO_RESUMPTION_FIELD = writeDelimitedHeader(new BinaryWriter(), UPSTREAM_TLS.maxSessionKeys, 0).finish();
 
 export interface DownstreamSocketSpec {
   readonly alpn: readonly string[];

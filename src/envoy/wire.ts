@@ -49,6 +49,21 @@ export function writeDelimitedHeader(writer: BinaryWriter, field: number, length
   return writer.tag(field, WireType.LengthDelimited).uint32(length);
 }
 
+/** Writes a varint into `bytes` at `at`; returns the offset after it. */
+function putVarint(bytes: Uint8Array, at: number, value: number): number {
+  while (value >= 0x80) {
+    bytes[at++] = (value & 0x7f) | 0x80;
+    value >>>= 7;
+  }
+  bytes[at++] = value;
+  return at;
+}
+
+/** The tag and length prefix of a length-delimited field, written into `bytes` at `at`; returns the offset after them. */
+export function putDelimitedHeader(bytes: Uint8Array, at: number, field: number, length: number): number {
+  return putVarint(bytes, putVarint(bytes, at, ((field << 3) | WireType.LengthDelimited) >>> 0), length);
+}
+
 /** Writes a length-delimited field whose payload is already encoded. */
 export function writeEncodedField(writer: BinaryWriter, field: number, bytes: Uint8Array): BinaryWriter {
   return writeDelimitedHeader(writer, field, bytes.length).raw(bytes);
