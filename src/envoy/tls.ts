@@ -96,16 +96,16 @@ export function upstreamSockets(
     const contextLength = certificate.bytes.length + restBytes.length;
     const contextField = delimitedFieldSize(UPSTREAM_TLS.commonTlsContext, contextLength);
     const bytes = slabSpace(contextField + sniField.length + (perSource ? NO_RESUMPTION_FIELD.length : 0));
-    let at = putDelimitedHeader(bytes, 0, UPSTREAM_TLS.commonTlsContext, contextLength);
-    bytes.set(certificate.bytes, at);
-    bytes.set(restBytes, at + certificate.bytes.length);
-    at = contextField;
-    bytes.set(sniField, at);
-    if (perSource) bytes.set(NO_RESUMPTION_FIELD, at + sniField.length);
+    const payload = putDelimitedHeader(bytes, 0, UPSTREAM_TLS.commonTlsContext, contextLength);
+    bytes.set(certificate.bytes, payload);
+    bytes.set(restBytes, payload + certificate.bytes.length);
+    bytes.set(sniField, contextField);
+    if (perSource) bytes.set(NO_RESUMPTION_FIELD, contextField + sniField.length);
     return { name: EXTENSION.tlsTransportSocket, typed_config: packEncoded(UPSTREAM_TLS_CONTEXT.typeName, bytes, message) };
   };
 }
 
+/** The `sni` field as the generated encoder writes it (nothing for an empty SNI). */
 function encodedSniField(sni: string): Uint8Array {
   const writer = new BinaryWriter();
   writeStringField(writer, UPSTREAM_TLS.sni, sni);
