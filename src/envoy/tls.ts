@@ -83,11 +83,7 @@ export function upstreamSockets(
   const sniFields = new Map<string, Uint8Array>();
   return (sni, spiffeId) => {
     const certificate = certificates(spiffeId);
-    let context = contexts.get(spiffeId);
-    if (!context) {
-      context = { tls_certificate_sds_secret_configs: certificate.configs, ...rest };
-      contexts.set(spiffeId, context);
-    }
+    const context = contexts.get(spiffeId) ?? remember(contexts, spiffeId, { tls_certificate_sds_secret_configs: certificate.configs, ...rest });
     const message: UpstreamTlsContext = perSource
       ? { common_tls_context: context, sni, max_session_keys: NO_SESSION_RESUMPTION }
       : { common_tls_context: context, sni };

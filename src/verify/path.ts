@@ -167,7 +167,7 @@ function dialedFrom(outcomes: readonly DialOutcome[]): Dialed {
   const unverified: PathFailure[] = [];
   for (const outcome of outcomes) {
     if ("landings" in outcome) {
-      for (const landing of outcome.landings) landings.push(landing);
+      landings.push(...outcome.landings);
       continue;
     }
     const { code, message } = outcome.error;
