@@ -456,10 +456,10 @@ export function createBench(config: BenchConfig) {
   async function figure6(): Promise<Row[]> {
     const count = config.smoke ? 2 : MEMORY_RUNS;
     log(`figure 6: memory, in ${count} fresh processes ...`);
-    const runs: MemoryFigures[] = [];
-    for (let run = 0; run < count; run++) runs.push(await memoryInChild(workload("W1").snapshot, "selector"));
+    const measured = await memoryInChildren(workload("W1").snapshot, [...new Array<SourceIdentity>(count).fill("selector"), "sockets"]);
+    const runs = measured.slice(0, count);
     const m = medianMemory(runs);
-    const sockets = await memoryInChild(workload("W1").snapshot, "sockets");
+    const sockets = measured[count]!;
     const retained = m.retained / m.outputEndpoints;
     const peak = m.peakRssGrowth / m.outputEndpoints;
     const peakRange = runs.map((r) => r.peakRssGrowth / r.outputEndpoints);
@@ -812,7 +812,7 @@ function setupRow(name: string, description: string): Row {
 
 /**
  * Fresh processes figure 6 measures `selector` mode in. Peak RSS growth depends on how much free
- * heap the process happened to have committed before the compile: the same code measured 2–16.5 MB
+ * heap the process happened to have committed before the compile: the same code measured 0–16.5 MB
  * from one process to the next, so one process decides nothing. Retained bytes barely vary.
  */
 const MEMORY_RUNS = 5;
@@ -830,17 +830,29 @@ function medianMemory(runs: readonly MemoryFigures[]): MemoryFigures {
   };
 }
 
-/** Runs memory-child.ts in a fresh Node process with --expose-gc, handing it `snapshot` serialized. */
-function memoryInChild(snapshot: Snapshot, mode: SourceIdentity): Promise<MemoryFigures> {
-  return inChild<MemoryFigures>("./memory-child.ts", snapshot, [mode]);
+/** Runs memory-child.ts once per mode, each in a fresh Node process with --expose-gc, handing them `snapshot` serialized once. */
+function memoryInChildren(snapshot: Snapshot, modes: readonly SourceIdentity[]): Promise<MemoryFigures[]> {
+  return inChildren<MemoryFigures>(
+    "./memory-child.ts",
+    snapshot,
+    modes.map((mode) => [mode]),
+  );
 }
 
 /** Runs a bench script in a fresh Node process with --expose-gc, handing it `snapshot` serialized. */
 async function inChild<T>(script: string, snapshot: Snapshot, args: readonly string[]): Promise<T> {
+  const [result] = await inChildren<T>(script, snapshot, [args]);
+  return result!;
+}
+
+/** Runs a bench script once per argument list, one fresh process after another, on `snapshot` serialized once. */
+async function inChildren<T>(script: string, snapshot: Snapshot, argLists: readonly (readonly string[])[]): Promise<T[]> {
   const file = join(tmpdir(), `aether-bench-${process.pid}.v8`);
   writeFileSync(file, serialize(snapshot));
   try {
-    return await forkJson<T>(fileURLToPath(new URL(script, import.meta.url)), [file, ...args]);
+    const results: T[] = [];
+    for (const args of argLists) results.push(await forkJson<T>(fileURLToPath(new URL(script, import.meta.url)), [file, ...args]));
+    return results;
   } finally {
     rmSync(file, { force: true });
   }
