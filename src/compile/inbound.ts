@@ -146,10 +146,14 @@ function inboundChain(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: 
     filter_chain_match: { server_names: serverNames, transport_protocol: "tls" },
     filters: [
       http
-        ? httpToCluster(statPrefix, app, { accessLog: accessLogs(plan, { reporter: "destination", listener: inboundListenerName(ref), http }) })
+        ? httpToCluster(statPrefix, app, {
+            accessLog: accessLogs(plan, { reporter: "destination", listener: inboundListenerName(ref), http }),
+            oneListener: true,
+          })
         : tcpProxy(statPrefix, app, {
             idleTimeout: tcpIdleTimeout(plan.options.settings),
             accessLog: accessLogs(plan, { reporter: "destination", listener: inboundListenerName(ref), http }),
+            oneListener: true,
           }),
     ],
     transport_socket: INBOUND_SOCKETS.get(plan.context, [hosted.identity, http], () =>

@@ -216,7 +216,7 @@ function captureChain(plan: NodePlan, hosted: HostedPodPlan, statPrefix: string,
       ...stamp,
       destination.http
         ? httpCapture(statPrefix, { name, cluster: destination.cluster }, egressRetryPolicy(settings), { accessLog })
-        : tcpProxy(statPrefix, destination.cluster, { idleTimeout: tcpIdleTimeout(settings), accessLog }),
+        : tcpProxy(statPrefix, destination.cluster, { idleTimeout: tcpIdleTimeout(settings), accessLog, oneListener: true }),
     ],
     name,
   };

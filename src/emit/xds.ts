@@ -6,15 +6,14 @@
 import { hash } from "node:crypto";
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
-import { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
+import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { Any } from "../../gen/google/protobuf/any.js";
 import { type TYPE_URL_PREFIX, typeUrl } from "../envoy/any.js";
 import type { ResourceSet } from "../envoy/resources.js";
-import { finishInSlab } from "../envoy/slabs.js";
-import { BinaryWriter } from "../envoy/wire.js";
 import { compareText } from "../util/order.js";
 import { encodeAssignment } from "./assignment-encoding.js";
 import { encodeCluster } from "./cluster-encoding.js";
+import { encodeListener } from "./listener-encoding.js";
 import { RESOURCE_TYPES, type ResourceKind } from "./text.js";
 
 type TypeUrlOf<K extends ResourceKind> = `${typeof TYPE_URL_PREFIX}${(typeof RESOURCE_TYPES)[K]}`;
@@ -73,11 +72,9 @@ const CLUSTER_LOAD_ASSIGNMENT: ResourceType<ClusterLoadAssignment> = {
   encode: encodeAssignment,
   name: (assignment) => assignment.cluster_name ?? "",
 };
-/** Reused across listeners: `finishInSlab` copies the bytes out and keeps the grown buffer. */
-const listenerWriter = new BinaryWriter();
 const LISTENER: ResourceType<Listener> = {
   typeUrl: XDS_TYPE_URLS.listeners,
-  encode: (listener) => finishInSlab(Listener.encode(listener, listenerWriter)),
+  encode: encodeListener,
   name: (listener) => listener.name ?? "",
 };
 

@@ -2,7 +2,7 @@
 
 import type { Any } from "../../gen/google/protobuf/any.js";
 import { remember } from "../util/maps.js";
-import { finishInSlab } from "./slabs.js";
+import { finishInSlab, INTERIM_SLABS } from "./slabs.js";
 import { BinaryWriter } from "./wire.js";
 
 /** The encode half of a ts-proto message type, plus its fully-qualified name. */
@@ -57,4 +57,40 @@ export function packEncoded(typeName: string, value: Uint8Array, message: unknow
 /** The message an Any was packed from by `pack`, if it was. */
 export function packedMessage(any: Any): unknown {
   return (any as { [PACKED]?: unknown })[PACKED];
+}
+
+/**
+ * Anys whose bytes an enclosing encoding will carry — a listener's own filter configs — and that
+ * still hold interim bytes of their own. When the listener is encoded, `moveIntoEncoding` points
+ * each at its copy inside the listener's bytes, so a node's held output carries them once, not
+ * twice (a pod's egress connection managers are about a third of a node's listener bytes).
+ */
+const INTERIM = new WeakSet<Any>();
+const EMPTY = new Uint8Array(0);
+
+/** `pack` for a config that only one listener's filters carry (never for a shared one). */
+export function packInterim<T>(type: MessageType<T>, message: T): Any {
+  return packEncodedInterim(type.typeName, finishInSlab(type.encode(message, scratch), INTERIM_SLABS), message);
+}
+
+/** `packEncoded` for a config that only one listener's filters carry; `value` in `INTERIM_SLABS`. */
+export function packEncodedInterim(typeName: string, value: Uint8Array, message: unknown): Any {
+  const any = packEncoded(typeName, value, message);
+  INTERIM.add(any);
+  return any;
+}
+
+/**
+ * Points an interim Any's `value` at the same bytes within `encoding` (of the resource that carries
+ * it), searching from `from`; returns where the next search may start. Any occurrence has the same
+ * bytes, so the first is right; an Any that is not interim, or not found, keeps its own.
+ */
+export function moveIntoEncoding(any: Any, encoding: Uint8Array, from: number): number {
+  if (!INTERIM.has(any)) return from;
+  const value = any.value ?? EMPTY;
+  const at = value.length === 0 ? from : Buffer.from(encoding.buffer, encoding.byteOffset, encoding.length).indexOf(value, from);
+  if (at < 0) return from;
+  any.value = encoding.subarray(at, at + value.length);
+  INTERIM.delete(any);
+  return at + value.length;
 }

@@ -11,7 +11,7 @@
 import type { RouteConfiguration } from "../../gen/envoy/config/route/v3/route.js";
 import { VirtualHost } from "../../gen/envoy/config/route/v3/route_components.js";
 import { HttpConnectionManager } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
-import { finishInSlab } from "./slabs.js";
+import { finishInSlab, INTERIM_SLABS } from "./slabs.js";
 import { BinaryWriter, stringFieldSize, WireType, writeDelimitedHeader, writeStringField } from "./wire.js";
 
 /** Field numbers (proto/envoy/extensions/filters/network/http_connection_manager/v3/, proto/envoy/config/route/v3/route.proto). */
@@ -31,7 +31,8 @@ export function encodeConnectionManager(manager: HttpConnectionManager): Uint8Ar
   HttpConnectionManager.encode({ codec_type, stat_prefix }, writer);
   if (route_config !== undefined) writeRouteConfig(route_config);
   HttpConnectionManager.encode(rest, writer);
-  return finishInSlab(writer);
+  // Interim: the listener that carries the manager takes its bytes over (`packEncodedInterim`).
+  return finishInSlab(writer, INTERIM_SLABS);
 }
 
 function writeRouteConfig(routes: RouteConfiguration): void {

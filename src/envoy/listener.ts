@@ -14,8 +14,9 @@ import {
 } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
 import type { TcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
 import type { HttpProtocolOptions } from "../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options.js";
+import type { Any } from "../../gen/google/protobuf/any.js";
 import type { Duration } from "../../gen/google/protobuf/duration.js";
-import { pack, packEncoded } from "./any.js";
+import { type MessageType, pack, packEncodedInterim, packInterim } from "./any.js";
 import { encodeConnectionManager } from "./connection-manager-encoding.js";
 import { socketAddress } from "./core.js";
 import { EXTENSION, HTTP_CONNECTION_MANAGER, HTTP_PROTOCOL_OPTIONS, ORIGINAL_DST, ROUTER, SET_FILTER_STATE, TCP_PROXY, TLS_INSPECTOR } from "./types.js";
@@ -60,13 +61,23 @@ export function stampFilterState(key: string, factory: string, value: string): F
 export interface ProxyExtras {
   readonly idleTimeout?: Duration | undefined;
   readonly accessLog?: readonly AccessLog[];
+  /**
+   * Whether one listener alone carries the filter (a pod's own chain, not one cached and shared
+   * across nodes): its config's bytes then move into that listener's encoding (`packInterim`).
+   */
+  readonly oneListener?: boolean;
+}
+
+/** A config packed for `extras`: interim when one listener alone carries it. */
+function packFor<T>(type: MessageType<T>, config: T, extras: ProxyExtras): Any {
+  return extras.oneListener ? packInterim(type, config) : pack(type, config);
 }
 
 export function tcpProxy(statPrefix: string, cluster: string, extras: ProxyExtras = {}): Filter {
   const config: TcpProxy = { stat_prefix: statPrefix, cluster };
   if (extras.idleTimeout) config.idle_timeout = extras.idleTimeout;
   if (extras.accessLog?.length) config.access_log = [...extras.accessLog];
-  return { name: EXTENSION.tcpProxy, typed_config: pack(TCP_PROXY, config) };
+  return { name: EXTENSION.tcpProxy, typed_config: packFor(TCP_PROXY, config, extras) };
 }
 
 /**
@@ -74,28 +85,26 @@ export function tcpProxy(statPrefix: string, cluster: string, extras: ProxyExtra
  * sent by the client is dropped) and set to the client certificate's URI SAN.
  */
 export function httpToCluster(statPrefix: string, cluster: string, extras: ProxyExtras = {}): Filter {
-  return {
-    name: EXTENSION.httpConnectionManager,
-    typed_config: pack(HTTP_CONNECTION_MANAGER, {
-      codec_type: HttpConnectionManager_CodecType.AUTO,
-      stat_prefix: statPrefix,
-      route_config: {
-        name: statPrefix,
-        virtual_hosts: [
-          {
-            name: statPrefix,
-            domains: ["*"],
-            routes: [{ match: { prefix: "/" }, route: { cluster, timeout: NO_TIMEOUT } }],
-          },
-        ],
-      },
-      http_filters: [ROUTER_FILTER],
-      forward_client_cert_details: HttpConnectionManager_ForwardClientCertDetails.SANITIZE_SET,
-      set_current_client_cert_details: { uri: true },
-      // Logged requests keep the source's request id, so source and destination lines join on it.
-      ...(extras.accessLog?.length ? { access_log: [...extras.accessLog], preserve_external_request_id: true } : {}),
-    }),
+  const config: HttpConnectionManager = {
+    codec_type: HttpConnectionManager_CodecType.AUTO,
+    stat_prefix: statPrefix,
+    route_config: {
+      name: statPrefix,
+      virtual_hosts: [
+        {
+          name: statPrefix,
+          domains: ["*"],
+          routes: [{ match: { prefix: "/" }, route: { cluster, timeout: NO_TIMEOUT } }],
+        },
+      ],
+    },
+    http_filters: [ROUTER_FILTER],
+    forward_client_cert_details: HttpConnectionManager_ForwardClientCertDetails.SANITIZE_SET,
+    set_current_client_cert_details: { uri: true },
+    // Logged requests keep the source's request id, so source and destination lines join on it.
+    ...(extras.accessLog?.length ? { access_log: [...extras.accessLog], preserve_external_request_id: true } : {}),
   };
+  return { name: EXTENSION.httpConnectionManager, typed_config: packFor(HTTP_CONNECTION_MANAGER, config, extras) };
 }
 
 /** An HTTP/1.1 or HTTP/2 service reached by its authority. */
@@ -149,7 +158,11 @@ function appConnectionManager(statPrefix: string, virtualHosts: readonly Virtual
     http_filters: [ROUTER_FILTER],
     ...(extras.accessLog?.length ? { access_log: [...extras.accessLog] } : {}),
   };
-  return { name: EXTENSION.httpConnectionManager, typed_config: packEncoded(HTTP_CONNECTION_MANAGER.typeName, encodeConnectionManager(manager), manager) };
+  // Only the pod's own listener carries it: its bytes move into that listener's encoding.
+  return {
+    name: EXTENSION.httpConnectionManager,
+    typed_config: packEncodedInterim(HTTP_CONNECTION_MANAGER.typeName, encodeConnectionManager(manager), manager),
+  };
 }
 
 function egressRoute(cluster: string, retryPolicy: RetryPolicy | undefined): Route {

@@ -33,6 +33,12 @@ export class Slabs {
 /** Encoded resources and packed messages: most are 0.1–3 kB. */
 const OUTPUT_SLABS = new Slabs(64 * 1024);
 
+/**
+ * Bytes that an enclosing resource's encoding will carry and then hold in their place (a
+ * listener's filter configs, see `packInterim`): a slab here dies once its bytes have moved.
+ */
+export const INTERIM_SLABS = new Slabs(64 * 1024);
+
 /** `size` bytes of fresh output space in a slab (or an array of their own when large), for bytes written in place. */
 export function slabSpace(size: number): Uint8Array {
   return OUTPUT_SLABS.space(size);
@@ -55,13 +61,13 @@ const WRITER_STATE_KNOWN = ((): boolean => {
 })();
 
 /**
- * `writer.finish()`, with the bytes copied into slab space instead of an ArrayBuffer of their
+ * `writer.finish()`, with the bytes copied into slab space (of `slabs`) instead of an ArrayBuffer of their
  * own: the writer is reset, the bytes are a view (mind `byteOffset` when reading `.buffer`).
  */
-export function finishInSlab(writer: BinaryWriter): Uint8Array {
+export function finishInSlab(writer: BinaryWriter, slabs: Slabs = OUTPUT_SLABS): Uint8Array {
   const state = writer as unknown as WriterState;
   if (!WRITER_STATE_KNOWN || state.stackPos.length > 0) return writer.finish();
-  const bytes = OUTPUT_SLABS.space(state.pos);
+  const bytes = slabs.space(state.pos);
   bytes.set(state.buffer.subarray(0, state.pos));
   state.pos = 0;
   return bytes;

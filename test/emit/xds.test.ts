@@ -8,6 +8,8 @@ import { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import { type CompileResult, compileNode } from "../../src/compile/compile-node.js";
 import type { ResourceKind } from "../../src/emit/text.js";
 import { diffResources, isEmptyDiff, toXdsResources, versionInfo, XDS_TYPE_URLS, type XdsResource, type XdsResources } from "../../src/emit/xds.js";
+import { lookupMessage, unpackAny } from "../../src/envoy/schema.js";
+import { EXTENSION } from "../../src/envoy/types.js";
 import { localNodeFrom } from "../../src/model/node.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
@@ -134,6 +136,40 @@ describe("toXdsResources", () => {
     const payments = (r: CompileResult) => toXdsResources(r)[XDS_TYPE_URLS.endpoints].find((e) => e.name === PAYMENTS)!;
     expect(one!.endpoints.find((e) => e.cluster_name === PAYMENTS)).toBe(two!.endpoints.find((e) => e.cluster_name === PAYMENTS));
     expect(payments(one!).resource.value).toBe(payments(two!).resource.value);
+  });
+
+  test("a pod listener's own filter configs end up as views of the listener's bytes; shared ones keep their own", () => {
+    const snapshot = parseSnapshot(meshDocument());
+    const index = indexSnapshot(snapshot);
+    // east/node-1 and east/node-3 both host payments: they carry the very same tunnel chain for it
+    // (cached per context), so neither listener may take that chain's bytes.
+    const [one, three] = ["node-1", "node-3"].map((node) => compileNode(index, localNodeFrom(snapshot, "east", node), { eastWestWaypoint: "cross-cluster" }));
+    const filtersOf = (listener: Listener) => listener.filter_chains!.flatMap((chain) => chain.filters!);
+    const paymentsChain = (result: CompileResult) =>
+      result.listeners.find((l) => l.name === "ew_tunnel")!.filter_chains!.find((c) => c.name === "ew_payments_team-b");
+    expect(paymentsChain(one!)).toBe(paymentsChain(three!));
+    const [shared] = paymentsChain(one!)!.filters!;
+    const sharedValue = shared!.typed_config!.value;
+    for (const result of [one!, three!]) {
+      const encodings = new Map(toXdsResources(result)[XDS_TYPE_URLS.listeners].map((r) => [r.name, r.resource.value!]));
+      for (const listener of result.listeners) {
+        const encoding = encodings.get(listener.name!)!;
+        for (const filter of filtersOf(listener)) {
+          const value = filter.typed_config!.value!;
+          const inside =
+            value.buffer === encoding.buffer &&
+            value.byteOffset >= encoding.byteOffset &&
+            value.byteOffset + value.length <= encoding.byteOffset + encoding.length;
+          // The source stamp is one filter per identity, shared by every listener of its pods.
+          const carriedElsewhere = listener.name === "ew_tunnel" || filter.name === EXTENSION.setFilterState;
+          expect(inside, `${listener.name}: ${filter.name}`).toBe(!carriedElsewhere);
+          // Whichever bytes it holds, they are its message's.
+          const { typeName, message } = unpackAny(filter.typed_config!)!;
+          expect(value, `${listener.name}: ${typeName}`).toEqual(lookupMessage(typeName)!.codec!.encode(message).finish());
+        }
+      }
+    }
+    expect(shared!.typed_config!.value).toBe(sharedValue);
   });
 });
 
