@@ -63,12 +63,15 @@ export function packedMessage(any: Any): unknown {
  * Anys whose bytes an enclosing encoding will carry — a listener's own filter configs — and that
  * still hold interim bytes of their own. When the listener is encoded, `moveIntoEncoding` points
  * each at its copy inside the listener's bytes, so a node's held output carries them once, not
- * twice (a pod's egress connection managers are about a third of a node's listener bytes).
+ * twice (a pod's egress connection managers are more than half of a node's listener bytes).
  */
 const INTERIM = new WeakSet<Any>();
 const EMPTY = new Uint8Array(0);
 
-/** `pack` for a config that only one listener's filters carry (never for a shared one). */
+/**
+ * `pack` for a config that only one listener's filters carry. Never for one shared across
+ * listeners (cached): it would keep whichever listener's bytes it moved into alive with it.
+ */
 export function packInterim<T>(type: MessageType<T>, message: T): Any {
   return packEncodedInterim(type.typeName, finishInSlab(type.encode(message, scratch), INTERIM_SLABS), message);
 }

@@ -61,8 +61,8 @@ const WRITER_STATE_KNOWN = ((): boolean => {
 })();
 
 /**
- * `writer.finish()`, with the bytes copied into slab space (of `slabs`) instead of an ArrayBuffer of their
- * own: the writer is reset, the bytes are a view (mind `byteOffset` when reading `.buffer`).
+ * `writer.finish()`, with the bytes copied into space in `slabs` instead of an ArrayBuffer of
+ * their own: the writer is reset, the bytes are a view (mind `byteOffset` when reading `.buffer`).
  */
 export function finishInSlab(writer: BinaryWriter, slabs: Slabs = OUTPUT_SLABS): Uint8Array {
   const state = writer as unknown as WriterState;
