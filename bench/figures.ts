@@ -811,9 +811,9 @@ function setupRow(name: string, description: string): Row {
 }
 
 /**
- * Fresh processes figure 6 measures `selector` mode in. Peak RSS growth depends on how much free
- * heap the process happened to have committed before the compile: the same code measured 0–16.5 MB
- * from one process to the next, so one process decides nothing. Retained bytes barely vary.
+ * Fresh processes figure 6 measures `selector` mode in: peak RSS growth still varies by a few MB
+ * from one process to the next (1.7–2.5 kB per endpoint with a settled baseline, memory-child.ts),
+ * so one process decides nothing. Retained bytes barely vary.
  */
 const MEMORY_RUNS = 5;
 

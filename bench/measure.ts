@@ -135,6 +135,12 @@ export interface RssSampler {
   resetPeak(): void;
   /** The highest RSS seen since the last reset (bytes). */
   peak(): number;
+  /**
+   * Resolves with the RSS once it has held still for `quietMs` (at most `limitMs`). After a full GC
+   * V8 hands freed pages back on background threads for some tens of milliseconds: a baseline read
+   * before that is too high, and the drop then hides part of what follows.
+   */
+  settled(quietMs?: number, limitMs?: number): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -167,6 +173,16 @@ export async function startRssSampler(): Promise<RssSampler> {
       cells[1] = cells[0]!;
     },
     peak: () => cells[1]!,
+    settled: async (quietMs = 100, limitMs = 2000) => {
+      const start = Date.now();
+      let last = cells[0]!;
+      let since = start;
+      while (Date.now() - since < quietMs && Date.now() - start < limitMs) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        if (cells[0] !== last) [last, since] = [cells[0]!, Date.now()];
+      }
+      return last;
+    },
     stop: async () => {
       cells[2] = 1;
       await worker.terminate();

@@ -10,7 +10,8 @@
  * before the compile, while holding the xDS resources (binary + versions) and the index the
  * compile filled in; the CompileResult itself is dropped, as a control plane would.
  * Peak RSS growth: the highest process RSS a worker thread saw during compile + encode, minus the
- * RSS just before. Peak heap growth: the largest heap + external in use just before any GC during
+ * RSS just before, once it has settled after the GC (read any earlier, it still held pages the GC
+ * was handing back, and the growth measured 0–16 MB by luck; settled, 15–20 MB). Peak heap growth: the largest heap + external in use just before any GC during
  * the compile (or at its end), minus the same before: what the compile needed at its high point.
  */
 import { readFileSync } from "node:fs";
@@ -61,9 +62,8 @@ async function measure(snapshotPath: string, sourceIdentity: string): Promise<Me
   const index = indexSnapshot(snapshot);
   const sampler = await startRssSampler();
   const before = liveBytes();
-  await sleep(20);
+  const rssBefore = await sampler.settled();
   sampler.resetPeak();
-  const rssBefore = sampler.current();
   const profiler = new GCProfiler();
   profiler.start();
   let result: CompileResult | undefined = compileNode(index, node, options);
