@@ -19,6 +19,8 @@ export interface LogSite {
   readonly http: boolean;
   /** A source line: the pod whose listener it is (its SPIFFE ID). */
   readonly sourceIdentity?: string;
+  /** Whether one listener alone carries the log (a pod's own), as `ProxyExtras.oneListener`. */
+  readonly oneListener?: boolean;
 }
 
 /** The access loggers of one proxy filter; none when access logs are off. */
@@ -26,8 +28,9 @@ export function accessLogs(plan: NodePlan, site: LogSite): AccessLog[] {
   const setting = plan.options.settings.accessLog;
   if (setting === "off") return [];
   const fields = logFields(plan, site);
-  if (setting === "stdout") return [stdoutAccessLog(`[%START_TIME%] ${[...fields].map(([key, value]) => `${key}=${value}`).join(" ")}\n`)];
-  return [grpcAccessLog(site.http, `aether_${site.reporter}`, setting.grpcCluster, fields)];
+  const interim = site.oneListener === true;
+  if (setting === "stdout") return [stdoutAccessLog(`[%START_TIME%] ${[...fields].map(([key, value]) => `${key}=${value}`).join(" ")}\n`, interim)];
+  return [grpcAccessLog(site.http, `aether_${site.reporter}`, setting.grpcCluster, fields, interim)];
 }
 
 function logFields(plan: NodePlan, site: LogSite): Map<string, string> {

@@ -147,12 +147,12 @@ function inboundChain(plan: NodePlan, hosted: HostedPodPlan, ref: PodRef, port: 
     filters: [
       http
         ? httpToCluster(statPrefix, app, {
-            accessLog: accessLogs(plan, { reporter: "destination", listener: inboundListenerName(ref), http }),
+            accessLog: accessLogs(plan, { reporter: "destination", listener: inboundListenerName(ref), http, oneListener: true }),
             oneListener: true,
           })
         : tcpProxy(statPrefix, app, {
             idleTimeout: tcpIdleTimeout(plan.options.settings),
-            accessLog: accessLogs(plan, { reporter: "destination", listener: inboundListenerName(ref), http }),
+            accessLog: accessLogs(plan, { reporter: "destination", listener: inboundListenerName(ref), http, oneListener: true }),
             oneListener: true,
           }),
     ],

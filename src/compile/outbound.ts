@@ -223,5 +223,5 @@ function captureChain(plan: NodePlan, hosted: HostedPodPlan, statPrefix: string,
 }
 
 function sourceLogs(plan: NodePlan, hosted: HostedPodPlan, listener: string, http: boolean) {
-  return accessLogs(plan, { reporter: "source", listener, http, sourceIdentity: hosted.identity });
+  return accessLogs(plan, { reporter: "source", listener, http, sourceIdentity: hosted.identity, oneListener: true });
 }

@@ -1,10 +1,12 @@
 /**
- * `Listener.encode` into a slab, taking over its filters' interim config bytes (`packInterim`):
- * each such Any becomes a view of its own copy inside the listener's bytes, so what a node holds
- * carries a pod's connection managers once rather than twice.
+ * `Listener.encode` into a slab, taking over its filters' interim config bytes (`packInterim`) and
+ * their access logs': each such Any becomes a view of its own copy inside the listener's bytes, so
+ * what a node holds carries a pod's connection managers and access logs once rather than twice.
  */
+import type { AccessLog } from "../../gen/envoy/config/accesslog/v3/accesslog.js";
 import { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
-import { moveIntoEncoding } from "../envoy/any.js";
+import type { Any } from "../../gen/google/protobuf/any.js";
+import { moveIntoEncoding, packedMessage } from "../envoy/any.js";
 import { finishInSlab } from "../envoy/slabs.js";
 import { BinaryWriter } from "../envoy/wire.js";
 
@@ -17,8 +19,20 @@ export function encodeListener(listener: Listener): Uint8Array {
   let from = 0;
   for (const chain of listener.filter_chains ?? []) {
     for (const filter of chain.filters ?? []) {
-      if (filter.typed_config) from = moveIntoEncoding(filter.typed_config, encoding, from);
+      const config = filter.typed_config;
+      if (!config) continue;
+      from = moveIntoEncoding(config, encoding, from);
+      moveAccessLogs(config);
     }
   }
   return encoding;
+}
+
+/** A proxy filter's access-log configs, into the bytes of the config that carries them (now in the listener's). */
+function moveAccessLogs(config: Any): void {
+  const logs = (packedMessage(config) as { access_log?: readonly AccessLog[] } | undefined)?.access_log;
+  let from = 0;
+  for (const log of logs ?? []) {
+    if (log.typed_config && config.value) from = moveIntoEncoding(log.typed_config, config.value, from);
+  }
 }

@@ -76,6 +76,11 @@ export function packInterim<T>(type: MessageType<T>, message: T): Any {
   return packEncodedInterim(type.typeName, finishInSlab(type.encode(message, scratch), INTERIM_SLABS), message);
 }
 
+/** `packInterim` when one listener alone carries the config (`interim`), else `pack`. */
+export function packOwned<T>(type: MessageType<T>, message: T, interim: boolean): Any {
+  return interim ? packInterim(type, message) : pack(type, message);
+}
+
 /** `packEncoded` for a config that only one listener's filters carry; `value` in `INTERIM_SLABS`. */
 export function packEncodedInterim(typeName: string, value: Uint8Array, message: unknown): Any {
   const any = packEncoded(typeName, value, message);

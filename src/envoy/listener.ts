@@ -14,9 +14,8 @@ import {
 } from "../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.js";
 import type { TcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
 import type { HttpProtocolOptions } from "../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options.js";
-import type { Any } from "../../gen/google/protobuf/any.js";
 import type { Duration } from "../../gen/google/protobuf/duration.js";
-import { type MessageType, pack, packEncodedInterim, packInterim } from "./any.js";
+import { pack, packEncodedInterim, packOwned } from "./any.js";
 import { encodeConnectionManager } from "./connection-manager-encoding.js";
 import { socketAddress } from "./core.js";
 import { EXTENSION, HTTP_CONNECTION_MANAGER, HTTP_PROTOCOL_OPTIONS, ORIGINAL_DST, ROUTER, SET_FILTER_STATE, TCP_PROXY, TLS_INSPECTOR } from "./types.js";
@@ -64,20 +63,16 @@ export interface ProxyExtras {
   /**
    * Whether one listener alone carries the filter (a pod's own chain, not one cached and shared
    * across nodes): its config's bytes then move into that listener's encoding (`packInterim`).
+   * Its access logs should say the same (`LogSite.oneListener`).
    */
   readonly oneListener?: boolean;
-}
-
-/** A config packed for `extras`: interim when one listener alone carries it. */
-function packFor<T>(type: MessageType<T>, config: T, extras: ProxyExtras): Any {
-  return extras.oneListener ? packInterim(type, config) : pack(type, config);
 }
 
 export function tcpProxy(statPrefix: string, cluster: string, extras: ProxyExtras = {}): Filter {
   const config: TcpProxy = { stat_prefix: statPrefix, cluster };
   if (extras.idleTimeout) config.idle_timeout = extras.idleTimeout;
   if (extras.accessLog?.length) config.access_log = [...extras.accessLog];
-  return { name: EXTENSION.tcpProxy, typed_config: packFor(TCP_PROXY, config, extras) };
+  return { name: EXTENSION.tcpProxy, typed_config: packOwned(TCP_PROXY, config, extras.oneListener === true) };
 }
 
 /**
@@ -104,7 +99,7 @@ export function httpToCluster(statPrefix: string, cluster: string, extras: Proxy
     // Logged requests keep the source's request id, so source and destination lines join on it.
     ...(extras.accessLog?.length ? { access_log: [...extras.accessLog], preserve_external_request_id: true } : {}),
   };
-  return { name: EXTENSION.httpConnectionManager, typed_config: packFor(HTTP_CONNECTION_MANAGER, config, extras) };
+  return { name: EXTENSION.httpConnectionManager, typed_config: packOwned(HTTP_CONNECTION_MANAGER, config, extras.oneListener === true) };
 }
 
 /** An HTTP/1.1 or HTTP/2 service reached by its authority. */

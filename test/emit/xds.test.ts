@@ -2,14 +2,16 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import type { BinaryWriter } from "@bufbuild/protobuf/wire";
 import { describe, expect, test } from "vitest";
+import type { AccessLog } from "../../gen/envoy/config/accesslog/v3/accesslog.js";
 import { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import { type CompileResult, compileNode } from "../../src/compile/compile-node.js";
 import type { ResourceKind } from "../../src/emit/text.js";
 import { diffResources, isEmptyDiff, toXdsResources, versionInfo, XDS_TYPE_URLS, type XdsResource, type XdsResources } from "../../src/emit/xds.js";
+import type { MessageType } from "../../src/envoy/any.js";
 import { lookupMessage, unpackAny } from "../../src/envoy/schema.js";
-import { EXTENSION } from "../../src/envoy/types.js";
+import { EXTENSION, HTTP_GRPC_ACCESS_LOG, TCP_GRPC_ACCESS_LOG } from "../../src/envoy/types.js";
 import { localNodeFrom } from "../../src/model/node.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
@@ -52,6 +54,15 @@ function withoutCheckout(): any {
   delete document.dependencies["team-a/checkout"];
   document.dependencies["team-a/frontend"] = ["team-b/payments"];
   return document;
+}
+
+/** Access-log configs are not in the schema registry (nothing renders them from bytes): their types are taken from types.ts. */
+const ACCESS_LOG_TYPES = new Map<string, MessageType<any>>([HTTP_GRPC_ACCESS_LOG, TCP_GRPC_ACCESS_LOG].map((type) => [type.typeName, type]));
+
+/** `message` encoded by its generated codec. */
+function encodeMessage(typeName: string, message: unknown): Uint8Array {
+  const codec = lookupMessage(typeName)?.codec ?? ACCESS_LOG_TYPES.get(typeName)!;
+  return codec.encode(message as never).finish();
 }
 
 describe("toXdsResources", () => {
@@ -138,12 +149,13 @@ describe("toXdsResources", () => {
     expect(payments(one!).resource.value).toBe(payments(two!).resource.value);
   });
 
-  test("a pod listener's own filter configs end up as views of the listener's bytes; shared ones keep their own", () => {
+  test("a pod listener's own filter configs and access logs end up as views of the listener's bytes; shared ones keep their own", () => {
     const snapshot = parseSnapshot(meshDocument());
     const index = indexSnapshot(snapshot);
+    const options = { eastWestWaypoint: "cross-cluster", settings: { accessLog: { grpcCluster: "access-log-service" } } } as const;
     // east/node-1 and east/node-3 both host payments: they carry the very same tunnel chain for it
     // (cached per context), so neither listener may take that chain's bytes.
-    const [one, three] = ["node-1", "node-3"].map((node) => compileNode(index, localNodeFrom(snapshot, "east", node), { eastWestWaypoint: "cross-cluster" }));
+    const [one, three] = ["node-1", "node-3"].map((node) => compileNode(index, localNodeFrom(snapshot, "east", node), options));
     const filtersOf = (listener: Listener) => listener.filter_chains!.flatMap((chain) => chain.filters!);
     const paymentsChain = (result: CompileResult) =>
       result.listeners.find((l) => l.name === "ew_tunnel")!.filter_chains!.find((c) => c.name === "ew_payments_team-b");
@@ -155,17 +167,21 @@ describe("toXdsResources", () => {
       for (const listener of result.listeners) {
         const encoding = encodings.get(listener.name!)!;
         for (const filter of filtersOf(listener)) {
-          const value = filter.typed_config!.value!;
-          const inside =
-            value.buffer === encoding.buffer &&
-            value.byteOffset >= encoding.byteOffset &&
-            value.byteOffset + value.length <= encoding.byteOffset + encoding.length;
           // The source stamp is one filter per identity, shared by every listener of its pods.
           const carriedElsewhere = listener.name === "ew_tunnel" || filter.name === EXTENSION.setFilterState;
-          expect(inside, `${listener.name}: ${filter.name}`).toBe(!carriedElsewhere);
-          // Whichever bytes it holds, they are its message's.
-          const { typeName, message } = unpackAny(filter.typed_config!)!;
-          expect(value, `${listener.name}: ${typeName}`).toEqual(lookupMessage(typeName)!.codec!.encode(message).finish());
+          const logs = (unpackAny(filter.typed_config!)!.message as { access_log?: AccessLog[] }).access_log ?? [];
+          if (filter.name !== EXTENSION.setFilterState) expect(logs, `${listener.name}: ${filter.name}`).toHaveLength(1);
+          for (const config of [filter.typed_config!, ...logs.map((log) => log.typed_config!)]) {
+            const value = config.value!;
+            const inside =
+              value.buffer === encoding.buffer &&
+              value.byteOffset >= encoding.byteOffset &&
+              value.byteOffset + value.length <= encoding.byteOffset + encoding.length;
+            expect(inside, `${listener.name}: ${config.type_url}`).toBe(!carriedElsewhere);
+            // Whichever bytes it holds, they are its message's.
+            const { typeName, message } = unpackAny(config)!;
+            expect(value, `${listener.name}: ${typeName}`).toEqual(encodeMessage(typeName, message));
+          }
         }
       }
     }
