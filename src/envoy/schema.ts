@@ -9,6 +9,8 @@ import { type DescriptorProto, type EnumDescriptorProto, FieldDescriptorProto_La
 import { protoMetadata as registry } from "../../gen/aether/registry/v1/endpoint.js";
 import { FILE_DESCRIPTORS } from "../../gen/descriptors.js";
 import { protoMetadata as bootstrap } from "../../gen/envoy/config/bootstrap/v3/bootstrap.js";
+import { protoMetadata as grpcAccessLog } from "../../gen/envoy/extensions/access_loggers/grpc/v3/als.js";
+import { protoMetadata as stdoutAccessLog } from "../../gen/envoy/extensions/access_loggers/stream/v3/stream.js";
 import { protoMetadata as aggregate } from "../../gen/envoy/extensions/clusters/aggregate/v3/cluster.js";
 import { protoMetadata as router } from "../../gen/envoy/extensions/filters/http/router/v3/router.js";
 import { protoMetadata as originalDst } from "../../gen/envoy/extensions/filters/listener/original_dst/v3/original_dst.js";
@@ -77,6 +79,8 @@ interface FileMetadata {
 /** The generated files whose codecs (with their dependencies') render and unpack resources. */
 const ROOT_FILES: readonly FileMetadata[] = [
   bootstrap,
+  grpcAccessLog,
+  stdoutAccessLog,
   aggregate,
   router,
   tlsInspector,
