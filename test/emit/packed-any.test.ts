@@ -3,8 +3,9 @@
  * read it without decoding; users see only `type_url` and `value`, as in any other Any.
  */
 import { describe, expect, test } from "vitest";
-import { pack, packedMessage, typeUrl } from "../../src/envoy/any.js";
-import { unpackAny } from "../../src/envoy/schema.js";
+import { type MessageType, pack, packedMessage, typeUrl } from "../../src/envoy/any.js";
+import { lookupMessage, unpackAny } from "../../src/envoy/schema.js";
+import * as TYPES from "../../src/envoy/types.js";
 import { TRANSPORT_SOCKET_NAME_ACTION } from "../../src/envoy/types.js";
 
 describe("a packed Any", () => {
@@ -31,5 +32,17 @@ describe("a packed Any", () => {
     expect(unpacked?.typeName).toBe(TRANSPORT_SOCKET_NAME_ACTION.typeName);
     expect(unpacked?.message).not.toBe(message);
     expect(unpacked?.message).toEqual(message);
+  });
+});
+
+describe("the schema registry", () => {
+  // What lets a resource without packed messages (decoded, copied) be unpacked and rendered.
+  test("has a codec for every message type the compiler packs", () => {
+    const packed = Object.entries(TYPES).filter((entry): entry is [string, MessageType<unknown>] => {
+      const value = entry[1] as Partial<MessageType<unknown>>;
+      return typeof value === "object" && typeof value.typeName === "string" && typeof value.encode === "function";
+    });
+    expect(packed.length).toBeGreaterThan(15);
+    for (const [name, type] of packed) expect(lookupMessage(type.typeName)?.codec, `${name}: ${type.typeName}`).toBeDefined();
   });
 });
