@@ -11,8 +11,9 @@
  * compile filled in; the CompileResult itself is dropped, as a control plane would.
  * Peak RSS growth: the highest process RSS a worker thread saw during compile + encode, minus the
  * RSS just before, once it has settled after the GC (read any earlier, it still held pages the GC
- * was handing back, and the growth measured 0–16 MB by luck; settled, 15–20 MB). Peak heap growth: the largest heap + external in use just before any GC during
- * the compile (or at its end), minus the same before: what the compile needed at its high point.
+ * was handing back, and the growth measured 0–16 MB by luck; settled, 15–20 MB).
+ * Peak heap growth: the largest heap + external in use just before any GC during the compile (or
+ * at its end), minus the same before: what the compile needed at its high point.
  */
 import { readFileSync } from "node:fs";
 import { deserialize, GCProfiler } from "node:v8";

@@ -31,8 +31,8 @@ export function encodeListener(listener: Listener): Uint8Array {
 /** A proxy filter's access-log configs, into the bytes of the config that carries them (now in the listener's). */
 function moveAccessLogs(config: Any): void {
   const logs = (packedMessage(config) as { access_log?: readonly AccessLog[] } | undefined)?.access_log;
+  const carrier = config.value;
+  if (!logs || !carrier) return;
   let from = 0;
-  for (const log of logs ?? []) {
-    if (log.typed_config && config.value) from = moveIntoEncoding(log.typed_config, config.value, from);
-  }
+  for (const log of logs) if (log.typed_config) from = moveIntoEncoding(log.typed_config, carrier, from);
 }

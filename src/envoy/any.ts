@@ -66,7 +66,6 @@ export function packedMessage(any: Any): unknown {
  * twice (a pod's egress connection managers are more than half of a node's listener bytes).
  */
 const INTERIM = new WeakSet<Any>();
-const EMPTY = new Uint8Array(0);
 
 /**
  * `pack` for a config that only one listener's filters carry. Never for one shared across
@@ -91,12 +90,12 @@ export function packEncodedInterim(typeName: string, value: Uint8Array, message:
 /**
  * Points an interim Any's `value` at the same bytes within `encoding` (of the resource that carries
  * it), searching from `from`; returns where the next search may start. Any occurrence has the same
- * bytes, so the first is right; an Any that is not interim, or not found, keeps its own.
+ * bytes, so the first is right; an Any that is not interim, empty, or not found keeps its own.
  */
 export function moveIntoEncoding(any: Any, encoding: Uint8Array, from: number): number {
-  if (!INTERIM.has(any)) return from;
-  const value = any.value ?? EMPTY;
-  const at = value.length === 0 ? from : Buffer.from(encoding.buffer, encoding.byteOffset, encoding.length).indexOf(value, from);
+  const value = any.value;
+  if (!value?.length || !INTERIM.has(any)) return from;
+  const at = Buffer.from(encoding.buffer, encoding.byteOffset, encoding.length).indexOf(value, from);
   if (at < 0) return from;
   any.value = encoding.subarray(at, at + value.length);
   INTERIM.delete(any);

@@ -1,10 +1,7 @@
-import type { BinaryWriter } from "@bufbuild/protobuf/wire";
 import { describe, expect, test } from "vitest";
-import { Cluster, Cluster_LbPolicy } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import { type Cluster, Cluster_LbPolicy } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
-import { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
-import { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import { TcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
 import type { Any } from "../../gen/google/protobuf/any.js";
 import { compileNode } from "../../src/compile/compile-node.js";
@@ -14,6 +11,7 @@ import { pack, typeUrl } from "../../src/envoy/any.js";
 import { TCP_PROXY } from "../../src/envoy/types.js";
 import { localNodeFrom } from "../../src/model/node.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
+import { RESOURCE_CODECS } from "../support/codecs.js";
 import { meshDocument } from "../support/fixtures.js";
 
 const CLUSTER = "envoy.config.cluster.v3.Cluster";
@@ -112,7 +110,6 @@ describe("renderAny", () => {
 });
 
 describe("a resource decoded off the wire", () => {
-  const CODECS = { clusters: Cluster, endpoints: ClusterLoadAssignment, listeners: Listener } as const;
   const snapshot = parseSnapshot(meshDocument());
   // Every packed type the compiler emits: both identity modes, both kinds of access log.
   const cases = (["selector", "sockets"] as const).flatMap((sourceIdentity) =>
@@ -123,7 +120,7 @@ describe("a resource decoded off the wire", () => {
     const options = { eastWestWaypoint: "cross-cluster", sourceIdentity, settings: { accessLog } } as const;
     const result = compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), options);
     for (const kind of ["clusters", "endpoints", "listeners"] as const) {
-      const codec: { encode(message: unknown): BinaryWriter; decode(bytes: Uint8Array): unknown } = CODECS[kind] as never;
+      const codec = RESOURCE_CODECS[kind];
       for (const resource of result[kind]) {
         const decoded = codec.decode(codec.encode(resource).finish());
         expect(renderResource(kind, decoded)).toEqual(renderResource(kind, resource));

@@ -1,11 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import type { BinaryWriter } from "@bufbuild/protobuf/wire";
 import { describe, expect, test } from "vitest";
 import type { AccessLog } from "../../gen/envoy/config/accesslog/v3/accesslog.js";
-import { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
-import { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
-import { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
+import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import { type CompileResult, compileNode } from "../../src/compile/compile-node.js";
 import type { ResourceKind } from "../../src/emit/text.js";
 import { diffResources, isEmptyDiff, toXdsResources, versionInfo, XDS_TYPE_URLS, type XdsResource, type XdsResources } from "../../src/emit/xds.js";
@@ -15,6 +12,7 @@ import { localNodeFrom } from "../../src/model/node.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
 import { compileCase, loadCase } from "../support/cases.js";
+import { RESOURCE_CODECS } from "../support/codecs.js";
 import { meshDocument, REPO_ROOT } from "../support/fixtures.js";
 
 const CASE = "flannel-cross-cluster";
@@ -24,12 +22,7 @@ const CHECKOUT = ["checkout.team-a.mesh.aether:8080", "checkout.team-a.mesh.aeth
 
 const KINDS: readonly ResourceKind[] = ["clusters", "endpoints", "listeners"];
 
-/** The generated codec of each kind, and the name the resource goes by. */
-const CODECS: Record<ResourceKind, { encode(message: any): BinaryWriter; decode(bytes: Uint8Array): unknown }> = {
-  clusters: Cluster,
-  endpoints: ClusterLoadAssignment,
-  listeners: Listener,
-};
+/** The name each kind of resource goes by. */
 const NAMES: Record<ResourceKind, (result: CompileResult) => string[]> = {
   clusters: (result) => result.clusters.map((c) => c.name!),
   endpoints: (result) => result.endpoints.map((e) => e.cluster_name!),
@@ -76,7 +69,7 @@ describe("toXdsResources", () => {
 
   test("each resource is its message encoded with the generated codec, under its type URL", () => {
     for (const kind of KINDS) {
-      const codec = CODECS[kind];
+      const codec = RESOURCE_CODECS[kind];
       resources[XDS_TYPE_URLS[kind]].forEach((r, i) => {
         expect(r.resource.type_url).toBe(XDS_TYPE_URLS[kind]);
         const value = r.resource.value!;
