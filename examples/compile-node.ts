@@ -10,7 +10,7 @@ for (const [cluster, name] of [
   ["east", "node-1"],
   ["west", "node-2"],
 ] as const) {
-  const node = localNodeFrom(snapshot, cluster, name);
+  const node = localNodeFrom(index, cluster, name); // the index finds the node's records without a scan
   const result = compileNode(index, node, { eastWestWaypoint: "cross-cluster" });
   const viaWaypoint = result.diagnostics.filter((d) => d.code === "ENDPOINT_VIA_WAYPOINT").length;
   console.log(`${cluster}/${name}: ${result.clusters.length} clusters, ${result.endpoints.length} assignments, ${viaWaypoint} pod routes through a waypoint`);

@@ -28,7 +28,7 @@ function onServiceChange(key: string, records: readonly unknown[]): void {
 const acknowledged = new Map<string, XdsResources>();
 
 function push(cluster: string, name: string): void {
-  const node = localNodeFrom(snapshot, cluster, name);
+  const node = localNodeFrom(index, cluster, name); // the index finds the node's records without a scan
   const next = toXdsResources(compileNode(index, node, { eastWestWaypoint: "cross-cluster" }));
   const diff = diffResources(acknowledged.get(`${cluster}/${name}`), next);
   for (const [typeUrl, { added, changed, removed }] of Object.entries(diff) as [XdsTypeUrl, (typeof diff)[XdsTypeUrl]][]) {

@@ -4,9 +4,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compileNode } from "../compile/compile-node.js";
 import { renderResult } from "../emit/text.js";
-import { localNodeFrom } from "../model/node.js";
 import type { Snapshot } from "../model/snapshot.js";
-import { indexSnapshot, nodeKey } from "../plan/snapshot-index.js";
+import { indexSnapshot, localNodeIn, nodeKey } from "../plan/snapshot-index.js";
 import { compareText } from "../util/order.js";
 import { formatMeshReport } from "../verify/format.js";
 import { verifyMesh } from "../verify/mesh-check.js";
@@ -38,7 +37,7 @@ ${OPTION_FLAGS_HELP.replace("(default off)", "(default cross-cluster)")}`,
     const index = indexSnapshot(snapshot);
     const out = values.out ?? "aether-xds-demo";
     const sections = demoNodes(snapshot).map(([cluster, node]) => {
-      const result = compileNode(index, localNodeFrom(snapshot, cluster, node), options);
+      const result = compileNode(index, localNodeIn(index, cluster, node), options);
       const files = writeResult(join(out, `${cluster}-${node}`), renderResult(result), "yaml");
       return `${summarizeNode(result)}\n  wrote ${files.join(", ")}`;
     });

@@ -13,7 +13,7 @@ import { type LocalNode, type LocalNodeInput, localNodeFrom as nodeFromSnapshot 
 import type { Options, OptionsInput } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { ensureSnapshot } from "../model/snapshot-guard.js";
-import { indexSnapshot as buildIndex } from "../plan/snapshot-index.js";
+import { indexSnapshot as buildIndex, isBuiltIndex, localNodeIn } from "../plan/snapshot-index.js";
 import { fromPublicIndex, type SnapshotIndex, snapshotOrIndex, toPublicIndex } from "./opaque-index.js";
 
 export type { CompileResult } from "../compile/compile-node.js";
@@ -67,7 +67,10 @@ export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode 
  * Derives the local node from a snapshot: its address and locality from the node list (or, for an
  * unlisted node, from its pods' records), its hosted pods and their netns from the registry
  * records that name it, and its dependency set as the union of its pods' services' dependencies.
+ * Given an index, the node's records are read from it; given a snapshot, every record is scanned
+ * for them: pass the index when deriving many nodes.
  */
-export function localNodeFrom(snapshot: Snapshot, cluster: string, nodeName: string): LocalNode {
-  return nodeFromSnapshot(ensureSnapshot(snapshot), cluster, nodeName);
+export function localNodeFrom(snapshot: Snapshot | SnapshotIndex, cluster: string, nodeName: string): LocalNode {
+  const source = snapshotOrIndex(snapshot);
+  return isBuiltIndex(source) ? localNodeIn(source, cluster, nodeName) : nodeFromSnapshot(source, cluster, nodeName);
 }

@@ -12,7 +12,7 @@
  * keep their entries and caches, so an endpoint change costs what it changes.
  */
 
-import { trustDomainOfCluster } from "../model/node.js";
+import { type LocalNode, localNodeOf, trustDomainOfCluster } from "../model/node.js";
 import { pickNodeAddress } from "../model/node-address.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import { changesSince, type NodeStatus, type PortProtocol, protocolOf, type Snapshot } from "../model/snapshot.js";
@@ -108,6 +108,15 @@ export function asIndex(snapshot: Snapshot | SnapshotIndex): SnapshotIndex {
 
 export function nodeKey(cluster: string, node: string): string {
   return `${cluster}/${node}`;
+}
+
+/**
+ * `localNodeFrom` with the node's records read from the index: `localNodeFrom` scans every record
+ * of the snapshot for the ones naming the node (~25 ms on a 100,000-record mesh), which a caller
+ * compiling every node would pay once per node.
+ */
+export function localNodeIn(index: SnapshotIndex, cluster: string, node: string): LocalNode {
+  return localNodeOf(index.snapshot, cluster, node, index.hostedBy.get(nodeKey(cluster, node)) ?? []);
 }
 
 function sameMeshInputs(a: Snapshot, b: Snapshot): boolean {

@@ -9,12 +9,12 @@ import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import { type CompileResult, compileNode, compileNodeSide } from "../compile/compile-node.js";
 import { hostPort } from "../envoy/core.js";
 import { isCompileInvariantError, isInputError } from "../errors.js";
-import { type LocalNode, localNodeFrom } from "../model/node.js";
+import type { LocalNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { type ServiceKey, TUNNEL_LISTENER_NAME } from "../naming.js";
-import { asIndex, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { asIndex, localNodeIn, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareText } from "../util/order.js";
 
@@ -64,7 +64,7 @@ type Outcome = { readonly kind: "compiled"; readonly node: CompiledNode } | { re
 
 function compileOne(index: SnapshotIndex, options: Options, cluster: string, name: string, compile = compileNode): Outcome {
   try {
-    const local = localNodeFrom(index.snapshot, cluster, name);
+    const local = localNodeIn(index, cluster, name);
     return { kind: "compiled", node: { local, result: compile(index, local, options) } };
   } catch (error) {
     if (isInputError(error)) return { kind: "skipped", reason: error.issues.map((issue) => issue.message).join("; ") };

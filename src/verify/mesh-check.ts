@@ -5,13 +5,13 @@
  */
 
 import { InputError } from "../errors.js";
-import { hostedPodName, type LocalNode, localNodeFrom } from "../model/node.js";
+import { hostedPodName, type LocalNode } from "../model/node.js";
 import type { Options, OptionsInput } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { type SharedAddress, sharedAddresses } from "../model/snapshot-checks.js";
 import { parseServiceKey, type ServiceKey, serviceKey } from "../naming.js";
 import { planNode } from "../plan/node-plan.js";
-import type { SnapshotIndex } from "../plan/snapshot-index.js";
+import { localNodeIn, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { getOrInsert, remember } from "../util/maps.js";
 import { compareText } from "../util/order.js";
 import {
@@ -249,7 +249,7 @@ function findSource(mesh: MeshView, from: string): PathSource {
 function localOf(index: SnapshotIndex, key: string): LocalNode | undefined {
   const { endpoint } = index.hostedBy.get(key)![0]!;
   try {
-    return localNodeFrom(index.snapshot, endpoint.clusterName, endpoint.kubernetesMetadata.nodeName);
+    return localNodeIn(index, endpoint.clusterName, endpoint.kubernetesMetadata.nodeName);
   } catch {
     // A node that cannot be compiled (e.g. no known IP) hosts no source.
     return undefined;

@@ -1,9 +1,10 @@
 import { describe, expect, test } from "vitest";
+import { indexSnapshot, localNodeFrom as publicLocalNodeFrom, withServiceRecords } from "../../src/entry/index.js";
 import { isInputError } from "../../src/errors.js";
 import { localNodeFrom, parseNode } from "../../src/model/node.js";
 import { parseOptions } from "../../src/model/options.js";
 import { PRODUCTION_SETTINGS } from "../../src/model/settings.js";
-import { parseSnapshot } from "../../src/model/snapshot.js";
+import { parseSnapshot, type Snapshot } from "../../src/model/snapshot.js";
 import { exampleSnapshot, meshDocument } from "../support/fixtures.js";
 
 function issuesOf(run: () => unknown): string[] {
@@ -85,6 +86,53 @@ describe("localNodeFrom", () => {
     const node = localNodeFrom(parseSnapshot(doc), "west", "node-2");
     expect(node.trustDomain).toBe("west.aether");
     expect(node.spiffeId).toBe("spiffe://west.aether/ns/aether-system/sa/aether-node");
+  });
+});
+
+describe("localNodeFrom given the snapshot's index", () => {
+  /** Every node the snapshot lists or a record names, and one it does not know. */
+  function nodesOf(snapshot: Snapshot): [string, string][] {
+    const keys = new Set(snapshot.nodes.map((node) => `${node.cluster}/${node.name}`));
+    for (const records of snapshot.services.values()) for (const record of records) keys.add(`${record.clusterName}/${record.kubernetesMetadata.nodeName}`);
+    return [...keys, "north/node-1"].map((key) => key.split("/") as [string, string]);
+  }
+
+  /** The node, or the input issues that refuse it. */
+  function derived(run: () => unknown): unknown {
+    try {
+      return run();
+    } catch (error) {
+      if (isInputError(error)) return error.issues;
+      throw error;
+    }
+  }
+
+  test("derives every node as from the snapshot, refusals included, and follows an updated index", () => {
+    const doc = meshDocument();
+    doc.services["team-b/payments"].reverse(); // records in any order: the node's pods come out sorted all the same
+    let snapshot = parseSnapshot(doc);
+    let index = indexSnapshot(snapshot);
+    const nodes = nodesOf(snapshot);
+    expect(nodes.length).toBeGreaterThan(5);
+    for (const [cluster, name] of nodes) {
+      expect(
+        derived(() => publicLocalNodeFrom(index, cluster, name)),
+        `${cluster}/${name}`,
+      ).toEqual(derived(() => localNodeFrom(snapshot, cluster, name)));
+    }
+    // A pod moves to another node: the updated index (layered on the previous one) knows.
+    const moved = structuredClone(doc.services["team-a/frontend"]);
+    moved[0].kubernetesMetadata = { ...moved[0].kubernetesMetadata, nodeName: "node-2", nodeIp: "10.10.0.12" };
+    snapshot = withServiceRecords(snapshot, "team-a/frontend", moved);
+    index = indexSnapshot(snapshot, index);
+    for (const [cluster, name] of nodesOf(snapshot)) {
+      expect(
+        derived(() => publicLocalNodeFrom(index, cluster, name)),
+        `${cluster}/${name}`,
+      ).toEqual(derived(() => localNodeFrom(snapshot, cluster, name)));
+    }
+    expect(publicLocalNodeFrom(index, "east", "node-2").pods.map((pod) => pod.name)).toContain("frontend-7d9f-abcde");
+    expect(publicLocalNodeFrom(index, "east", "node-1").pods.map((pod) => pod.name)).not.toContain("frontend-7d9f-abcde");
   });
 });
 
