@@ -24,6 +24,7 @@ import {
 } from "../../src/envoy/types.js";
 import { SOCKET_SELECTIONS, SOURCE_IDENTITIES, type SourceIdentity, WAYPOINT_MODES } from "../../src/model/options.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
+import { indexSnapshot } from "../../src/plan/snapshot-index.js";
 import { type CompiledMesh, compileMesh } from "../../src/verify/compiled-mesh.js";
 import { checkCompiledMesh, explainPath, formatPathReport, verifyMesh, withSharedPoolFailures } from "../../src/verify/mesh-check.js";
 import { PATH_FAILURES, type PathFailureCode, type PathReport } from "../../src/verify/path.js";
@@ -98,6 +99,38 @@ function failuresAfter(mistake: (mesh: CompiledMesh) => void, eastCheckoutDown =
 
 const node = (mesh: CompiledMesh, key: string) => mesh.nodes.get(key)!.result;
 const checkout8080 = (mesh: CompiledMesh): Cluster => node(mesh, "east/node-1").clusters.find((c) => c.name === "checkout.team-a.mesh.aether:8080")!;
+
+describe("compiling the whole mesh", () => {
+  /** The snapshot's service map, counting every pass over its records. */
+  class CountedServices<K, V> extends Map<K, V> {
+    passes = 0;
+    override [Symbol.iterator]() {
+      this.passes++;
+      return super[Symbol.iterator]();
+    }
+    override entries() {
+      this.passes++;
+      return super.entries();
+    }
+    override values() {
+      this.passes++;
+      return super.values();
+    }
+    override forEach(each: (value: V, key: K, map: Map<K, V>) => void) {
+      this.passes++;
+      super.forEach(each);
+    }
+  }
+
+  test("finds each node's records in the index: the snapshot's records are not scanned once per node", () => {
+    const index = indexSnapshot(snapshot());
+    const services = new CountedServices(index.snapshot.services);
+    const mesh = compileMesh({ ...index, snapshot: { ...index.snapshot, services } }, crossCluster);
+    expect(mesh.nodes.size).toBeGreaterThanOrEqual(6);
+    // One pass is allowed (what the compile derives from every service once per index).
+    expect(services.passes).toBeLessThanOrEqual(1);
+  });
+});
 
 describe("the check catches real mistakes", () => {
   test("a tunnel chain with the wrong SNI suffix", () => {
