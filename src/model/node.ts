@@ -129,7 +129,7 @@ export function localNodeFrom(snapshot: Snapshot, cluster: string, nodeName: str
 
 /**
  * `localNodeFrom` given the records that name the node (any order), for a caller that already
- * has them by node (the ADS server, from the snapshot index) instead of scanning every service.
+ * has them by node instead of scanning every service (`localNodeIn`: from the snapshot index).
  */
 export function localNodeOf(snapshot: Snapshot, cluster: string, nodeName: string, records: readonly HostedRecord[]): LocalNode {
   const hosted = [...records].sort(byPodThenService);

@@ -7,11 +7,11 @@
  */
 import { compileNode } from "../compile/compile-node.js";
 import { toXdsResources, versionInfo, XDS_TYPE_URLS, type XdsResource, type XdsResources, type XdsTypeUrl } from "../emit/xds.js";
-import { type LocalNode, localNodeOf } from "../model/node.js";
+import type { LocalNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { type ServiceKey, serviceKey } from "../naming.js";
-import { type HostedEndpoint, indexSnapshot, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { type HostedEndpoint, indexSnapshot, localNodeIn, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { getOrInsert } from "../util/maps.js";
 import { indexOfSorted } from "../util/order.js";
 
@@ -101,7 +101,7 @@ export class MeshState {
     const hosted = this.#index.hostedBy.get(key);
     const { mesh, nodes, dependencies } = this.#snapshot;
     const inputs = [mesh, nodes, dependencies, hosted];
-    const local = previous && sameInputs(previous.inputs, inputs) ? previous.local : localNodeOf(this.#snapshot, cluster, name, records(hosted));
+    const local = previous && sameInputs(previous.inputs, inputs) ? previous.local : localNodeIn(this.#index, cluster, name);
     const resources = toXdsResources(compileNode(this.#index, local, this.options));
     const compiled = previous ? reuseUnchanged(previous.compiled, key, resources) : { key, resources };
     return { key, cluster, name, inputs, hosted, local, compiled };
@@ -139,10 +139,6 @@ function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeE
 /** Whether sorted `list` holds `key` (parseNode sorts a node's dependencies). */
 function includesSorted(list: readonly string[], key: string): boolean {
   return indexOfSorted(list, key, (item) => item) >= 0;
-}
-
-function records(hosted: readonly HostedEndpoint[] | undefined) {
-  return (hosted ?? []).map(({ service, endpoint }) => ({ service, endpoint }));
 }
 
 function sameInputs(a: readonly unknown[], b: readonly unknown[]): boolean {
