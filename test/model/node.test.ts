@@ -107,30 +107,29 @@ describe("localNodeFrom given the snapshot's index", () => {
     }
   }
 
-  test("derives every node as from the snapshot, refusals included, and follows an updated index", () => {
-    const doc = meshDocument();
-    doc.services["team-b/payments"].reverse(); // records in any order: the node's pods come out sorted all the same
-    let snapshot = parseSnapshot(doc);
-    let index = indexSnapshot(snapshot);
-    const nodes = nodesOf(snapshot);
-    expect(nodes.length).toBeGreaterThan(5);
-    for (const [cluster, name] of nodes) {
-      expect(
-        derived(() => publicLocalNodeFrom(index, cluster, name)),
-        `${cluster}/${name}`,
-      ).toEqual(derived(() => localNodeFrom(snapshot, cluster, name)));
-    }
-    // A pod moves to another node: the updated index (layered on the previous one) knows.
-    const moved = structuredClone(doc.services["team-a/frontend"]);
-    moved[0].kubernetesMetadata = { ...moved[0].kubernetesMetadata, nodeName: "node-2", nodeIp: "10.10.0.12" };
-    snapshot = withServiceRecords(snapshot, "team-a/frontend", moved);
-    index = indexSnapshot(snapshot, index);
+  /** Each node, or its refusal, is the same derived from the index as from the snapshot. */
+  function expectSameNodes(snapshot: Snapshot, index: ReturnType<typeof indexSnapshot>): void {
     for (const [cluster, name] of nodesOf(snapshot)) {
       expect(
         derived(() => publicLocalNodeFrom(index, cluster, name)),
         `${cluster}/${name}`,
       ).toEqual(derived(() => localNodeFrom(snapshot, cluster, name)));
     }
+  }
+
+  test("derives every node as from the snapshot, refusals included, and follows an updated index", () => {
+    const doc = meshDocument();
+    doc.services["team-b/payments"].reverse(); // records in any order: the node's pods come out sorted all the same
+    let snapshot = parseSnapshot(doc);
+    let index = indexSnapshot(snapshot);
+    expect(nodesOf(snapshot).length).toBeGreaterThan(5);
+    expectSameNodes(snapshot, index);
+    // A pod moves to another node: the updated index (layered on the previous one) knows.
+    const moved = structuredClone(doc.services["team-a/frontend"]);
+    moved[0].kubernetesMetadata = { ...moved[0].kubernetesMetadata, nodeName: "node-2", nodeIp: "10.10.0.12" };
+    snapshot = withServiceRecords(snapshot, "team-a/frontend", moved);
+    index = indexSnapshot(snapshot, index);
+    expectSameNodes(snapshot, index);
     expect(publicLocalNodeFrom(index, "east", "node-2").pods.map((pod) => pod.name)).toContain("frontend-7d9f-abcde");
     expect(publicLocalNodeFrom(index, "east", "node-1").pods.map((pod) => pod.name)).not.toContain("frontend-7d9f-abcde");
   });
