@@ -1,8 +1,9 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { parse as parseYaml } from "yaml";
+import { progressLine } from "../src/cli/args.js";
 import { socketName } from "../src/naming.js";
 import { runCli } from "./support/cli.js";
 
@@ -111,13 +112,37 @@ describe("progress on stderr", () => {
     expect(runCli(explain).stderr).toBe("");
   });
 
-  test("check --progress: nodes compiled / total, stdout unchanged", () => {
+  test("check --progress: nodes compiled / total, then paths replayed / total, stdout unchanged", () => {
     // cross-cluster: the off mode fails on the example's isolated pod network (POD_IP_NOT_ROUTABLE).
     const plain = runCli(["check", "--snapshot", MESH, "--mode", "cross-cluster"]);
     const { code, stdout, stderr } = runCli(["check", "--snapshot", MESH, "--mode", "cross-cluster", "--progress"]);
     expect(code).toBe(0);
     expect(stdout).toBe(plain.stdout);
-    expect(stderr).toBe([1, 2, 3, 4, 5, 6, 7].map((done) => `compiling nodes ${done}/7\n`).join(""));
+    const lines = stderr.trimEnd().split("\n");
+    expect(lines.slice(0, 7)).toEqual([1, 2, 3, 4, 5, 6, 7].map((done) => `compiling nodes ${done}/7`));
+    // The report's own count of paths ("mesh check (...): N paths — ...").
+    const paths = Number(/: (\d+) paths — /.exec(stdout)![1]);
+    const replayed = lines.slice(7).map((line) => /^replaying paths (\d+)\/(\d+)$/.exec(line)!);
+    expect(replayed.length).toBeGreaterThan(1);
+    expect(replayed.every((match) => Number(match[2]) === paths)).toBe(true);
+    // At most one line per 5 % of the paths (and the last), ending with every path replayed.
+    expect(replayed.length).toBeLessThanOrEqual(21);
+    expect(replayed.at(-1)![1]).toBe(String(paths));
+  });
+
+  test("a progress line each time the count passes another 5 % of the total, however it steps, and one at the end", () => {
+    const written: string[] = [];
+    const write = vi.spyOn(process.stderr, "write").mockImplementation((text) => written.push(String(text)) > 0);
+    try {
+      const line = progressLine("replaying paths", true)!;
+      for (let done = 37; done < 1000; done += 37) line(done, 1000);
+      line(1000, 1000);
+    } finally {
+      write.mockRestore();
+    }
+    // The first count past each multiple of 50 (37 × 2 = 74 passes 50, 37 × 3 = 111 passes 100, ...), then the total.
+    const passing = Array.from({ length: 19 }, (_, i) => Math.ceil((50 * (i + 1)) / 37) * 37);
+    expect(written).toEqual([...passing, 1000].map((done) => `replaying paths ${done}/1000\n`));
   });
 
   test("explain --progress: one line per node compiled, only the path's nodes", () => {

@@ -10,7 +10,9 @@ import { compileMesh } from "../verify/compiled-mesh.js";
 import { formatMeshReport } from "../verify/format.js";
 import { explainPath, verifyMesh } from "../verify/mesh-check.js";
 import {
+  CHECK_PROGRESS_FLAG_HELP,
   COMPILE_FLAGS,
+  checkProgressLines,
   hostPortFlag,
   nodeRef,
   OPTION_FLAGS_HELP,
@@ -130,11 +132,11 @@ if any path fails.
 
   --snapshot FILE                       the mesh file (JSON or YAML)
 ${OPTION_FLAGS_HELP}
-${PROGRESS_FLAG_HELP}`,
+${CHECK_PROGRESS_FLAG_HELP}`,
   run(argv) {
     const values = parseFlags(argv, { ...COMPILE_FLAGS, ...PROGRESS_FLAG });
     if (values.help) return { code: 0, out: this.usage };
-    const report = verifyMesh(readSnapshot(values.snapshot), optionsFrom(values), progressLine("compiling nodes", values.progress));
+    const report = verifyMesh(readSnapshot(values.snapshot), optionsFrom(values), checkProgressLines(values.progress));
     return { code: report.ok ? 0 : 1, out: formatMeshReport(report) };
   },
 };

@@ -9,7 +9,7 @@ import { indexSnapshot, localNodeIn, nodeKey } from "../plan/snapshot-index.js";
 import { compareText } from "../util/order.js";
 import { formatMeshReport } from "../verify/format.js";
 import { verifyMesh } from "../verify/mesh-check.js";
-import { COMPILE_FLAGS, OPTION_FLAGS_HELP, optionsFrom, parseFlags, progressLine, readSnapshot } from "./args.js";
+import { COMPILE_FLAGS, checkProgressLines, OPTION_FLAGS_HELP, optionsFrom, parseFlags, readSnapshot } from "./args.js";
 import type { Command } from "./commands.js";
 import { writeResult } from "./commands.js";
 import { summarizeNode } from "./node-summary.js";
@@ -41,7 +41,7 @@ ${OPTION_FLAGS_HELP.replace("(default off)", "(default cross-cluster)")}`,
       const files = writeResult(join(out, `${cluster}-${node}`), renderResult(result), "yaml");
       return `${summarizeNode(result)}\n  wrote ${files.join(", ")}`;
     });
-    const report = verifyMesh(index, options, progressLine("compiling nodes", false));
+    const report = verifyMesh(index, options, checkProgressLines(false));
     return { code: report.ok ? 0 : 1, out: [...sections, formatMeshReport(report)].join("\n\n") };
   },
 };

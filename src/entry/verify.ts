@@ -9,14 +9,15 @@ import type { Snapshot } from "../model/snapshot.js";
 import type { ServiceKey } from "../naming.js";
 import type { CompileProgress } from "../verify/compiled-mesh.js";
 import { explainService as explainFromIndex, type ServiceExplanation } from "../verify/explain-service.js";
-import { explainPath as explainPathFromIndex, type MeshCheckReport, verifyMesh as verifyFromIndex } from "../verify/mesh-check.js";
+import { type CheckProgress, explainPath as explainPathFromIndex, type MeshCheckReport, verifyMesh as verifyFromIndex } from "../verify/mesh-check.js";
 import type { PathReport } from "../verify/path.js";
 import { type SnapshotIndex, snapshotOrIndex } from "./opaque-index.js";
 
+export type { CompileProgress } from "../verify/compiled-mesh.js";
 export type { ServiceExplanation } from "../verify/explain-service.js";
 export { formatServiceExplanation } from "../verify/explain-service.js";
 export { formatMeshReport } from "../verify/format.js";
-export { formatPathReport, type MeshCheckReport } from "../verify/mesh-check.js";
+export { type CheckProgress, formatPathReport, type MeshCheckReport, type ReplayProgress } from "../verify/mesh-check.js";
 export { PATH_FAILURES, type PathFailureCode, type PathReport } from "../verify/path.js";
 
 /**
@@ -24,8 +25,14 @@ export { PATH_FAILURES, type PathFailureCode, type PathReport } from "../verify/
  * pod, and each node itself) and every service port it depends on, replays Envoy over the output
  * and reports where the connection lands — a pod of that service, with end-to-end mTLS — or the
  * mistake that stops it. `ok` is false when any path fails or any node's compile failed closed.
+ * `onProgress`: a function is called as nodes are compiled (done, total); a `CheckProgress`
+ * also hears the replay (paths replayed, paths in all), which on a big mesh takes as long.
  */
-export function verifyMesh(snapshot: Snapshot | SnapshotIndex, options: Options | OptionsInput = {}, onProgress?: CompileProgress): MeshCheckReport {
+export function verifyMesh(
+  snapshot: Snapshot | SnapshotIndex,
+  options: Options | OptionsInput = {},
+  onProgress?: CompileProgress | CheckProgress,
+): MeshCheckReport {
   return verifyFromIndex(snapshotOrIndex(snapshot), options, onProgress);
 }
 

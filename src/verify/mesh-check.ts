@@ -45,13 +45,31 @@ export interface MeshCheckReport {
   readonly failedNodes: ReadonlyMap<string, string>;
 }
 
-export function verifyMesh(snapshot: Snapshot | SnapshotIndex, options: Options | OptionsInput = {}, onProgress?: CompileProgress): MeshCheckReport {
-  return checkCompiledMesh(compileMesh(snapshot, options, onProgress));
+/** Called as paths are replayed: paths replayed so far, paths in all. For progress lines. */
+export type ReplayProgress = (done: number, total: number) => void;
+
+/**
+ * Progress of a mesh check, phase by phase: `compiled` as each node is compiled, then `replayed`
+ * as the paths are (after each service port's paths, so `done` moves in steps).
+ */
+export interface CheckProgress {
+  readonly compiled?: CompileProgress;
+  readonly replayed?: ReplayProgress;
+}
+
+/** `onProgress`: a function hears the compile only (nodes compiled / total); a `CheckProgress` hears both phases. */
+export function verifyMesh(
+  snapshot: Snapshot | SnapshotIndex,
+  options: Options | OptionsInput = {},
+  onProgress?: CompileProgress | CheckProgress,
+): MeshCheckReport {
+  const progress: CheckProgress = typeof onProgress === "function" ? { compiled: onProgress } : (onProgress ?? {});
+  return checkCompiledMesh(compileMesh(snapshot, options, progress.compiled), progress.replayed);
 }
 
 /** The check over already-compiled output (tests seed mistakes into it). */
-export function checkCompiledMesh(mesh: CompiledMesh): MeshCheckReport {
-  const paths = withSharedPoolFailures(replayByTarget(replayContext(mesh), meshPaths(mesh)));
+export function checkCompiledMesh(mesh: CompiledMesh, onReplayed?: ReplayProgress): MeshCheckReport {
+  const paths = withSharedPoolFailures(replayByTarget(replayContext(mesh), meshPaths(mesh), onReplayed));
   const ok = mesh.failed.size === 0 && mesh.skipped.size === 0 && paths.every((p) => p.status !== "failed");
   return {
     ok,
@@ -91,7 +109,7 @@ function meshPaths(mesh: CompiledMesh): MeshPaths {
  * replayed together; replayed source by source, each path met them cold (W10k's check: 0.8× the
  * CPU time in interleaved A/B). Paths are independent, so the order changes no report.
  */
-function replayByTarget(context: ReplayContext, { sources, targets }: MeshPaths): PathReport[] {
+function replayByTarget(context: ReplayContext, { sources, targets }: MeshPaths, onReplayed?: ReplayProgress): PathReport[] {
   // By target object (one per service port): each path's source index, then its report index.
   const byTarget = new Map<PathTarget, number[]>();
   let count = 0;
@@ -99,8 +117,11 @@ function replayByTarget(context: ReplayContext, { sources, targets }: MeshPaths)
     for (const target of list) (byTarget.get(target) ?? remember(byTarget, target, [])).push(source, count++);
   }
   const reports = new Array<PathReport>(count);
+  let done = 0;
   for (const [target, at] of byTarget) {
     for (let i = 0; i < at.length; i += 2) reports[at[i + 1]!] = replayPath(context, sources[at[i]!]!, target);
+    done += at.length / 2;
+    onReplayed?.(done, count);
   }
   return reports;
 }

@@ -97,6 +97,30 @@ function failuresAfter(mistake: (mesh: CompiledMesh) => void, eastCheckoutDown =
   return [...new Set(report.paths.flatMap((p) => p.failures.map((f) => f.code)))];
 }
 
+describe("verifyMesh's progress", () => {
+  test("a CheckProgress hears every node compiled, then the paths replayed, up to every path of the report", () => {
+    const compiled: [number, number][] = [];
+    const replayed: [number, number][] = [];
+    const report = verifyMesh(snapshot(), crossCluster, {
+      compiled: (done, total) => compiled.push([done, total]),
+      replayed: (done, total) => replayed.push([done, total]),
+    });
+    expect(compiled).toEqual([1, 2, 3, 4, 5, 6, 7].map((done) => [done, 7]));
+    const paths = report.paths.length;
+    expect(replayed.length).toBeGreaterThan(1);
+    expect(replayed.every(([, total]) => total === paths)).toBe(true);
+    // Strictly rising, in steps of whole service ports, to every path.
+    expect(replayed.every(([done], i) => i === 0 || done > replayed[i - 1]![0])).toBe(true);
+    expect(replayed.at(-1)).toEqual([paths, paths]);
+  });
+
+  test("a function hears only the compile, as before", () => {
+    const calls: [number, number][] = [];
+    verifyMesh(snapshot(), crossCluster, (done, total) => calls.push([done, total]));
+    expect(calls).toEqual([1, 2, 3, 4, 5, 6, 7].map((done) => [done, 7]));
+  });
+});
+
 const node = (mesh: CompiledMesh, key: string) => mesh.nodes.get(key)!.result;
 const checkout8080 = (mesh: CompiledMesh): Cluster => node(mesh, "east/node-1").clusters.find((c) => c.name === "checkout.team-a.mesh.aether:8080")!;
 
