@@ -7,7 +7,6 @@ import { MAX_MESH_FILE_LENGTH, meshFileFormat, parseMeshFile } from "../model/me
 import { DEFAULT_SELECTOR_SDS_CLUSTER, type Options, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { isDnsSubdomain } from "../naming.js";
-import type { CheckProgress } from "../verify/mesh-check.js";
 
 /** A problem with how the command was called: reported on one line, exit code 2. */
 export class UsageError extends Error {}
@@ -206,9 +205,6 @@ export const PROGRESS_FLAG = { progress: { type: "boolean" } } as const satisfie
 
 export const PROGRESS_FLAG_HELP = "  --progress                            print nodes compiled / total to stderr (default: only on a terminal)";
 
-export const CHECK_PROGRESS_FLAG_HELP =
-  "  --progress                            print nodes compiled, then paths replayed, / total to stderr (default: only on a terminal)";
-
 /**
  * Progress lines on stderr: with --progress, or when stderr is a terminal and the work is big
  * enough to take a while (`threshold` items or more); otherwise none. `each`: a line per item
@@ -228,16 +224,5 @@ export function progressLine(label: string, requested: boolean | undefined, each
     if (done !== total && Math.floor(done / step) === Math.floor(printed / step)) return;
     process.stderr.write(`${label} ${done}/${total}\n`);
     printed = done;
-  };
-}
-
-/** Paths a check must replay before a terminal shows their progress (a 50-node mesh has tens of thousands). */
-const REPLAY_PROGRESS_THRESHOLD = 10_000;
-
-/** The mesh check's progress lines: nodes compiled, then paths replayed (`progressLine` for each). */
-export function checkProgressLines(requested: boolean | undefined): CheckProgress {
-  return {
-    compiled: progressLine("compiling nodes", requested),
-    replayed: progressLine("replaying paths", requested, false, REPLAY_PROGRESS_THRESHOLD),
   };
 }

@@ -10,9 +10,7 @@ import { compileMesh } from "../verify/compiled-mesh.js";
 import { formatMeshReport } from "../verify/format.js";
 import { explainPath, verifyMesh } from "../verify/mesh-check.js";
 import {
-  CHECK_PROGRESS_FLAG_HELP,
   COMPILE_FLAGS,
-  checkProgressLines,
   hostPortFlag,
   nodeRef,
   OPTION_FLAGS_HELP,
@@ -25,6 +23,7 @@ import {
   SERVED_DEFAULTS,
   UsageError,
 } from "./args.js";
+import { CHECK_PROGRESS_FLAG_HELP, checkProgressLines } from "./check-progress.js";
 import { summarizeSnapshot } from "./summary.js";
 
 export interface CommandOutput {

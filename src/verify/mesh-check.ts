@@ -45,7 +45,7 @@ export interface MeshCheckReport {
   readonly failedNodes: ReadonlyMap<string, string>;
 }
 
-/** Called as paths are replayed: paths replayed so far, paths in all. For progress lines. */
+/** Called as paths are replayed: paths replayed so far, paths in all; first with 0, as the replay starts. For progress lines. */
 export type ReplayProgress = (done: number, total: number) => void;
 
 /**
@@ -118,6 +118,7 @@ function replayByTarget(context: ReplayContext, { sources, targets }: MeshPaths,
   }
   const reports = new Array<PathReport>(count);
   let done = 0;
+  onReplayed?.(done, count);
   for (const [target, at] of byTarget) {
     for (let i = 0; i < at.length; i += 2) reports[at[i + 1]!] = replayPath(context, sources[at[i]!]!, target);
     done += at.length / 2;
