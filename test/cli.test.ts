@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { describe, expect, test, vi } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { progressLine } from "../src/cli/args.js";
-import { checkProgressLines, replayMemoryWarning } from "../src/cli/check-progress.js";
 import { socketName } from "../src/naming.js";
 import { runCli } from "./support/cli.js";
 
@@ -144,35 +143,6 @@ describe("progress on stderr", () => {
     // The first count past each multiple of 50 (37 × 2 = 74 passes 50, 37 × 3 = 111 passes 100, ...), then the total.
     const passing = Array.from({ length: 19 }, (_, i) => Math.ceil((50 * (i + 1)) / 37) * 37);
     expect(written).toEqual([...passing, 1000].map((done) => `replaying paths ${done}/1000\n`));
-  });
-
-  const GB = 1024 ** 3;
-
-  test("a warning when the replay would outgrow Node's heap limit, with the limit to set instead", () => {
-    // W4-200k: ~3.6 million paths after a compile holding ~2.4 GB, at the default limit of ~4.2 GB: (2.4 + 3.0) × 1.25 → 7 GB.
-    const warning = replayMemoryWarning(3_600_000, { used_heap_size: 2.4 * GB, heap_size_limit: 4.2 * GB });
-    expect(warning).toBe(
-      "aether-xds: replaying 3,600,000 paths needs about 3.0 GB of heap beyond the 2.4 GB in use, past Node's limit of 4.2 GB: " +
-        "if it runs out of memory, run it again with NODE_OPTIONS=--max-old-space-size=7168 (7 GB)",
-    );
-    // W1: 1.79 million paths after ~1.1 GB of compiled mesh fit.
-    expect(replayMemoryWarning(1_794_051, { used_heap_size: 1.1 * GB, heap_size_limit: 4.2 * GB })).toBeUndefined();
-  });
-
-  test("check writes the warning as the replay starts, with or without --progress", () => {
-    const written: string[] = [];
-    const write = vi.spyOn(process.stderr, "write").mockImplementation((text) => written.push(String(text)) > 0);
-    try {
-      const tight = checkProgressLines(false, () => ({ used_heap_size: 2.4 * GB, heap_size_limit: 4.2 * GB }));
-      tight.replayed!(0, 3_600_000);
-      tight.replayed!(1_000_000, 3_600_000);
-      const roomy = checkProgressLines(false, () => ({ used_heap_size: 0.1 * GB, heap_size_limit: 4.2 * GB }));
-      roomy.replayed!(0, 3_600_000);
-    } finally {
-      write.mockRestore();
-    }
-    expect(written).toHaveLength(1);
-    expect(written[0]).toMatch(/^aether-xds: replaying 3,600,000 paths needs .* NODE_OPTIONS=--max-old-space-size=7168 .*\n$/);
   });
 
   test("explain --progress: one line per node compiled, only the path's nodes", () => {

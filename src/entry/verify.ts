@@ -7,16 +7,18 @@ import type { LocalNode, LocalNodeInput } from "../model/node.js";
 import type { Options, OptionsInput } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
 import type { ServiceKey } from "../naming.js";
+import { type MeshCheckSummary, summarizeMesh as summarizeFromIndex } from "../verify/check-summary.js";
 import type { CompileProgress } from "../verify/compiled-mesh.js";
 import { explainService as explainFromIndex, type ServiceExplanation } from "../verify/explain-service.js";
 import { type CheckProgress, explainPath as explainPathFromIndex, type MeshCheckReport, verifyMesh as verifyFromIndex } from "../verify/mesh-check.js";
 import type { PathReport } from "../verify/path.js";
 import { type SnapshotIndex, snapshotOrIndex } from "./opaque-index.js";
 
+export type { MatrixSize, MeshCheckSummary, PathStatus } from "../verify/check-summary.js";
 export type { CompileProgress } from "../verify/compiled-mesh.js";
 export type { ServiceExplanation } from "../verify/explain-service.js";
 export { formatServiceExplanation } from "../verify/explain-service.js";
-export { formatMeshReport } from "../verify/format.js";
+export { formatMeshReport, formatMeshSummary } from "../verify/format.js";
 export { type CheckProgress, formatPathReport, type MeshCheckReport, type ReplayProgress } from "../verify/mesh-check.js";
 export { PATH_FAILURES, type PathFailureCode, type PathReport } from "../verify/path.js";
 
@@ -34,6 +36,21 @@ export function verifyMesh(
   onProgress?: CompileProgress | CheckProgress,
 ): MeshCheckReport {
   return verifyFromIndex(snapshotOrIndex(snapshot), options, onProgress);
+}
+
+/**
+ * The mesh check as its text report shows it (`formatMeshSummary` prints the same text as
+ * `formatMeshReport` would for `verifyMesh`'s report): the same `ok`, the count of paths in each
+ * status and the failed paths in full — and every report only when the report's matrix shows them
+ * (at most 80 sources and 40 destinations). It holds none of the other reports, and so needs a
+ * fraction of `verifyMesh`'s memory on a big mesh (`aether-xds check` runs it).
+ */
+export function summarizeMesh(
+  snapshot: Snapshot | SnapshotIndex,
+  options: Options | OptionsInput = {},
+  onProgress?: CompileProgress | CheckProgress,
+): MeshCheckSummary {
+  return summarizeFromIndex(snapshotOrIndex(snapshot), options, onProgress);
 }
 
 /**

@@ -16,7 +16,7 @@ import type { Snapshot } from "../model/snapshot.js";
 import { type ServiceKey, TUNNEL_LISTENER_NAME } from "../naming.js";
 import { asIndex, localNodeIn, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { getOrInsert } from "../util/maps.js";
-import { compareText } from "../util/order.js";
+import { compareText, indexOfSorted } from "../util/order.js";
 
 export interface CompiledNode {
   readonly local: LocalNode;
@@ -219,7 +219,7 @@ export interface NodeResources {
   readonly tunnel: Listener | undefined;
 }
 
-const NONE: readonly Cluster[] = [];
+const NONE: readonly never[] = [];
 
 /**
  * Each node's `NodeResources`, built on first use. One per replay: tests change compiled output
@@ -231,10 +231,8 @@ export function resourceLookups(): (node: CompiledNode) => NodeResources {
 }
 
 function indexResources(result: CompileResult): NodeResources {
-  const clusters = new Map<string, Cluster[]>();
-  for (const cluster of result.clusters) getOrInsert(clusters, cluster.name ?? "", () => []).push(cluster);
-  const assignments = new Map<string, ClusterLoadAssignment>();
-  for (const assignment of result.endpoints) if (!assignments.has(assignment.cluster_name ?? "")) assignments.set(assignment.cluster_name ?? "", assignment);
+  const clusters = byName(result.clusters, (cluster) => cluster.name ?? "");
+  const assignments = byName(result.endpoints, (assignment) => assignment.cluster_name ?? "");
   // By netns, then port: a lookup builds no key.
   const bound = new Map<string, Map<number | undefined, Listener>>();
   for (const listener of result.listeners) {
@@ -244,9 +242,34 @@ function indexResources(result: CompileResult): NodeResources {
     if (!ports.has(socket.port_value)) ports.set(socket.port_value, listener);
   }
   return {
-    clusters: (name) => clusters.get(name) ?? NONE,
-    assignment: (name) => assignments.get(name),
+    clusters,
+    assignment: (name) => assignments(name)[0],
     listenerIn: (netns, port) => bound.get(netns)?.get(port),
     tunnel: result.listeners.find((l) => l.name === TUNNEL_LISTENER_NAME),
   };
+}
+
+/**
+ * Every resource of a name, in output order. A compiled list is sorted by name, so it is searched
+ * as it is: a map by name of every node's clusters and assignments was a third of what a W1
+ * check's replay held. Output changed out of order (tests seed mistakes) gets a map.
+ */
+function byName<T>(list: readonly T[], nameOf: (resource: T) => string): (name: string) => readonly T[] {
+  if (!isSortedBy(list, nameOf)) {
+    const named = new Map<string, T[]>();
+    for (const resource of list) getOrInsert(named, nameOf(resource), () => []).push(resource);
+    return (name) => named.get(name) ?? NONE;
+  }
+  return (name) => {
+    const first = indexOfSorted(list, name, nameOf);
+    if (first < 0) return NONE;
+    let end = first + 1;
+    while (end < list.length && nameOf(list[end]!) === name) end++;
+    return list.slice(first, end);
+  };
+}
+
+function isSortedBy<T>(list: readonly T[], nameOf: (resource: T) => string): boolean {
+  for (let i = 1; i < list.length; i++) if (nameOf(list[i - 1]!) > nameOf(list[i]!)) return false;
+  return true;
 }

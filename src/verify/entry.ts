@@ -143,7 +143,7 @@ function throughEgress(context: ReplayContext, facts: SourceEntry, netns: string
 }
 
 function stampedOf(context: ReplayContext, egress: Egress): Stamped {
-  egress.stamped = context.memo.get("stamped", egress.chain!, stampedBy);
+  egress.stamped = stampedByChain(context, egress.chain!);
   return egress.stamped;
 }
 
@@ -184,13 +184,28 @@ function throughCapture(context: ReplayContext, resources: NodeResources, netns:
 
 /** What the entry chain shares with upstream, read once per chain: every path through it shares the same `Stamped`. */
 function entered(context: ReplayContext, chain: FilterChain, cluster: string, hops: string[]): Entry {
-  const stamped = context.memo.get("stamped", chain, stampedBy);
+  const stamped = stampedByChain(context, chain);
   hops.push(stamped.hop);
   return { kind: "entered", cluster, stamped, hops };
 }
 
-function stampedBy(chain: FilterChain): Stamped {
-  return stampedFrom(stampedValues(chain));
+/**
+ * What a chain stamps, read once per set of stamping filters: every pod has chains of its own, but
+ * the compiler gives the pods of one identity the same stamping filter, so they share one `Stamped`.
+ */
+function stampedByChain(context: ReplayContext, chain: FilterChain): Stamped {
+  const stamping = (chain.filters ?? []).filter((filter) => filter.name === EXTENSION.setFilterState);
+  if (stamping.length === 0) return NOTHING_STAMPED;
+  if (stamping.length === 1) return context.memo.get("stamped", stamping[0]!, stampedBy);
+  return context.memo.get("stamped", chain, stampedByFilters);
+}
+
+function stampedBy(filter: Filter): Stamped {
+  return stampedFrom(stampedValues([filter]));
+}
+
+function stampedByFilters(chain: FilterChain): Stamped {
+  return stampedFrom(stampedValues(chain.filters ?? []));
 }
 
 function stampedFrom(filterState: ReadonlyMap<string, StampedValue>): Stamped {
@@ -210,10 +225,10 @@ function stampedFrom(filterState: ReadonlyMap<string, StampedValue>): Stamped {
   };
 }
 
-/** What the chain's set_filter_state filters stamp and share with the upstream connection. */
-function stampedValues(chain: FilterChain): Map<string, StampedValue> {
+/** What a chain's set_filter_state filters stamp and share with the upstream connection. */
+function stampedValues(filters: readonly Filter[]): Map<string, StampedValue> {
   const values = new Map<string, StampedValue>();
-  for (const filter of chain.filters ?? []) {
+  for (const filter of filters) {
     if (filter.name !== EXTENSION.setFilterState) continue;
     for (const entry of configOf<SetFilterStateConfig>(filter)?.on_new_connection ?? []) {
       const shared = (entry.shared_with_upstream ?? FilterStateValue_SharedWithUpstream.NONE) !== FilterStateValue_SharedWithUpstream.NONE;

@@ -26,7 +26,7 @@ import {
   resourceLookups,
   tunnelAddresses,
 } from "./compiled-mesh.js";
-import { PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type ReplayContext, replayPath } from "./path.js";
+import { forgetTarget, PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type PoolUse, type ReplayContext, replayPath } from "./path.js";
 import { pathSettingsLines } from "./path-settings.js";
 import { ReplayMemo } from "./replay-memo.js";
 
@@ -63,18 +63,32 @@ export function verifyMesh(
   options: Options | OptionsInput = {},
   onProgress?: CompileProgress | CheckProgress,
 ): MeshCheckReport {
-  const progress: CheckProgress = typeof onProgress === "function" ? { compiled: onProgress } : (onProgress ?? {});
+  const progress = progressOf(onProgress);
   return checkCompiledMesh(compileMesh(snapshot, options, progress.compiled), progress.replayed);
+}
+
+/** Both phases' callbacks: a plain function hears the compile only. */
+export function progressOf(onProgress: CompileProgress | CheckProgress | undefined): CheckProgress {
+  return typeof onProgress === "function" ? { compiled: onProgress } : (onProgress ?? {});
 }
 
 /** The check over already-compiled output (tests seed mistakes into it). */
 export function checkCompiledMesh(mesh: CompiledMesh, onReplayed?: ReplayProgress): MeshCheckReport {
-  const paths = withSharedPoolFailures(replayByTarget(replayContext(mesh), meshPaths(mesh), onReplayed));
-  const ok = mesh.failed.size === 0 && mesh.skipped.size === 0 && paths.every((p) => p.status !== "failed");
+  const paths = meshPaths(mesh);
+  const reports = new Array<PathReport>(paths.count);
+  replayEach(replayContext(mesh), paths, onReplayed, (at, report) => {
+    reports[at] = report;
+  });
+  withSharedPoolFailures(reports);
+  const noPathFailed = reports.every((p) => p.status !== "failed");
+  return { ...checkOutcome(mesh, noPathFailed), paths: reports };
+}
+
+/** Everything of a check's report but its paths, given whether every path went without failure. */
+export function checkOutcome(mesh: CompiledMesh, noPathFailed: boolean): Omit<MeshCheckReport, "paths"> {
   return {
-    ok,
+    ok: mesh.failed.size === 0 && mesh.skipped.size === 0 && noPathFailed,
     mode: mesh.options.eastWestWaypoint,
-    paths,
     skippedNodes: mesh.skipped,
     unaddressedNodes: mesh.unaddressed,
     sharedAddresses: sharedAddresses(mesh.index.snapshot.services),
@@ -83,48 +97,60 @@ export function checkCompiledMesh(mesh: CompiledMesh, onReplayed?: ReplayProgres
 }
 
 /** Every path the check replays: each node's sources (`sourcesOf`), each with the targets it calls, in report order. */
-interface MeshPaths {
+export interface MeshPaths {
   readonly sources: readonly PathSource[];
   /** By source: what `targetsOf` gives (one list shared by sources of a service). */
   readonly targets: readonly (readonly PathTarget[])[];
+  /** By source: the report index of its first path (its paths' reports follow in its targets' order). */
+  readonly offsets: readonly number[];
+  readonly count: number;
 }
 
-function meshPaths(mesh: CompiledMesh): MeshPaths {
+export function meshPaths(mesh: CompiledMesh): MeshPaths {
   const lookup = targetLookup(mesh);
   const sources: PathSource[] = [];
   const targets: (readonly PathTarget[])[] = [];
+  const offsets: number[] = [];
+  let count = 0;
   for (const { local } of mesh.nodes.values()) {
     for (const source of sourcesOf(mesh, local)) {
+      const list = targetsOf(mesh, local, source, lookup);
       sources.push(source);
-      targets.push(targetsOf(mesh, local, source, lookup));
+      targets.push(list);
+      offsets.push(count);
+      count += list.length;
     }
   }
-  return { sources, targets };
+  return { sources, targets, offsets, count };
 }
 
 /**
- * Every path replayed, reported in source order (each source's targets in turn) but replayed target
- * by target. The replay is bound by memory latency, not arithmetic: paths to one service port share
- * its levels, dials, sockets and arrivals, which stay in cache while that target's paths are
- * replayed together; replayed source by source, each path met them cold (W10k's check: 0.8× the
- * CPU time in interleaved A/B). Paths are independent, so the order changes no report.
+ * Every path replayed, handed to `each` with its index in report order (each source's targets in
+ * turn) but replayed target by target. The replay is bound by memory latency, not arithmetic:
+ * paths to one service port share its levels, dials, sockets and arrivals, which stay in cache
+ * while that target's paths are replayed together; replayed source by source, each path met them
+ * cold (W10k's check: 0.8× the CPU time in interleaved A/B). Paths are independent, so the order
+ * changes no report; what dialing yielded for a target is dropped once its paths are done.
  */
-function replayByTarget(context: ReplayContext, { sources, targets }: MeshPaths, onReplayed?: ReplayProgress): PathReport[] {
+export function replayEach(
+  context: ReplayContext,
+  { sources, targets, offsets, count }: MeshPaths,
+  onReplayed: ReplayProgress | undefined,
+  each: (at: number, report: PathReport) => void,
+): void {
   // By target object (one per service port): each path's source index, then its report index.
   const byTarget = new Map<PathTarget, number[]>();
-  let count = 0;
   for (const [source, list] of targets.entries()) {
-    for (const target of list) (byTarget.get(target) ?? remember(byTarget, target, [])).push(source, count++);
+    for (const [j, target] of list.entries()) (byTarget.get(target) ?? remember(byTarget, target, [])).push(source, offsets[source]! + j);
   }
-  const reports = new Array<PathReport>(count);
   let done = 0;
   onReplayed?.(done, count);
   for (const [target, at] of byTarget) {
-    for (let i = 0; i < at.length; i += 2) reports[at[i + 1]!] = replayPath(context, sources[at[i]!]!, target);
+    for (let i = 0; i < at.length; i += 2) each(at[i + 1]!, replayPath(context, sources[at[i]!]!, target));
+    forgetTarget(context, target);
     done += at.length / 2;
     onReplayed?.(done, count);
   }
-  return reports;
 }
 
 /**
@@ -162,16 +188,23 @@ export function withSharedPoolFailures(paths: PathReport[]): PathReport[] {
  * with those keys can share a pool with another certificate. Found per node and key (few pairs),
  * so a mesh where every key has one certificate builds no group per cluster.
  */
-function mixedPoolKeys(paths: readonly PathReport[]): Map<string, Set<string>> {
-  const firstCertificate = new Map<string, Map<string, string>>();
-  const mixed = new Map<string, Set<string>>();
-  for (const { pool } of paths) {
-    if (pool?.key === undefined) continue;
-    const byKey = firstCertificate.get(pool.node) ?? remember(firstCertificate, pool.node, new Map<string, string>());
+function mixedPoolKeys(paths: readonly PathReport[]): ReadonlyMap<string, ReadonlySet<string>> {
+  const keys = new PoolKeys();
+  for (const { pool } of paths) keys.note(pool);
+  return keys.mixed;
+}
+
+/** The pool keys seen so far, by node, with the first certificate each was used with; `mixed`: those used with another one too. */
+export class PoolKeys {
+  readonly #firstCertificate = new Map<string, Map<string, string>>();
+  readonly mixed = new Map<string, Set<string>>();
+
+  note(pool: PoolUse | undefined): void {
+    if (pool?.key === undefined) return;
+    const byKey = this.#firstCertificate.get(pool.node) ?? remember(this.#firstCertificate, pool.node, new Map<string, string>());
     const first = byKey.get(pool.key) ?? remember(byKey, pool.key, pool.certificate);
-    if (first !== pool.certificate) (mixed.get(pool.node) ?? remember(mixed, pool.node, new Set<string>())).add(pool.key);
+    if (first !== pool.certificate) (this.mixed.get(pool.node) ?? remember(this.mixed, pool.node, new Set<string>())).add(pool.key);
   }
-  return mixed;
 }
 
 function poolGroup(certificates: Map<string, Map<string, Map<string, Set<string>>>>, node: string, cluster: string, key: string): Set<string> {

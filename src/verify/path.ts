@@ -131,8 +131,8 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   }
   if (!chosen) return { source, target, cluster, status: "unreachable", hops, landings: NONE, failures: NONE, unverified: NONE };
   const { stamped } = entry;
-  const byTarget = chosen.outcomes.get(names.id) ?? remember(chosen.outcomes, names.id, new Map());
-  const classId = facts.classes.get(stamped) ?? remember(facts.classes, stamped, sourceClass(context, source, stamped));
+  const byTarget = chosen.outcomes.get(names.id) ?? firstOutcomes(context, chosen, names.id);
+  const classId = facts.class?.stamped === stamped ? facts.class.id : classOf(context, facts, source, stamped);
   const dialed =
     byTarget.get(classId) ??
     remember(byTarget, classId, dialedFrom(dialAll(context, source, target, stamped.filterState, chosen, poolHop(chosen.cluster, stamped))));
@@ -145,6 +145,28 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   if (landings.length === 0) return { source, target, cluster, status, hops, landings, failures, unverified };
   // Every landing presented the source's own certificate (else it failed): that is what its pool carries.
   return { source, target, cluster, status, hops, landings, failures, unverified, pool: poolUse(source, chosen.cluster, stamped) };
+}
+
+/** A level's table of outcomes for a target, noted as one `forgetTarget` empties. */
+function firstOutcomes(context: ReplayContext, chosen: Chosen, target: number): Map<number, Dialed> {
+  context.memo.get("levels dialed by target", target, newList<Chosen>).push(chosen);
+  return remember(chosen.outcomes, target, new Map());
+}
+
+function newList<T>(): T[] {
+  return [];
+}
+
+/**
+ * Drops what dialing yielded for one target's paths: a replay that takes the paths target by
+ * target (the mesh check) reads none of it again once that target is done, so it need not be held
+ * for the rest of the replay (on W1, ~0.19 kB per path: held to the end, a third of what the replay
+ * kept). Paths replayed for that target afterwards dial again.
+ */
+export function forgetTarget(context: ReplayContext, target: PathTarget): void {
+  const id = targetNames(context, target).id;
+  const levels = context.memo.take("levels dialed by target", id) as Chosen[] | undefined;
+  for (const chosen of levels ?? []) chosen.outcomes.delete(id);
 }
 
 /** An empty list of a report: one frozen array shared by every report (most paths fail nowhere). */
@@ -185,13 +207,21 @@ function orNone<T>(list: readonly T[]): readonly T[] {
 interface SourceFacts extends SourceEntry {
   /** The source node's levels by cluster name (`levelFor`): one map per node, shared by its sources. */
   readonly levels: Map<string, Level>;
-  /** The source's class by what its entry chain stamps (`sourceClass`). */
-  readonly classes: Map<Stamped, number>;
+  /**
+   * The source's class for the last stamp it entered with (`sourceClass`): a source enters through
+   * one chain, or a few, so one entry rather than a map per source (a W1 check has 100,000).
+   */
+  class?: { readonly stamped: Stamped; readonly id: number };
 }
 
 function sourceFacts(source: PathSource, context: ReplayContext): SourceFacts {
   const resources = context.resources(context.mesh.node(source.node)!);
-  return { resources, levels: context.memo.get("node levels", resources, newMap<string, Level>), classes: new Map() };
+  return { resources, levels: context.memo.get("node levels", resources, newMap<string, Level>) };
+}
+
+function classOf(context: ReplayContext, facts: SourceFacts, source: PathSource, stamped: Stamped): number {
+  facts.class = { stamped, id: sourceClass(context, source, stamped) };
+  return facts.class.id;
 }
 
 /**
@@ -199,7 +229,7 @@ function sourceFacts(source: PathSource, context: ReplayContext): SourceFacts {
  * identity, its cluster and the values it shares with upstream: kept per level (levels are shared
  * across the nodes whose output holds the same objects) by the target's id (`TargetNames`), then
  * the source's class. Both are small numbers, remembered per target and per source object
- * (`SourceFacts.classes`), so no key is built per path. The class of a source entering through a
+ * (`SourceFacts.class`), so no key is built per path. The class of a source entering through a
  * chain that stamps `stamped` is its identity, its cluster and the values shared.
  */
 function sourceClass(context: ReplayContext, source: PathSource, stamped: Stamped): number {
@@ -254,7 +284,7 @@ interface EdsCluster {
 /** The level Envoy picks, its endpoints to dial, and what dialing them yields, by path class. */
 interface Chosen extends DialLevel {
   readonly endpoints: readonly LbEndpoint[];
-  /** What dialing it yields, by target id, then source class (`sourceClass`). */
+  /** What dialing it yields, by target id, then source class (`sourceClass`); a target's, while its paths are replayed (`forgetTarget`). */
   readonly outcomes: Map<number, Map<number, Dialed>>;
 }
 

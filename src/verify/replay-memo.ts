@@ -24,4 +24,12 @@ export class ReplayMemo {
     table.set(key, value);
     return value;
   }
+
+  /** Removes the value for `key` from the table `kind`, returning it (undefined when there was none). */
+  take(kind: string, key: unknown): unknown {
+    const table = this.#tables.get(kind);
+    const value = table?.get(key);
+    table?.delete(key);
+    return value;
+  }
 }

@@ -10,7 +10,7 @@ import type { Config as SetFilterStateConfig } from "../../gen/envoy/extensions/
 import type { TransportSocketNameAction } from "../../gen/envoy/extensions/matching/common_inputs/transport_socket/v3/transport_socket_inputs.js";
 import type { Config as OnDemandSecretConfig } from "../../gen/envoy/extensions/transport_sockets/tls/cert_selectors/on_demand_secret/v3/config.js";
 import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
-import { compileNodeSide } from "../../src/compile/compile-node.js";
+import { type CompileResult, compileNodeSide } from "../../src/compile/compile-node.js";
 import { pack } from "../../src/envoy/any.js";
 import { stampFilterState } from "../../src/envoy/listener.js";
 import { unpackAny } from "../../src/envoy/schema.js";
@@ -25,8 +25,18 @@ import {
 import { SOCKET_SELECTIONS, SOURCE_IDENTITIES, type SourceIdentity, WAYPOINT_MODES } from "../../src/model/options.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
-import { type CompiledMesh, compileMesh } from "../../src/verify/compiled-mesh.js";
-import { checkCompiledMesh, explainPath, formatPathReport, verifyMesh, withSharedPoolFailures } from "../../src/verify/mesh-check.js";
+import { MATRIX_LIMITS, summarizeCompiledMesh, summarizeReport } from "../../src/verify/check-summary.js";
+import { type CompiledMesh, compileMesh, resourceLookups } from "../../src/verify/compiled-mesh.js";
+import { formatMeshReport, formatMeshSummary } from "../../src/verify/format.js";
+import {
+  checkCompiledMesh,
+  explainPath,
+  formatPathReport,
+  type MeshCheckReport,
+  sourceName,
+  verifyMesh,
+  withSharedPoolFailures,
+} from "../../src/verify/mesh-check.js";
 import { PATH_FAILURES, type PathFailureCode, type PathReport } from "../../src/verify/path.js";
 import { meshDocument } from "../support/fixtures.js";
 
@@ -94,8 +104,71 @@ function failuresAfter(mistake: (mesh: CompiledMesh) => void, eastCheckoutDown =
   expect(checkCompiledMesh(mesh).ok).toBe(true);
   mistake(mesh);
   const report = checkCompiledMesh(mesh);
+  expectSameSummary(mesh, report);
   return [...new Set(report.paths.flatMap((p) => p.failures.map((f) => f.code)))];
 }
+
+/**
+ * The summary made as the paths are replayed (forced, whatever the mesh's size) says what the full
+ * report says: outcome, counts, the failed paths in order — shared-pool failures included.
+ */
+function expectSameSummary(mesh: CompiledMesh, report: MeshCheckReport): void {
+  const streamed = summarizeCompiledMesh(mesh, undefined, false);
+  const full = summarizeReport(report);
+  expect(streamed.failed).toEqual(full.failed);
+  expect({ ...streamed, failed: [], matrix: undefined }).toEqual({ ...full, failed: [], matrix: undefined });
+  const sources = new Set(report.paths.map((p) => sourceName(p.source))).size;
+  const destinations = new Set(report.paths.map((p) => `${p.target.service}:${p.target.port}`)).size;
+  expect(streamed.matrix).toEqual({ sources, destinations });
+}
+
+describe("the check's summary (what aether-xds check keeps)", () => {
+  test.each(EVERY_MODE)("%s / %s / %s: the same as the full report's, made as the paths are replayed", (sourceIdentity, mode, socketSelection) => {
+    const mesh = compileMesh(snapshot(false, undefined, mode === "off"), { eastWestWaypoint: mode, socketSelection, sourceIdentity });
+    const report = checkCompiledMesh(mesh);
+    expectSameSummary(mesh, report);
+    // Small enough for the matrix: every report is kept, and the text is the full report's.
+    const summary = summarizeCompiledMesh(mesh);
+    expect(summary.matrix).toEqual({ paths: report.paths });
+    expect(formatMeshSummary(summary)).toBe(formatMeshReport(report));
+  });
+
+  test("a check the matrix cannot show gives its size instead, and keeps only the failed paths", () => {
+    const report = checkCompiledMesh(compileMesh(snapshot(), crossCluster));
+    const wide = Array.from({ length: MATRIX_LIMITS.sources + 1 }, (_, i) => ({
+      ...report.paths[0]!,
+      source: { ...report.paths[0]!.source, node: `east/node-${i}`, pod: undefined },
+    }));
+    const summary = summarizeReport({ ...report, paths: wide });
+    expect(summary.matrix).toEqual({ sources: MATRIX_LIMITS.sources + 1, destinations: 1 });
+    expect(formatMeshReport({ ...report, paths: wide })).toContain(`\n(${MATRIX_LIMITS.sources + 1} sources × 1 destinations: matrix omitted)\n`);
+  });
+});
+
+describe("a compiled node's resources by name, as the replay looks them up", () => {
+  /** What the lookups must give: every resource of the name in output order; the first assignment. */
+  function expectLookupsMatch(result: CompileResult): void {
+    const resources = resourceLookups()({ local: undefined as never, result });
+    for (const name of [...result.clusters.map((c) => c.name!), "no-such-cluster"]) {
+      expect(resources.clusters(name)).toEqual(result.clusters.filter((c) => c.name === name));
+    }
+    for (const name of [...result.endpoints.map((a) => a.cluster_name!), "no-such-cluster"]) {
+      expect(resources.assignment(name)).toBe(result.endpoints.find((a) => a.cluster_name === name));
+    }
+  }
+
+  test("in sorted output (a compile's), with a name given twice, and in output changed out of order", () => {
+    const result = compileMesh(snapshot(), crossCluster).nodes.get("east/node-1")!.result;
+    expectLookupsMatch(result);
+    const [first, second] = result.clusters;
+    const twice = { ...first!, connect_timeout: { seconds: 9 } };
+    // Still sorted: the second of a name right after the first.
+    expectLookupsMatch({ ...result, clusters: [first!, twice, ...result.clusters.slice(1)] });
+    // Out of order: the first cluster moved to the end, a copy of the second before it.
+    expectLookupsMatch({ ...result, clusters: [...result.clusters.slice(1), { ...second!, connect_timeout: { seconds: 9 } }, first!] });
+    expectLookupsMatch({ ...result, endpoints: [...result.endpoints].reverse() });
+  });
+});
 
 describe("verifyMesh's progress", () => {
   test("a CheckProgress hears every node compiled, then the paths replayed, from none up to every path of the report", () => {

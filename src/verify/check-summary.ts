@@ -1,0 +1,139 @@
+/**
+ * The mesh check as its text report shows it: how many paths ended in each status, the failed ones
+ * in full, and every report only when the report's matrix shows them. The CLI's `check` keeps this
+ * instead of every report, so on a big mesh the replay holds none of the paths that went well (the
+ * reports are most of a full check's memory: ~0.9 kB per path at its peak).
+ */
+import type { Options, OptionsInput } from "../model/options.js";
+import type { Snapshot } from "../model/snapshot.js";
+import type { SnapshotIndex } from "../plan/snapshot-index.js";
+import { type CompiledMesh, type CompileProgress, compileMesh } from "./compiled-mesh.js";
+import {
+  type CheckProgress,
+  checkCompiledMesh,
+  checkOutcome,
+  type MeshCheckReport,
+  type MeshPaths,
+  meshPaths,
+  PoolKeys,
+  progressOf,
+  type ReplayProgress,
+  replayContext,
+  replayEach,
+  sourceName,
+  withSharedPoolFailures,
+} from "./mesh-check.js";
+import { type PathReport, type ReplayContext, replayPath } from "./path.js";
+
+/** The most sources and destinations the text report's matrix shows; beyond either it gives their numbers. */
+export const MATRIX_LIMITS = { sources: 80, destinations: 40 } as const;
+
+/** How a replayed path ended (`PathReport.status`). */
+export type PathStatus = PathReport["status"];
+
+/** A mesh check without its reports: what `formatMeshSummary` prints, the same text `formatMeshReport` prints of the full report. */
+export interface MeshCheckSummary extends Omit<MeshCheckReport, "paths"> {
+  /** Paths replayed. */
+  readonly total: number;
+  /** Paths by status (a status no path ended in is absent). */
+  readonly counts: Readonly<Partial<Record<PathStatus, number>>>;
+  /** The failed paths, in report order. */
+  readonly failed: readonly PathReport[];
+  /** Every report when the matrix shows them (`MATRIX_LIMITS`), else how many sources and destinations there are. */
+  readonly matrix: { readonly paths: readonly PathReport[] } | MatrixSize;
+}
+
+/** How many sources (rows) and destination service ports (columns) the check's matrix would have. */
+export interface MatrixSize {
+  readonly sources: number;
+  readonly destinations: number;
+}
+
+/** `verifyMesh`, summarized as it goes: the same ok, counts and failed paths as the full report. */
+export function summarizeMesh(
+  snapshot: Snapshot | SnapshotIndex,
+  options: Options | OptionsInput = {},
+  onProgress?: CompileProgress | CheckProgress,
+): MeshCheckSummary {
+  const progress = progressOf(onProgress);
+  return summarizeCompiledMesh(compileMesh(snapshot, options, progress.compiled), progress.replayed);
+}
+
+/** A full report summarized (what `formatMeshReport` prints of it). */
+export function summarizeReport(report: MeshCheckReport): MeshCheckSummary {
+  const { paths, ...outcome } = report;
+  const counts: Partial<Record<PathStatus, number>> = {};
+  for (const { status } of paths) counts[status] = (counts[status] ?? 0) + 1;
+  const size = { sources: new Set(paths.map((p) => sourceName(p.source))).size, destinations: new Set(paths.map(destinationName)).size };
+  return { ...outcome, total: paths.length, counts, failed: paths.filter((p) => p.status === "failed"), matrix: fits(size) ? { paths } : size };
+}
+
+/**
+ * The summary of a check over compiled output. A mesh small enough for the matrix is checked in
+ * full (`checkCompiledMesh`); `keepEvery: false` summarizes as it goes whatever the size (tests).
+ */
+export function summarizeCompiledMesh(mesh: CompiledMesh, onReplayed?: ReplayProgress, keepEvery?: boolean): MeshCheckSummary {
+  const paths = meshPaths(mesh);
+  const size = matrixSize(paths);
+  if (keepEvery ?? fits(size)) return summarizeReport(checkCompiledMesh(mesh, onReplayed));
+  const context = replayContext(mesh);
+  const counts: Partial<Record<PathStatus, number>> = {};
+  const failed = new Map<number, PathReport>();
+  const pools = new PoolKeys();
+  replayEach(context, paths, onReplayed, (at, report) => {
+    counts[report.status] = (counts[report.status] ?? 0) + 1;
+    if (report.status === "failed") failed.set(at, report);
+    pools.note(report.pool);
+  });
+  for (const [at, before, after] of sharedPoolFailures(context, paths, pools.mixed)) {
+    counts[before.status]! -= 1;
+    counts.failed = (counts.failed ?? 0) + 1;
+    failed.set(at, after);
+  }
+  const inOrder = [...failed].sort(([a], [b]) => a - b).map(([, report]) => report);
+  return { ...checkOutcome(mesh, inOrder.length === 0), total: paths.count, counts, failed: inOrder, matrix: size };
+}
+
+/**
+ * The paths `withSharedPoolFailures` fails, found after the replay: every path of each node that
+ * uses a pool key with two certificates is replayed again (from the replay's memo, so cheaply),
+ * and those failed: each with its report index, its report before and after.
+ */
+function sharedPoolFailures(
+  context: ReplayContext,
+  { sources, targets, offsets }: MeshPaths,
+  mixed: ReadonlyMap<string, ReadonlySet<string>>,
+): [number, PathReport, PathReport][] {
+  if (mixed.size === 0) return [];
+  const at: number[] = [];
+  const reports: PathReport[] = [];
+  for (const [s, source] of sources.entries()) {
+    if (!mixed.has(source.node)) continue;
+    for (const [j, target] of targets[s]!.entries()) {
+      at.push(offsets[s]! + j);
+      reports.push(replayPath(context, source, target));
+    }
+  }
+  // Every path of those nodes, so the keys mixed among them are the mesh's for those nodes.
+  const after = withSharedPoolFailures([...reports]);
+  return after.flatMap((report, i) => (report === reports[i] ? [] : [[at[i]!, reports[i]!, report] as [number, PathReport, PathReport]]));
+}
+
+function matrixSize({ sources, targets }: MeshPaths): MatrixSize {
+  const rows = new Set<string>();
+  const columns = new Set<string>();
+  for (const [s, list] of targets.entries()) {
+    if (list.length > 0) rows.add(sourceName(sources[s]!));
+    for (const target of list) columns.add(destinationName({ target }));
+  }
+  return { sources: rows.size, destinations: columns.size };
+}
+
+function fits(size: MatrixSize): boolean {
+  return size.sources <= MATRIX_LIMITS.sources && size.destinations <= MATRIX_LIMITS.destinations;
+}
+
+/** A matrix column: `<ns>/<svc>:<port>`. */
+export function destinationName({ target }: Pick<PathReport, "target">): string {
+  return `${target.service}:${target.port}`;
+}
