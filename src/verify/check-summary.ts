@@ -96,8 +96,9 @@ export function summarizeCompiledMesh(mesh: CompiledMesh, onReplayed?: ReplayPro
 
 /**
  * The paths `withSharedPoolFailures` fails, found after the replay: every path of each node that
- * uses a pool key with two certificates is replayed again (from the replay's memo, so cheaply),
- * and those failed: each with its report index, its report before and after.
+ * uses a pool key with two certificates is replayed again (a node or a few in a mesh with that
+ * mistake; levels, sockets and arrivals are still in the replay's memo), and those that fail are
+ * returned, each with its report index, its report before and after.
  */
 function sharedPoolFailures(
   context: ReplayContext,
