@@ -242,30 +242,34 @@ function indexResources(result: CompileResult): NodeResources {
     if (!ports.has(socket.port_value)) ports.set(socket.port_value, listener);
   }
   return {
-    clusters,
-    assignment: (name) => assignments(name)[0],
+    clusters: clusters.all,
+    assignment: assignments.first,
     listenerIn: (netns, port) => bound.get(netns)?.get(port),
     tunnel: result.listeners.find((l) => l.name === TUNNEL_LISTENER_NAME),
   };
 }
 
 /**
- * Every resource of a name, in output order. A compiled list is sorted by name, so it is searched
- * as it is: a map by name of every node's clusters and assignments was a third of what a W1
- * check's replay held. Output changed out of order (tests seed mistakes) gets a map.
+ * Every resource of a name, in output order, or the first of them. A compiled list is sorted by
+ * name, so it is searched as it is: a map by name of every node's clusters and assignments was a
+ * third of what a W1 check's replay held. Output changed out of order (tests seed mistakes) gets a map.
  */
-function byName<T>(list: readonly T[], nameOf: (resource: T) => string): (name: string) => readonly T[] {
+function byName<T>(list: readonly T[], nameOf: (resource: T) => string): { all(name: string): readonly T[]; first(name: string): T | undefined } {
   if (!isSortedBy(list, nameOf)) {
     const named = new Map<string, T[]>();
     for (const resource of list) getOrInsert(named, nameOf(resource), () => []).push(resource);
-    return (name) => named.get(name) ?? NONE;
+    return { all: (name) => named.get(name) ?? NONE, first: (name) => named.get(name)?.[0] };
   }
-  return (name) => {
-    const first = indexOfSorted(list, name, nameOf);
-    if (first < 0) return NONE;
-    let end = first + 1;
-    while (end < list.length && nameOf(list[end]!) === name) end++;
-    return list.slice(first, end);
+  const firstAt = (name: string) => indexOfSorted(list, name, nameOf);
+  return {
+    all: (name) => {
+      const first = firstAt(name);
+      if (first < 0) return NONE;
+      let end = first + 1;
+      while (end < list.length && nameOf(list[end]!) === name) end++;
+      return list.slice(first, end);
+    },
+    first: (name) => list[firstAt(name)],
   };
 }
 

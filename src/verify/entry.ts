@@ -194,10 +194,14 @@ function entered(context: ReplayContext, chain: FilterChain, cluster: string, ho
  * the compiler gives the pods of one identity the same stamping filter, so they share one `Stamped`.
  */
 function stampedByChain(context: ReplayContext, chain: FilterChain): Stamped {
-  const stamping = (chain.filters ?? []).filter((filter) => filter.name === EXTENSION.setFilterState);
-  if (stamping.length === 0) return NOTHING_STAMPED;
-  if (stamping.length === 1) return context.memo.get("stamped", stamping[0]!, stampedBy);
-  return context.memo.get("stamped", chain, stampedByFilters);
+  // Found without building a list: a capture chain is entered once per path.
+  let stamping: Filter | undefined;
+  for (const filter of chain.filters ?? []) {
+    if (filter.name !== EXTENSION.setFilterState) continue;
+    if (stamping) return context.memo.get("stamped", chain, stampedByFilters);
+    stamping = filter;
+  }
+  return stamping ? context.memo.get("stamped", stamping, stampedBy) : NOTHING_STAMPED;
 }
 
 function stampedBy(filter: Filter): Stamped {
