@@ -26,9 +26,12 @@ export function isDnsLabel(value: string): boolean {
   return value.length <= MAX_DNS_LABEL && DNS_LABEL.test(value);
 }
 
+/** Dot-separated RFC 1123 labels (`DNS_LABEL`, each at most 63 characters), in one pattern: no list of labels per name checked. */
+const DNS_SUBDOMAIN = /^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)*$/;
+
 /** Dot-separated RFC 1123 labels, at most 253 characters in all. */
 export function isDnsSubdomain(value: string): boolean {
-  return value.length > 0 && value.length <= MAX_DNS_NAME && value.split(".").every(isDnsLabel);
+  return value.length <= MAX_DNS_NAME && DNS_SUBDOMAIN.test(value);
 }
 
 /** The service key `"<namespace>/<service>"` of a service. */

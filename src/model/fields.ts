@@ -100,8 +100,12 @@ export const netnsPath = z
   .regex(/^\/[^\0]*$/, { error: "not an absolute path" })
   .transform(normalizeNetns);
 
+/** What `normalizeNetns` changes in an absolute path: `//`, a `.` or `..` segment, a trailing `/`. */
+const NOT_NORMALIZED = /\/\/|\/\.\.?(?:\/|$)|.\/$/;
+
 /** The normalized form of an absolute path (see `netnsPath`). */
 export function normalizeNetns(path: string): string {
+  if (!NOT_NORMALIZED.test(path)) return path;
   const normalized = posix.normalize(path);
   return normalized.length > 1 && normalized.endsWith("/") ? normalized.slice(0, -1) : normalized;
 }

@@ -12,6 +12,7 @@ import { clusterName, dnsSubdomain, ipAddress, trustDomain } from "./fields.js";
 import { collectIssues, describeValue, unsafeInputIssues } from "./issues.js";
 import { decodeServiceEndpoint, invalidUtf8Field, type ServiceEndpoint, serviceEndpoint } from "./registry.js";
 import { crossCheck, duplicatePodIssues, type MeshParts, portCountIssues, SNAPSHOT_LIMITS } from "./snapshot-checks.js";
+import { usualServiceEndpoint } from "./usual-record.js";
 
 export { SNAPSHOT_LIMITS } from "./snapshot-checks.js";
 
@@ -320,12 +321,9 @@ function parseRecords(key: ServiceKey, records: readonly unknown[], issues: Inpu
       issues.push(...unsafe.map((issue) => ({ ...issue, path: formatPath(path) + prefixed(issue.path) })));
       continue;
     }
-    const parsed = serviceEndpoint.safeParse(json.value);
-    if (!parsed.success) {
-      issues.push(...collectIssues(parsed.error.issues, json.value, path));
-      continue;
-    }
-    const endpoint = withNamespace(parsed.data, key, path, issues);
+    const parsed = usualServiceEndpoint(json.value) ?? bySchema(json.value, path, issues);
+    if (!parsed) continue;
+    const endpoint = withNamespace(parsed, key, path, issues);
     const identity = compositeKey(endpoint.clusterName, endpoint.ip);
     const first = seen.get(identity);
     if (first !== undefined) {
@@ -339,6 +337,14 @@ function parseRecords(key: ServiceKey, records: readonly unknown[], issues: Inpu
     endpoints.push(endpoint);
   }
   return endpoints;
+}
+
+/** A record the usual way does not take, parsed by the schema; undefined, its issues noted, when it does not parse. */
+function bySchema(record: unknown, path: PropertyKey[], issues: InputIssue[]): ServiceEndpoint | undefined {
+  const parsed = serviceEndpoint.safeParse(record);
+  if (parsed.success) return parsed.data;
+  issues.push(...collectIssues(parsed.error.issues, record, path));
+  return undefined;
 }
 
 /** A path relative to a record, appended to the record's own path. */
