@@ -3,6 +3,7 @@
  * and every registry record — and the `Snapshot` it parses into.
  */
 import { z } from "zod";
+import { util } from "zod/v4/core";
 import { formatPath, InputError, type InputIssue } from "../errors.js";
 import { DEFAULT_NODE_IDENTITY, isValidPort, nodeIdentityProblem, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
 import { deepFreeze } from "../util/freeze.js";
@@ -85,8 +86,11 @@ const serviceKeyField = z.string().refine((key) => parseServiceKey(key) !== unde
   error: 'not a service key "<namespace>/<service>" of two DNS-1123 labels',
 });
 
-/** A record as the mesh file holds it: JSON, or the registry's binary protobuf (base64 or bytes). */
-const registryRecord = z.union([z.instanceof(Uint8Array), z.string(), z.record(z.string(), z.unknown())]);
+/**
+ * A record as the mesh file holds it: JSON, or the registry's binary protobuf (base64 or bytes).
+ * Checked for its kind only, not copied (`parseRecords` parses each one into a new object).
+ */
+const registryRecord = z.union([z.instanceof(Uint8Array), z.string(), z.custom<Record<string, unknown>>(util.isPlainObject)]);
 
 const serviceRecords = z.record(serviceKeyField, z.array(registryRecord));
 /** The same, accepting any key: records under a bad key are still checked (the key is reported once, above). */
@@ -308,6 +312,7 @@ function sizeIssues(input: unknown): InputIssue[] {
 function parseRecords(key: ServiceKey, records: readonly unknown[], issues: InputIssue[]): ServiceEndpoint[] {
   const endpoints: ServiceEndpoint[] = [];
   const seen = new Map<string, number>();
+  const namespace = parseServiceKey(key)!.namespace;
   for (const [index, record] of records.entries()) {
     const path: PropertyKey[] = ["services", key, index];
     const json = recordJson(record);
@@ -323,7 +328,7 @@ function parseRecords(key: ServiceKey, records: readonly unknown[], issues: Inpu
     }
     const parsed = usualServiceEndpoint(json.value) ?? bySchema(json.value, path, issues);
     if (!parsed) continue;
-    const endpoint = withNamespace(parsed, key, path, issues);
+    const endpoint = withNamespace(parsed, key, namespace, path, issues);
     const identity = compositeKey(endpoint.clusterName, endpoint.ip);
     const first = seen.get(identity);
     if (first !== undefined) {
@@ -373,9 +378,8 @@ function decodeBase64(text: string): Uint8Array | undefined {
   return Buffer.from(text, "base64");
 }
 
-/** The record's Kubernetes namespace defaults to, and must agree with, its service key's. */
-function withNamespace(endpoint: ServiceEndpoint, key: ServiceKey, path: PropertyKey[], issues: InputIssue[]) {
-  const namespace = parseServiceKey(key)!.namespace;
+/** The record's Kubernetes namespace defaults to, and must agree with, its service key's (`namespace`). */
+function withNamespace(endpoint: ServiceEndpoint, key: ServiceKey, namespace: string, path: PropertyKey[], issues: InputIssue[]) {
   const declared = endpoint.kubernetesMetadata.namespace;
   if (declared !== "" && declared !== namespace) {
     issues.push({
