@@ -3,7 +3,7 @@ import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type CompileResult, compileNode } from "../compile/compile-node.js";
 import { renderBootstrap, toBootstrap } from "../emit/bootstrap.js";
-import { type RenderedResult, renderResult, toYamlText } from "../emit/text.js";
+import { type RenderedResult, renderJson, renderResult, renderYaml, toYamlText } from "../emit/text.js";
 import { isInputError } from "../errors.js";
 import { localNodeFrom } from "../model/node.js";
 import { summarizeMesh } from "../verify/check-summary.js";
@@ -61,10 +61,10 @@ ${OPTION_FLAGS_HELP}
     const format = values.format ?? "yaml";
     if (format !== "yaml" && format !== "json") throw new UsageError("--format must be yaml or json");
     const result = compileFromFlags(values);
-    const rendered = renderResult(result);
     const warnings = warningLines(result);
-    if (!values.out) return { code: 0, out: format === "json" ? JSON.stringify(rendered, null, 2) : toYamlText(rendered).trimEnd(), warnings };
-    const files = writeResult(values.out, rendered, format);
+    // Written straight from the messages, without a value tree of the whole node first.
+    if (!values.out) return { code: 0, out: (format === "json" ? renderJson(result) : renderYaml(result)).trimEnd(), warnings };
+    const files = writeResult(values.out, renderResult(result), format);
     return { code: 0, out: `wrote ${files.join(", ")}`, warnings };
   },
 };

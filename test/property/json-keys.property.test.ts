@@ -1,0 +1,72 @@
+/**
+ * `firstDuplicateKey` finds the first key written twice in one object of a JSON text (which
+ * JSON.parse would silently collapse), with its line. It is tuned for mesh files of a million
+ * keys; here it is checked against a plain character-by-character scan, on random JSON whose
+ * objects draw keys from a small pool (so repeats are common), spelled with and without escapes
+ * (`"a"` and `"\u0061"` are one key), with strings holding quotes, backslashes and brackets, and
+ * with line breaks between tokens.
+ */
+import fc from "fast-check";
+import { describe, expect, test } from "vitest";
+import { type DuplicateKey, firstDuplicateKey } from "../../src/model/json-keys.js";
+import { RUNS, SEED } from "./harness.js";
+
+/** The definition: every character in turn, each key decoded by JSON.parse, lines counted as they pass. */
+function byDefinition(text: string): DuplicateKey | undefined {
+  const objects: (Set<string> | undefined)[] = [];
+  let expectKey = false;
+  let line = 1;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (char === "\n") line++;
+    else if (char === "{") {
+      objects.push(new Set());
+      expectKey = true;
+    } else if (char === "[") objects.push(undefined);
+    else if (char === "}" || char === "]") objects.pop();
+    else if (char === ",") expectKey = objects.at(-1) !== undefined;
+    else if (char === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      const keys = objects.at(-1);
+      if (expectKey && keys) {
+        const key = JSON.parse(text.slice(i, end + 1)) as string;
+        if (keys.has(key)) return { key, line };
+        keys.add(key);
+        expectKey = false;
+      }
+      i = end;
+    }
+  }
+  return undefined;
+}
+
+/** Keys as written: some spell the same key two ways. */
+const KEYS = ['"a"', '"\\u0061"', '"b"', '"a\\\\"', '"\\""', '"{"', '"]"', '"é"', '"x\\ny"', '"\\\\\\""'];
+/** String values that look like structure. */
+const STRINGS = ['"{"', '"}"', '"["', '"\\"}"', '"\\\\"', '"a,\\"b\\":1"', '""'];
+const gap = fc.constantFrom("", " ", "\n", "\n  ");
+
+const { value } = fc.letrec<{ value: string; object: string; array: string }>((tie) => ({
+  value: fc.oneof({ depthSize: "small" }, fc.constantFrom("1", "-2.5e3", "true", "null", ...STRINGS), tie("object"), tie("array")),
+  object: fc
+    .array(fc.tuple(gap, fc.constantFrom(...KEYS), gap, tie("value")), { maxLength: 4 })
+    .map((entries) => `{${entries.map(([before, key, after, item]) => `${before}${key}${after}:${item}`).join(",")}}`),
+  array: fc.array(fc.tuple(gap, tie("value")), { maxLength: 4 }).map((items) => `[${items.map(([before, item]) => `${before}${item}`).join(",")}]`),
+}));
+
+describe("duplicate keys in a JSON mesh file", () => {
+  test("the first key repeated within one object, and its line, as a plain scan finds them", () => {
+    let duplicates = 0;
+    fc.assert(
+      fc.property(value, (text) => {
+        JSON.parse(text); // the texts are valid JSON, as firstDuplicateKey's input always is
+        const expected = byDefinition(text);
+        if (expected) duplicates++;
+        expect(firstDuplicateKey(text)).toEqual(expected);
+      }),
+      { seed: SEED, numRuns: Math.max(RUNS * 10, 2000) },
+    );
+    expect(duplicates).toBeGreaterThan(100);
+  });
+});
