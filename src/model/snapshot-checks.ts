@@ -6,7 +6,7 @@
  */
 import { formatPath, type InputIssue } from "../errors.js";
 import { nodeSpiffeId, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
-import { getOrInsert } from "../util/maps.js";
+import { getOrInsert, remember } from "../util/maps.js";
 import { trustDomainOfCluster } from "./node.js";
 import { MAX_PORTS_PER_RECORD, podNameOf, type ServiceEndpoint } from "./registry.js";
 import type { NodeStatus, PortProtocol, TrustConfig } from "./snapshot.js";
@@ -129,21 +129,22 @@ export function duplicatePodIssues(services: ReadonlyMap<ServiceKey, readonly Se
   const entries = only
     ? [...[...services].filter(([key]) => key !== only && parseServiceKey(key)!.namespace === namespace), [only, services.get(only) ?? []] as const]
     : [...services];
-  const first = new Map<string, string>();
+  // By cluster, node, namespace and pod name joined with "/", which none of them can hold (each is validated).
+  const first = new Map<string, { key: string; index: number }>();
   const issues: InputIssue[] = [];
   for (const [key, endpoints] of entries) {
     for (const [index, endpoint] of endpoints.entries()) {
       const node = endpoint.kubernetesMetadata.nodeName;
       if (!node) continue;
-      const pod = JSON.stringify([endpoint.clusterName, node, endpoint.kubernetesMetadata.namespace, podNameOf(endpoint)]);
+      const pod = `${endpoint.clusterName}/${node}/${endpoint.kubernetesMetadata.namespace}/${podNameOf(endpoint)}`;
       const earlier = first.get(pod);
       if (earlier === undefined) {
-        first.set(pod, formatPath(["services", key, index]));
+        first.set(pod, { key, index });
         continue;
       }
       issues.push({
         path: formatPath(["services", key, index, "kubernetesMetadata", "podName"]),
-        message: `pod ${endpoint.kubernetesMetadata.namespace}/${podNameOf(endpoint)} on node ${endpoint.clusterName}/${node} is also ${earlier}: one pod per name and node`,
+        message: `pod ${endpoint.kubernetesMetadata.namespace}/${podNameOf(endpoint)} on node ${endpoint.clusterName}/${node} is also ${formatPath(["services", earlier.key, earlier.index])}: one pod per name and node`,
       });
     }
   }
@@ -180,10 +181,15 @@ function dedupeByMessage(issues: InputIssue[]): InputIssue[] {
   return issues.filter((issue) => !seen.has(issue.message) && seen.add(issue.message));
 }
 
-/** Every service must have a structured SNI within DNS limits, whatever port it serves. */
+/**
+ * Every service must have a structured SNI within DNS limits, whatever port it serves. Worked out
+ * once per service: a mesh file names each one in many dependency lists.
+ */
 function sniIssues(meshDomain: string, uses: readonly { key: string; path: PropertyKey[] }[]): InputIssue[] {
+  const problems = new Map<string, string | undefined>();
+  const problemOf = (key: string) => structuredSniProblem(meshDomain, parseServiceKey(key)!);
   return uses.flatMap(({ key, path }) => {
-    const problem = structuredSniProblem(meshDomain, parseServiceKey(key)!);
+    const problem = problems.has(key) ? problems.get(key) : remember(problems, key, problemOf(key));
     return problem ? [{ path: formatPath(path), message: problem }] : [];
   });
 }
@@ -198,13 +204,15 @@ function nodeIdentityIssues(
   nodes: readonly NodeStatus[],
   services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>,
 ): InputIssue[] {
+  // By "<cluster>/<node>" (neither part can hold a "/"); records name a node once per pod, so a name is kept only once.
   const named = new Map<string, { cluster: string; node: string }>();
-  for (const node of nodes) named.set(JSON.stringify([node.cluster, node.name]), { cluster: node.cluster, node: node.name });
+  const name = (cluster: string, node: string) => {
+    const key = `${cluster}/${node}`;
+    if (!named.has(key)) named.set(key, { cluster, node });
+  };
+  for (const node of nodes) name(node.cluster, node.name);
   for (const endpoints of services.values()) {
-    for (const { clusterName, kubernetesMetadata } of endpoints) {
-      if (kubernetesMetadata.nodeName)
-        named.set(JSON.stringify([clusterName, kubernetesMetadata.nodeName]), { cluster: clusterName, node: kubernetesMetadata.nodeName });
-    }
+    for (const { clusterName, kubernetesMetadata } of endpoints) if (kubernetesMetadata.nodeName) name(clusterName, kubernetesMetadata.nodeName);
   }
   for (const { cluster, node } of named.values()) {
     const trustDomain = trustDomainOfCluster(mesh.trust, cluster);
