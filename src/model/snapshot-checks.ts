@@ -6,7 +6,7 @@
  */
 import { formatPath, type InputIssue } from "../errors.js";
 import { nodeSpiffeId, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
-import { getOrInsert, remember } from "../util/maps.js";
+import { remember } from "../util/maps.js";
 import { trustDomainOfCluster } from "./node.js";
 import { MAX_PORTS_PER_RECORD, podNameOf, type ServiceEndpoint } from "./registry.js";
 import type { NodeStatus, PortProtocol, TrustConfig } from "./snapshot.js";
@@ -242,17 +242,26 @@ export interface SharedAddress {
  * mode by `inspect` and the mesh check.
  */
 export function sharedAddresses(services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>): SharedAddress[] {
-  const byIp = new Map<string, { clusters: Set<string>; services: Set<string>; pods: string[] }>();
+  // Each record by position; most addresses have one record, so only a repeated one gets a list.
+  const keys: ServiceKey[] = [];
+  const records: ServiceEndpoint[] = [];
+  const firstAt = new Map<string, number>();
+  const repeated = new Map<string, number[]>();
   for (const [key, endpoints] of services) {
     for (const endpoint of endpoints) {
-      const owners = getOrInsert(byIp, endpoint.ip, () => ({ clusters: new Set<string>(), services: new Set<string>(), pods: [] as string[] }));
-      owners.clusters.add(endpoint.clusterName);
-      owners.services.add(key);
-      owners.pods.push(`${endpoint.clusterName}/${endpoint.kubernetesMetadata.namespace}/${podNameOf(endpoint)}`);
+      const at = records.push(endpoint) - 1;
+      keys.push(key);
+      const first = firstAt.get(endpoint.ip);
+      const list = repeated.get(endpoint.ip);
+      if (first === undefined) firstAt.set(endpoint.ip, at);
+      else if (list) list.push(at);
+      else repeated.set(endpoint.ip, [first, at]);
     }
   }
-  return [...byIp]
-    .filter(([, owners]) => owners.clusters.size > 1 && owners.services.size > 1)
-    .map(([ip, owners]) => ({ ip, pods: owners.pods.sort() }))
-    .sort((a, b) => (a.ip < b.ip ? -1 : a.ip > b.ip ? 1 : 0));
+  const shared: SharedAddress[] = [];
+  for (const [ip, at] of repeated) {
+    if (new Set(at.map((i) => records[i]!.clusterName)).size < 2 || new Set(at.map((i) => keys[i])).size < 2) continue;
+    shared.push({ ip, pods: at.map((i) => `${records[i]!.clusterName}/${records[i]!.kubernetesMetadata.namespace}/${podNameOf(records[i]!)}`).sort() });
+  }
+  return shared.sort((a, b) => (a.ip < b.ip ? -1 : a.ip > b.ip ? 1 : 0));
 }
