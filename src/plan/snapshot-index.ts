@@ -425,7 +425,9 @@ function nodeAddresses(
 }
 
 function podSortKey(service: ServiceKey, endpoint: ServiceEndpoint): string {
-  return `${endpoint.kubernetesMetadata.namespace}/${endpoint.kubernetesMetadata.podName}\u0000${service}\u0000${ipSortKey(endpoint.ip)}`;
+  // Joined, not a template: V8 keeps a template's result as a rope of its parts, and sorting a
+  // node's records compared ropes (several times slower than flat strings).
+  return [endpoint.kubernetesMetadata.namespace, "/", endpoint.kubernetesMetadata.podName, "\u0000", service, "\u0000", ipSortKey(endpoint.ip)].join("");
 }
 
 /** A compile context's cache (see `SnapshotIndex.contexts`); the least recently used is evicted. */
