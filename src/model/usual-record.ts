@@ -2,9 +2,9 @@
  * The usual registry record, parsed without the schema. A mesh file or a registry holds up to
  * millions of records and the zod schema (`serviceEndpoint`) spends ~15 µs on each: most of
  * `parseSnapshot`. Records are nearly always plain objects of IPv4 addresses, names, a netns path
- * and health names, which this checks directly. Anything else — an IPv6 address, a wire enum
- * number, a prefixed enum name, a mistake to report — is not "usual": the schema parses it
- * (and words its errors), so the two can never disagree on what is accepted.
+ * and health enums (binary records decode into the same), which this checks directly. Anything
+ * else — an IPv6 address, an object that is not plain, a mistake to report — is not "usual": the
+ * schema parses it (and words its errors), so the two can never disagree on what is accepted.
  */
 import { isDnsLabel, isDnsSubdomain, isValidPort } from "../naming.js";
 import { normalizeNetns } from "./fields.js";
@@ -24,8 +24,8 @@ export function usualServiceEndpoint(value: unknown): ServiceEndpoint | undefine
   const metadata = usualMetadata(value.metadata);
   const containerMetadata = usualContainerMetadata(value.containerMetadata);
   const kubernetesMetadata = usualKubernetesMetadata(value.kubernetesMetadata);
-  const health = enumName(HEALTH_STATUSES, value.health);
-  const healthCheckMode = enumName(HEALTH_CHECK_MODES, value.healthCheckMode);
+  const health = enumName(HEALTH_STATUSES, "HEALTH_STATUS_", value.health);
+  const healthCheckMode = enumName(HEALTH_CHECK_MODES, "HEALTH_CHECK_MODE_", value.healthCheckMode);
   if (!locality || !metadata || !containerMetadata || !kubernetesMetadata || !health || !healthCheckMode) return undefined;
   if (port === 0 && ports.length === 0) return undefined; // an error: the schema reports it
   return {
@@ -173,8 +173,13 @@ function orEmpty(value: string, valid: (value: string) => boolean): boolean {
   return value === "" || valid(value);
 }
 
-/** A health enum given by its short name (`"HEALTHY"`), `names[0]` when unset; undefined for any other spelling. */
-function enumName<const T extends readonly string[]>(names: T, value: unknown): T[number] | undefined {
+/**
+ * A health enum as the schema reads it: by name (`"HEALTHY"`), proto enum name
+ * (`"HEALTH_STATUS_HEALTHY"`) or wire number (as decoded binary records give it); `names[0]` when
+ * unset, undefined when it is none of these.
+ */
+function enumName<const T extends readonly string[]>(names: T, protoPrefix: string, value: unknown): T[number] | undefined {
   if (value === undefined) return names[0];
-  return typeof value === "string" && names.includes(value) ? value : undefined;
+  const name = typeof value === "number" ? names[value] : typeof value === "string" && value.startsWith(protoPrefix) ? value.slice(protoPrefix.length) : value;
+  return typeof name === "string" && names.includes(name) ? name : undefined;
 }
