@@ -19,15 +19,17 @@ export const MAX_DNS_LABEL = 63;
 export const MAX_SERVER_NAME_BYTES = 255;
 export const MAX_DNS_NAME = 253;
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** One lowercase RFC 1123 label of at most 63 characters, as a pattern to build on. */
+const LABEL = "[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?";
+const DNS_LABEL = new RegExp(`^${LABEL}$`);
 
 /** A lowercase RFC 1123 label of at most 63 characters. */
 export function isDnsLabel(value: string): boolean {
   return value.length <= MAX_DNS_LABEL && DNS_LABEL.test(value);
 }
 
-/** Dot-separated RFC 1123 labels (`DNS_LABEL`, each at most 63 characters), in one pattern: no list of labels per name checked. */
-const DNS_SUBDOMAIN = /^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)*$/;
+/** Dot-separated labels in one pattern: no list of labels made per name checked. */
+const DNS_SUBDOMAIN = new RegExp(`^${LABEL}(?:\\.${LABEL})*$`);
 
 /** Dot-separated RFC 1123 labels, at most 253 characters in all. */
 export function isDnsSubdomain(value: string): boolean {

@@ -73,12 +73,15 @@ export const dnsLabel = z.string().refine(isDnsLabel, { error: "not a DNS-1123 l
 
 export const dnsSubdomain = z.string().refine(isDnsSubdomain, { error: "not a DNS-1123 subdomain (lowercase dot-separated labels, at most 253 characters)" });
 
+/** What a cluster name may hold: letters, digits, `.`, `_` and `-`, a letter or digit at each end. */
+export const CLUSTER_NAME_PATTERN = /^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$/;
+
 /** Cluster names show up in metadata, identities and diagnostics: keep them printable and bounded. */
 export const clusterName = z
   .string()
   .min(1, { error: "must not be empty" })
   .max(253, { error: "longer than 253 characters" })
-  .regex(/^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$/, { error: "only letters, digits, '.', '_' and '-' are allowed" });
+  .regex(CLUSTER_NAME_PATTERN, { error: "only letters, digits, '.', '_' and '-' are allowed" });
 
 export const trustDomain = z.string().refine((value) => isDnsSubdomain(value), { error: "not a SPIFFE trust domain (a lowercase DNS name)" });
 

@@ -36,11 +36,14 @@ function registryEnum<const T extends readonly string[]>(names: T, protoPrefix: 
 
 const PORT_ERROR = "not a port: must be an integer 1–65535";
 
+/** What a metadata key may hold: printable ASCII without spaces. */
+export const METADATA_KEY_PATTERN = /^[\x21-\x7e]+$/;
+
 const metadataKey = z
   .string()
   .min(1, { error: "metadata keys must not be empty" })
   .max(256, { error: "metadata key longer than 256 characters" })
-  .regex(/^[\x21-\x7e]+$/, { error: "metadata keys are printable ASCII without spaces" });
+  .regex(METADATA_KEY_PATTERN, { error: "metadata keys are printable ASCII without spaces" });
 
 const endpointJson = z.strictObject({
   ip: ipAddress,

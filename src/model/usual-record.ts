@@ -7,8 +7,8 @@
  * schema parses it (and words its errors), so the two can never disagree on what is accepted.
  */
 import { isDnsLabel, isDnsSubdomain, isValidPort } from "../naming.js";
-import { normalizeNetns } from "./fields.js";
-import { DEFAULT_ENDPOINT_WEIGHT, HEALTH_CHECK_MODES, HEALTH_STATUSES, MAX_PORTS_PER_RECORD, type ServiceEndpoint } from "./registry.js";
+import { CLUSTER_NAME_PATTERN, normalizeNetns } from "./fields.js";
+import { DEFAULT_ENDPOINT_WEIGHT, HEALTH_CHECK_MODES, HEALTH_STATUSES, MAX_PORTS_PER_RECORD, METADATA_KEY_PATTERN, type ServiceEndpoint } from "./registry.js";
 
 type Fields = Record<string, unknown>;
 
@@ -87,10 +87,8 @@ function isUsualIpv4(value: unknown): value is string {
   return first >= 1 && first <= 223;
 }
 
-const CLUSTER_NAME = /^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$/;
-
 function isClusterName(value: unknown): value is string {
-  return typeof value === "string" && value.length <= 253 && CLUSTER_NAME.test(value);
+  return typeof value === "string" && value.length <= 253 && CLUSTER_NAME_PATTERN.test(value);
 }
 
 function isPortOrUnset(value: unknown): value is number {
@@ -128,8 +126,6 @@ function usualLocality(value: unknown): ServiceEndpoint["locality"] | undefined 
   return region === undefined || zone === undefined ? undefined : { region, zone };
 }
 
-const METADATA_KEY = /^[\x21-\x7e]+$/;
-
 /**
  * Metadata as the schema's record copies it: its own enumerable keys, in their order. One with a
  * symbol key is left to the schema, which rejects it.
@@ -140,7 +136,7 @@ function usualMetadata(value: unknown): Record<string, string> | undefined {
   const metadata: Record<string, string> = {};
   for (const key of Object.keys(value)) {
     const entry = value[key];
-    if (key.length > 256 || !METADATA_KEY.test(key) || typeof entry !== "string" || entry.length > 4096) return undefined;
+    if (key.length > 256 || !METADATA_KEY_PATTERN.test(key) || typeof entry !== "string" || entry.length > 4096) return undefined;
     metadata[key] = entry;
   }
   return metadata;
