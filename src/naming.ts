@@ -41,6 +41,14 @@ export function serviceKey(ref: ServiceRef): ServiceKey {
   return `${ref.namespace}/${ref.service}`;
 }
 
+/** Two labels around one `/`, in one pattern: a node lists hundreds of keys, checked on every parse. */
+const SERVICE_KEY = new RegExp(`^${LABEL}/${LABEL}$`);
+
+/** Whether `key` is two DNS-1123 labels around one `/` (what `parseServiceKey` accepts). */
+export function isServiceKey(key: string): key is ServiceKey {
+  return SERVICE_KEY.test(key);
+}
+
 /** The service a key names, or undefined unless it is two DNS-1123 labels around one `/`. */
 export function parseServiceKey(key: string): ServiceRef | undefined {
   const parts = key.split("/");

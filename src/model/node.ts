@@ -1,7 +1,7 @@
 /** The local node a compile is for: where it runs, who it is, and the pods it hosts. */
 import { z } from "zod";
 import { InputError, type InputIssue } from "../errors.js";
-import { nodeSpiffeId, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
+import { isServiceKey, nodeSpiffeId, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
 import { deepFreeze } from "../util/freeze.js";
 import { compositeKey } from "../util/keys.js";
 import { compareText } from "../util/order.js";
@@ -11,7 +11,7 @@ import { pickNodeAddress } from "./node-address.js";
 import { podNameOf, type ServiceEndpoint } from "./registry.js";
 import type { NodeStatus, Snapshot, TrustConfig } from "./snapshot.js";
 
-const serviceKeyField = z.string().refine((key) => parseServiceKey(key) !== undefined, {
+const serviceKeyField = z.string().refine(isServiceKey, {
   error: 'not a service key "<namespace>/<service>"',
 });
 
@@ -90,8 +90,14 @@ function validateNode(input: unknown): LocalNode {
     trustDomain: node.trustDomain,
     spiffeId: node.spiffeId,
     pods: node.pods,
-    dependencies: node.dependencies && ([...new Set(node.dependencies)].sort() as ServiceKey[]),
+    dependencies: node.dependencies && sortedUniqueKeys(node.dependencies as ServiceKey[]),
   };
+}
+
+/** The keys sorted, each once; a list already so (as `localNodeFrom` builds it) is kept as it is. */
+function sortedUniqueKeys(keys: ServiceKey[]): ServiceKey[] {
+  const inOrder = keys.every((key, i) => i === 0 || keys[i - 1]! < key);
+  return inOrder ? keys : [...new Set(keys)].sort();
 }
 
 function duplicatePodIssues(pods: readonly HostedPod[]): InputIssue[] {

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { util } from "zod/v4/core";
 import { formatPath, InputError, type InputIssue } from "../errors.js";
-import { DEFAULT_NODE_IDENTITY, isValidPort, nodeIdentityProblem, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
+import { DEFAULT_NODE_IDENTITY, isServiceKey, isValidPort, nodeIdentityProblem, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
 import { deepFreeze } from "../util/freeze.js";
 import { compositeKey } from "../util/keys.js";
 import { compareByKey } from "../util/order.js";
@@ -82,7 +82,7 @@ export function protocolOf(protocols: ReadonlyMap<number, PortProtocol> | undefi
   return protocols?.get(port) ?? "undeclared";
 }
 
-const serviceKeyField = z.string().refine((key) => parseServiceKey(key) !== undefined, {
+const serviceKeyField = z.string().refine(isServiceKey, {
   error: 'not a service key "<namespace>/<service>" of two DNS-1123 labels',
 });
 
@@ -283,7 +283,7 @@ function parsedSections(input: unknown): MeshParts {
 function parseServices(raw: z.output<typeof lenientServiceRecords>, issues: InputIssue[]): Map<ServiceKey, ServiceEndpoint[]> {
   const services = new Map<ServiceKey, ServiceEndpoint[]>();
   for (const [key, records] of Object.entries(raw)) {
-    if (parseServiceKey(key)) services.set(key as ServiceKey, parseRecords(key as ServiceKey, records, issues));
+    if (isServiceKey(key)) services.set(key as ServiceKey, parseRecords(key as ServiceKey, records, issues));
   }
   return services;
 }
@@ -434,7 +434,7 @@ export function withServiceRecords(snapshot: Snapshot, key: string, records: rea
   if (!Array.isArray(records))
     throw new InputError("snapshot", [{ path: formatPath(["services", String(key)]), message: `expected a list of records, found ${describeValue(records)}` }]);
   const issues: InputIssue[] = [];
-  if (typeof key !== "string" || !parseServiceKey(key))
+  if (typeof key !== "string" || !isServiceKey(key))
     issues.push({ path: formatPath(["services", key]), message: 'not a service key "<namespace>/<service>" of two DNS-1123 labels' });
   else if (records.length > SNAPSHOT_LIMITS.endpointsPerService) {
     issues.push({ path: formatPath(["services", key]), message: `${records.length} endpoints, over the limit of ${SNAPSHOT_LIMITS.endpointsPerService}` });

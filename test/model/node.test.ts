@@ -154,6 +154,15 @@ describe("parseNode", () => {
     expect(node.dependencies).toEqual(["team-a/checkout", "team-b/payments"]);
   });
 
+  test("keeps each dependency once, whether the list came sorted or not", () => {
+    for (const dependencies of [
+      ["team-a/checkout", "team-a/checkout", "team-b/payments"],
+      ["team-b/payments", "team-a/checkout", "team-b/payments"],
+    ]) {
+      expect(parseNode({ ...valid(), dependencies }).dependencies).toEqual(["team-a/checkout", "team-b/payments"]);
+    }
+  });
+
   test("reports each problem with its path", () => {
     const node: any = valid();
     node.nodeIp = "node-1";

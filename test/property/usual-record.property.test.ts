@@ -15,7 +15,7 @@ import { generateDocument, SMOKE_WORKLOADS } from "../../bench/workloads.js";
 import { normalizeNetns } from "../../src/model/fields.js";
 import { decodeServiceEndpoint, encodeServiceEndpoint, serviceEndpoint } from "../../src/model/registry.js";
 import { usualServiceEndpoint } from "../../src/model/usual-record.js";
-import { isDnsLabel, isDnsSubdomain } from "../../src/naming.js";
+import { isDnsLabel, isDnsSubdomain, isServiceKey } from "../../src/naming.js";
 import { meshDocument, REPO_ROOT } from "../support/fixtures.js";
 import { RUNS, SEED } from "./harness.js";
 
@@ -190,6 +190,18 @@ describe("the name and path checks both ways share, against their definitions", 
     fc.assert(
       fc.property(fc.oneof(name, long), (value) => {
         expect(isDnsSubdomain(value), value).toBe(value.length > 0 && value.length <= 253 && value.split(".").every(isDnsLabel));
+      }),
+      runs,
+    );
+  });
+
+  test("isServiceKey: two DNS labels around exactly one slash", () => {
+    const label = fc.oneof(fc.stringMatching(/^[a-zA-Z0-9-]{0,4}$/), fc.stringMatching(/^[a-z0-9]{62,65}$/), fc.constant("a.b"));
+    const key = fc.array(label, { minLength: 1, maxLength: 3 }).map((parts) => parts.join("/"));
+    fc.assert(
+      fc.property(key, (value) => {
+        const parts = value.split("/");
+        expect(isServiceKey(value), value).toBe(parts.length === 2 && parts.every(isDnsLabel));
       }),
       runs,
     );
