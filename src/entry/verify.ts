@@ -41,8 +41,8 @@ export function verifyMesh(
 /**
  * The mesh check as its text report shows it (`formatMeshSummary` prints the same text as
  * `formatMeshReport` would for `verifyMesh`'s report): the same `ok`, the count of paths in each
- * status and the failed paths in full — and every report only when the report's matrix shows them
- * (at most 80 sources and 40 destinations). It holds none of the other reports, and so needs a
+ * status, the first 100 failed paths in full and every failed path by failure code — and every
+ * report only when the report's matrix shows them (at most 80 sources and 40 destinations). It holds none of the other reports, and so needs a
  * fraction of `verifyMesh`'s memory on a big mesh (`aether-xds check` runs it).
  */
 export function summarizeMesh(

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { util } from "zod/v4/core";
 import { formatPath, InputError, type InputIssue } from "../errors.js";
 import { DEFAULT_NODE_IDENTITY, isServiceKey, isValidPort, nodeIdentityProblem, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
+import { pushAll } from "../util/arrays.js";
 import { deepFreeze } from "../util/freeze.js";
 import { compositeKey } from "../util/keys.js";
 import { compareByKey } from "../util/order.js";
@@ -199,7 +200,7 @@ export function parseSnapshot(input: unknown): Snapshot {
   // section, so one run shows every problem, the cross-field ones included.
   const records = lenientServiceRecords.safeParse((input as { services?: unknown } | null)?.services);
   const services = records.success ? parseServices(records.data, issues) : new Map<ServiceKey, ServiceEndpoint[]>();
-  issues.push(...crossCheck(file.success ? file.data : parsedSections(input), services));
+  pushAll(issues, crossCheck(file.success ? file.data : parsedSections(input), services));
   if (!file.success || issues.length > 0) throw new InputError("snapshot", issues);
   const { mesh, nodes, exports, protocols, dependencies, vips } = file.data;
   return validated({
@@ -439,9 +440,13 @@ export function withServiceRecords(snapshot: Snapshot, key: string, records: rea
   else if (records.length > SNAPSHOT_LIMITS.endpointsPerService) {
     issues.push({ path: formatPath(["services", key]), message: `${records.length} endpoints, over the limit of ${SNAPSHOT_LIMITS.endpointsPerService}` });
   }
-  if (issues.length === 0) issues.push(...unsafeInputIssues(records).map((issue) => ({ ...issue, path: formatPath(["services", key]) + issue.path })));
+  if (issues.length === 0)
+    pushAll(
+      issues,
+      unsafeInputIssues(records).map((issue) => ({ ...issue, path: formatPath(["services", key]) + issue.path })),
+    );
   const endpoints = issues.length === 0 ? parseRecords(key as ServiceKey, records, issues) : [];
-  if (issues.length === 0) issues.push(...recordCrossIssues(snapshot, key as ServiceKey, endpoints));
+  if (issues.length === 0) pushAll(issues, recordCrossIssues(snapshot, key as ServiceKey, endpoints));
   if (issues.length > 0) throw new InputError("snapshot", issues);
   const services = new Map(snapshot.services);
   services.set(key as ServiceKey, endpoints);

@@ -14,6 +14,7 @@ import { trustDomainOfCluster } from "../model/node.js";
 import type { Options } from "../model/options.js";
 import type { PortProtocol, TrustConfig } from "../model/snapshot.js";
 import { bundleSecretName, type ServiceKey, type ServiceRef, serviceKey, serviceSpiffeId, workloadSpiffePrefix } from "../naming.js";
+import { pushAll } from "../util/arrays.js";
 import { compositeKey } from "../util/keys.js";
 import { LayeredMap } from "../util/layered-map.js";
 import { getOrInsert } from "../util/maps.js";
@@ -327,7 +328,7 @@ function dependencyScope(index: SnapshotIndex, node: LocalNode, basics: NodeBasi
   const last = basics.lastScope;
   const scope = (last && patchedScope(last, keys, index.services)) ?? scopeOf(keys, index.services);
   basics.lastScope = scope;
-  diagnostics.push(...scope.diagnostics);
+  pushAll(diagnostics, scope.diagnostics);
   return scope.scope;
 }
 

@@ -1,8 +1,9 @@
 /**
- * The mesh check as its text report shows it: how many paths ended in each status, the failed ones
- * in full, and every report only when the report's matrix shows them. The CLI's `check` keeps this
- * instead of every report, so on a big mesh the replay holds none of the paths that went well (the
- * reports are most of a full check's memory: ~0.9 kB per path at its peak).
+ * The mesh check as its text report shows it: how many paths ended in each status, the first failed
+ * ones in full and every failed path by code, and every report only when the report's matrix shows
+ * them. The CLI's `check` keeps this instead of every report, so on a big mesh the replay holds
+ * none of the paths that went well (the reports are most of a full check's memory: ~0.9 kB per
+ * path at its peak), and only the first of those that failed.
  */
 import type { Options, OptionsInput } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
@@ -23,10 +24,17 @@ import {
   sourceName,
   withSharedPoolFailures,
 } from "./mesh-check.js";
-import { type PathReport, type ReplayContext, replayPath } from "./path.js";
+import { type PathFailureCode, type PathReport, type ReplayContext, replayPath } from "./path.js";
 
 /** The most sources and destinations the text report's matrix shows; beyond either it gives their numbers. */
 export const MATRIX_LIMITS = { sources: 80, destinations: 40 } as const;
+
+/**
+ * The most failed paths a summary keeps in full, and so the text report prints. A mesh compiled
+ * in the wrong mode can fail most of its paths: W1's 1.8 million would print gigabytes, more than
+ * one string can hold, and keeping their reports took 6.7 GB.
+ */
+export const FAILED_PATHS_KEPT = 100;
 
 /** How a replayed path ended (`PathReport.status`). */
 export type PathStatus = PathReport["status"];
@@ -37,8 +45,13 @@ export interface MeshCheckSummary extends Omit<MeshCheckReport, "paths"> {
   readonly total: number;
   /** Paths by status (a status no path ended in is absent). */
   readonly counts: Readonly<Partial<Record<PathStatus, number>>>;
-  /** The failed paths, in report order. */
+  /**
+   * The first failed paths in report order: every one up to `FAILED_PATHS_KEPT`, that many after
+   * (`counts.failed` says how many failed, `failureCodes` how).
+   */
   readonly failed: readonly PathReport[];
+  /** Failed paths by failure code; a path failing in two ways counts under both. */
+  readonly failureCodes: Readonly<Partial<Record<PathFailureCode, number>>>;
   /** Every report when the matrix shows them (`MATRIX_LIMITS`), else how many sources and destinations there are. */
   readonly matrix: { readonly paths: readonly PathReport[] } | MatrixSize;
 }
@@ -65,7 +78,10 @@ export function summarizeReport(report: MeshCheckReport): MeshCheckSummary {
   const counts: Partial<Record<PathStatus, number>> = {};
   for (const { status } of paths) counts[status] = (counts[status] ?? 0) + 1;
   const size = { sources: new Set(paths.map((p) => sourceName(p.source))).size, destinations: new Set(paths.map(destinationName)).size };
-  return { ...outcome, total: paths.length, counts, failed: paths.filter((p) => p.status === "failed"), matrix: fits(size) ? { paths } : size };
+  const failed = paths.filter((p) => p.status === "failed");
+  const failureCodes: Partial<Record<PathFailureCode, number>> = {};
+  for (const report of failed) countCodes(failureCodes, report, 1);
+  return { ...outcome, total: paths.length, counts, failed: failed.slice(0, FAILED_PATHS_KEPT), failureCodes, matrix: fits(size) ? { paths } : size };
 }
 
 /**
@@ -78,20 +94,47 @@ export function summarizeCompiledMesh(mesh: CompiledMesh, onReplayed?: ReplayPro
   if (keepEvery ?? fits(size)) return summarizeReport(checkCompiledMesh(mesh, onReplayed));
   const context = replayContext(mesh);
   const counts: Partial<Record<PathStatus, number>> = {};
-  const failed = new Map<number, PathReport>();
+  const failureCodes: Partial<Record<PathFailureCode, number>> = {};
+  // Paths are replayed by target, not in report order: the failures of lowest index are kept, trimmed as they come.
+  let failed: IndexedReport[] = [];
   const pools = new PoolKeys();
   replayEach(context, paths, onReplayed, (at, report) => {
     counts[report.status] = (counts[report.status] ?? 0) + 1;
-    if (report.status === "failed") failed.set(at, report);
+    if (report.status === "failed") {
+      countCodes(failureCodes, report, 1);
+      failed.push([at, report]);
+      if (failed.length === 2 * FAILED_PATHS_KEPT) failed = firstInOrder(failed);
+    }
     pools.note(report.pool);
   });
+  const patched = new Map(firstInOrder(failed));
   for (const [at, before, after] of sharedPoolFailures(context, paths, pools.mixed)) {
     counts[before.status]! -= 1;
     counts.failed = (counts.failed ?? 0) + 1;
-    failed.set(at, after);
+    // A report fails exactly when it has failures: an ok one takes nothing off.
+    countCodes(failureCodes, before, -1);
+    countCodes(failureCodes, after, 1);
+    patched.set(at, after);
   }
-  const inOrder = [...failed].sort(([a], [b]) => a - b).map(([, report]) => report);
-  return { ...checkOutcome(mesh, inOrder.length === 0), total: paths.count, counts, failed: inOrder, matrix: size };
+  const first = firstInOrder([...patched]).map(([, report]) => report);
+  return { ...checkOutcome(mesh, (counts.failed ?? 0) === 0), total: paths.count, counts, failed: first, failureCodes, matrix: size };
+}
+
+/** A path's report with its index in the full report. */
+type IndexedReport = [at: number, report: PathReport];
+
+/** The `FAILED_PATHS_KEPT` reports of lowest index, in index order. */
+function firstInOrder(reports: IndexedReport[]): IndexedReport[] {
+  return reports.sort(([a], [b]) => a - b).slice(0, FAILED_PATHS_KEPT);
+}
+
+/** Adds `sign` to the count of each code the report failed with (a code no path fails with is absent). */
+function countCodes(codes: Partial<Record<PathFailureCode, number>>, report: PathReport, sign: 1 | -1): void {
+  for (const code of new Set(report.failures.map((failure) => failure.code))) {
+    const count = (codes[code] ?? 0) + sign;
+    if (count === 0) delete codes[code];
+    else codes[code] = count;
+  }
 }
 
 /**

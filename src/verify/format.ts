@@ -25,11 +25,22 @@ export function formatMeshSummary(summary: MeshCheckSummary): string {
   const size = summary.matrix;
   lines.push("", ...("paths" in size ? matrix(size.paths) : [`(${size.sources} sources × ${size.destinations} destinations: matrix omitted)`]));
   if (failed.length > 0) lines.push("", "failures:", ...failed.map(formatPathReport));
+  const failedPaths = counts.failed ?? 0;
+  if (failedPaths > failed.length) lines.push(...notShown(failedPaths - failed.length, summary.failureCodes));
   const verdict = summary.ok
     ? "OK: every path lands on a pod of its service with end-to-end mTLS"
-    : `FAILED: ${failed.length} path(s), ${summary.failedNodes.size + summary.skippedNodes.size} node(s)`;
+    : `FAILED: ${failedPaths} path(s), ${summary.failedNodes.size + summary.skippedNodes.size} node(s)`;
   lines.push("", verdict);
   return lines.join("\n");
+}
+
+/** What stands for the failed paths past the first `FAILED_PATHS_KEPT`: how many, and every failed path by code. */
+function notShown(count: number, codes: MeshCheckSummary["failureCodes"]): string[] {
+  const byCode = Object.entries(codes).sort(([a, x], [b, y]) => y! - x! || (a < b ? -1 : 1));
+  return [
+    `… and ${count} more failed path(s), not shown (aether-xds explain traces one)`,
+    `failed paths by code: ${byCode.map(([code, n]) => `${code} ${n}`).join(", ")}`,
+  ];
 }
 
 function matrix(paths: readonly PathReport[]): string[] {

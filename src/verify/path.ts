@@ -12,6 +12,7 @@ import type { Any } from "../../gen/google/protobuf/any.js";
 import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION } from "../envoy/types.js";
 import type { ServiceKey } from "../naming.js";
+import { pushAll } from "../util/arrays.js";
 import { newMap, remember } from "../util/maps.js";
 import type { CompiledNode, MeshView, NodeResources, PodLookup, TunnelLookup } from "./compiled-mesh.js";
 import { addressOf, Dial, type DialLevel, type DialOutcome, dialAll } from "./dial.js";
@@ -189,7 +190,7 @@ function dialedFrom(outcomes: readonly DialOutcome[]): Dialed {
   const unverified: PathFailure[] = [];
   for (const outcome of outcomes) {
     if ("landings" in outcome) {
-      landings.push(...outcome.landings);
+      pushAll(landings, outcome.landings);
       continue;
     }
     const { code, message } = outcome.error;

@@ -2,9 +2,10 @@ import { BlockList, isIP } from "node:net";
 import { describe, expect, test } from "vitest";
 import { mulberry32 } from "../../bench/workloads.js";
 import type { CidrRange } from "../../gen/envoy/config/core/v3/address.js";
+import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
 import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import type { VirtualHost } from "../../gen/envoy/config/route/v3/route_components.js";
-import { selectChainByDestination, virtualHostIndex } from "../../src/verify/envoy-match.js";
+import { chosenPriority, selectChainByDestination, virtualHostIndex } from "../../src/verify/envoy-match.js";
 
 /** Envoy's choice written out: the first virtual host listing the authority (lower-cased), else the first listing `*`. */
 function firstMatch(virtualHosts: readonly VirtualHost[], authority: string): VirtualHost | undefined {
@@ -13,6 +14,26 @@ function firstMatch(virtualHosts: readonly VirtualHost[], authority: string): Vi
 }
 
 const DOMAINS = ["a.mesh:8080", "a.mesh", "b.mesh:80", "B.mesh:80", "c.mesh:9090", "*"];
+
+describe("chosenPriority", () => {
+  test("the first priority with a healthy endpoint, healthy ones only, however many a locality holds", () => {
+    const lbEndpoint = (i: number, health: HealthStatus) => ({
+      endpoint: { address: { socket_address: { address: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`, port_value: 15008 } } },
+      health_status: health,
+    });
+    // More endpoints in one locality than one call can take as arguments (~120,000).
+    const many = Array.from({ length: 200_000 }, (_, i) => lbEndpoint(i, i % 4 === 0 ? HealthStatus.UNHEALTHY : HealthStatus.HEALTHY));
+    const chosen = chosenPriority({
+      cluster_name: "big",
+      endpoints: [
+        { priority: 0, lb_endpoints: [lbEndpoint(0, HealthStatus.UNHEALTHY)] },
+        { priority: 1, lb_endpoints: many },
+      ],
+    });
+    expect(chosen?.priority).toBe(1);
+    expect(chosen?.endpoints).toEqual(many.filter((_, i) => i % 4 !== 0));
+  });
+});
 
 describe("virtualHostIndex", () => {
   test("picks what Envoy picks: the first host listing the authority, else the first catch-all (seeded random lists)", () => {

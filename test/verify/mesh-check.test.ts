@@ -1,4 +1,5 @@
 import { describe, expect, test } from "vitest";
+import { generateDocument, SMOKE_WORKLOADS } from "../../bench/workloads.js";
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import { ApiVersion } from "../../gen/envoy/config/core/v3/config_source.js";
 import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
@@ -25,7 +26,7 @@ import {
 import { SOCKET_SELECTIONS, SOURCE_IDENTITIES, type SourceIdentity, WAYPOINT_MODES } from "../../src/model/options.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
-import { MATRIX_LIMITS, summarizeCompiledMesh, summarizeReport } from "../../src/verify/check-summary.js";
+import { FAILED_PATHS_KEPT, MATRIX_LIMITS, summarizeCompiledMesh, summarizeReport } from "../../src/verify/check-summary.js";
 import { type CompiledMesh, compileMesh, resourceLookups } from "../../src/verify/compiled-mesh.js";
 import { formatMeshReport, formatMeshSummary } from "../../src/verify/format.js";
 import {
@@ -142,6 +143,37 @@ describe("the check's summary (what aether-xds check keeps)", () => {
     const summary = summarizeReport({ ...report, paths: wide });
     expect(summary.matrix).toEqual({ sources: MATRIX_LIMITS.sources + 1, destinations: 1 });
     expect(formatMeshReport({ ...report, paths: wide })).toContain(`\n(${MATRIX_LIMITS.sources + 1} sources × 1 destinations: matrix omitted)\n`);
+  });
+});
+
+describe("a check where most paths fail (a generated mesh compiled in the wrong mode)", () => {
+  // Pod IPs do not route across its clusters: in `off` mode two in three paths fail.
+  const mesh = compileMesh(parseSnapshot(generateDocument(SMOKE_WORKLOADS.W10K)), { eastWestWaypoint: "off" });
+  const report = checkCompiledMesh(mesh);
+  const failed = report.paths.filter((p) => p.status === "failed");
+
+  test("the summary keeps the first failed paths in report order and counts every one by code", () => {
+    expect(failed.length).toBeGreaterThan(2 * FAILED_PATHS_KEPT);
+    const streamed = summarizeCompiledMesh(mesh, undefined, false);
+    expect(streamed.failed).toEqual(failed.slice(0, FAILED_PATHS_KEPT));
+    expect(streamed.counts.failed).toBe(failed.length);
+    expect(streamed.failureCodes).toEqual({ POD_IP_NOT_ROUTABLE: failed.length });
+    expect(streamed.ok).toBe(false);
+    expectSameSummary(mesh, report);
+  });
+
+  test("the text prints those, then how many more failed and with which codes, however many there are", () => {
+    // Over 120,000 failed paths, more than one call can take as arguments.
+    const paths = Array.from({ length: 200_000 }, (_, i) => report.paths[i % report.paths.length]!);
+    const count = paths.filter((p) => p.status === "failed").length;
+    const lines = formatMeshReport({ ...report, paths }).split("\n");
+    expect(lines.filter((line) => line.endsWith("): failed"))).toHaveLength(FAILED_PATHS_KEPT);
+    expect(lines.slice(-4)).toEqual([
+      `… and ${count - FAILED_PATHS_KEPT} more failed path(s), not shown (aether-xds explain traces one)`,
+      `failed paths by code: POD_IP_NOT_ROUTABLE ${count}`,
+      "",
+      `FAILED: ${count} path(s), 0 node(s)`,
+    ]);
   });
 });
 
