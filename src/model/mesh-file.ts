@@ -56,8 +56,19 @@ function sameKey(a: unknown, b: unknown): boolean {
   return isScalar(a) && isScalar(b) ? String(a.value) === String(b.value) : a === b;
 }
 
-/** Strict YAML: one document; errors and warnings (an unknown tag, say) both refuse the file. */
-function parseYamlText(text: string): unknown {
+/**
+ * A YAML mesh file's document. JSON is YAML, and a YAML file often holds JSON (standard input is
+ * read as YAML): such a document is read by `JSON.parse`, some thirty times faster than the YAML
+ * parser (W1's 45 MB: ~1.5 s instead of ~50 s), to the same value. Anything else — a JSON document
+ * with a key twice included — goes to `strictYamlDocument`, which decides and words every error.
+ */
+export function parseYamlText(text: string): unknown {
+  const json = jsonDocument(text);
+  return json ? json.document : strictYamlDocument(text);
+}
+
+/** The document as the YAML parser reads it: one document; errors and warnings (an unknown tag, say) both refuse it. */
+export function strictYamlDocument(text: string): unknown {
   let documents: ReturnType<typeof parseAllDocuments>;
   try {
     documents = parseAllDocuments(text, { uniqueKeys: sameKey, logLevel: "silent" });
@@ -75,6 +86,21 @@ function parseYamlText(text: string): unknown {
     throw syntaxError("yaml", (error as Error).message);
   }
 }
+
+/** The document, when `text` is a JSON object or array with no key twice. */
+function jsonDocument(text: string): { readonly document: unknown } | undefined {
+  if (!JSON_COLLECTION_START.test(text)) return undefined;
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return firstDuplicateKey(text) ? undefined : { document };
+}
+
+/** JSON's whitespace, then `{` or `[`: what a JSON mesh file starts with (and no YAML block mapping). */
+const JSON_COLLECTION_START = /^[ \t\n\r]*[{[]/;
 
 function syntaxError(format: MeshFileFormat, message: string): InputError {
   return new InputError("snapshot", [{ path: "", message: `not valid ${format.toUpperCase()}: ${message.split("\n")[0] ?? "unreadable"}` }]);

@@ -9,6 +9,7 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { type DuplicateKey, firstDuplicateKey } from "../../src/model/json-keys.js";
+import { parseYamlText, strictYamlDocument } from "../../src/model/mesh-file.js";
 import { RUNS, SEED } from "./harness.js";
 
 /** The definition: every character in turn, each key decoded by JSON.parse, lines counted as they pass. */
@@ -68,5 +69,29 @@ describe("duplicate keys in a JSON mesh file", () => {
       { seed: SEED, numRuns: Math.max(RUNS * 10, 2000) },
     );
     expect(duplicates).toBeGreaterThan(100);
+  });
+});
+
+/** What reading a text gives: its document, or the error's message. */
+function outcome(read: () => unknown): { document: unknown } | { error: string } {
+  try {
+    return { document: read() };
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}
+
+describe("a YAML mesh file that holds JSON", () => {
+  test("reads as the YAML parser reads it: the same document, or the same error (a repeated key: the YAML parser's)", () => {
+    let refused = 0;
+    fc.assert(
+      fc.property(value, gap, (text, before) => {
+        const yaml = outcome(() => strictYamlDocument(before + text));
+        if ("error" in yaml) refused++;
+        expect(outcome(() => parseYamlText(before + text))).toStrictEqual(yaml);
+      }),
+      { seed: SEED, numRuns: Math.max(RUNS * 10, 2000) },
+    );
+    expect(refused).toBeGreaterThan(100);
   });
 });
