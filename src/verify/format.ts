@@ -21,7 +21,7 @@ export function formatMeshSummary(summary: MeshCheckSummary): string {
   for (const node of summary.unaddressedNodes) lines.push(`  node ${node} not compiled: no known IP yet (its pods are left out everywhere: NO_NODE_IP)`);
   for (const [node, reason] of summary.skippedNodes) lines.push(`  node ${node} FAILED: the snapshot makes it uncompilable: ${reason}`);
   for (const [node, reason] of summary.failedNodes) lines.push(`  node ${node} FAILED to compile: ${reason}`);
-  for (const shared of summary.sharedAddresses) lines.push(`  warning: ${sharedAddressLine(shared)}`);
+  lines.push(...sharedAddressWarnings(summary.sharedAddresses));
   const size = summary.matrix;
   lines.push("", ...("paths" in size ? matrix(size.paths) : [`(${size.sources} sources × ${size.destinations} destinations: matrix omitted)`]));
   if (failed.length > 0) lines.push("", "failures:", ...failed.map(formatPathReport));
@@ -59,6 +59,19 @@ function matrix(paths: readonly PathReport[]): string[] {
     ...grid,
     "✓ lands on a pod of the service   ✗ failed   · no healthy endpoint   ? not followed (node not compiled)   - not captured (no VIP for a TCP port, or no netns)",
   ];
+}
+
+/**
+ * The most shared-address warnings the check prints: clusters with the same pod CIDR can share
+ * tens of thousands (W1: 33,311); `aether-xds inspect` lists every one.
+ */
+export const SHARED_ADDRESSES_SHOWN = 100;
+
+function sharedAddressWarnings(shared: readonly SharedAddress[]): string[] {
+  const lines = shared.slice(0, SHARED_ADDRESSES_SHOWN).map((address) => `  warning: ${sharedAddressLine(address)}`);
+  const rest = shared.length - lines.length;
+  if (rest > 0) lines.push(`  … and ${rest} more such address(es), not shown (aether-xds inspect lists every one)`);
+  return lines;
 }
 
 /** One line for an address that names pods of different services in different clusters. */

@@ -28,7 +28,7 @@ import { parseSnapshot } from "../../src/model/snapshot.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
 import { FAILED_PATHS_KEPT, MATRIX_LIMITS, summarizeCompiledMesh, summarizeReport } from "../../src/verify/check-summary.js";
 import { type CompiledMesh, compileMesh, resourceLookups } from "../../src/verify/compiled-mesh.js";
-import { formatMeshReport, formatMeshSummary } from "../../src/verify/format.js";
+import { formatMeshReport, formatMeshSummary, SHARED_ADDRESSES_SHOWN } from "../../src/verify/format.js";
 import {
   checkCompiledMesh,
   explainPath,
@@ -160,6 +160,23 @@ describe("a check where most paths fail (a generated mesh compiled in the wrong 
     expect(streamed.failureCodes).toEqual({ POD_IP_NOT_ROUTABLE: failed.length });
     expect(streamed.ok).toBe(false);
     expectSameSummary(mesh, report);
+  });
+
+  test("the text warns of the first shared addresses, then says how many more there are", () => {
+    const shared = (count: number) =>
+      Array.from({ length: count }, (_, i) => ({ ip: `10.0.${i >> 8}.${i & 255}`, pods: [`east/team-a/a-${i}`, `west/team-b/b-${i}`] }));
+    const warnings = (count: number) =>
+      formatMeshReport({ ...report, sharedAddresses: shared(count) })
+        .split("\n")
+        .filter((line) => line.startsWith("  warning: address ") || line.startsWith("  … and "));
+    expect(warnings(3)).toHaveLength(3);
+    expect(warnings(SHARED_ADDRESSES_SHOWN)).toHaveLength(SHARED_ADDRESSES_SHOWN);
+    const many = warnings(SHARED_ADDRESSES_SHOWN + 50);
+    expect(many).toHaveLength(SHARED_ADDRESSES_SHOWN + 1);
+    expect(many[0]).toMatch(
+      /^ {2}warning: address 10\.0\.0\.0 names pods of different services in different clusters \(east\/team-a\/a-0, west\/team-b\/b-0\)/,
+    );
+    expect(many.at(-1)).toBe("  … and 50 more such address(es), not shown (aether-xds inspect lists every one)");
   });
 
   test("the text prints those, then how many more failed and with which codes, however many there are", () => {
