@@ -8,7 +8,7 @@
  */
 import type { DiscoveryRequest, DiscoveryResponse } from "../../gen/envoy/service/discovery/v3/discovery.js";
 import { XDS_TYPE_URLS, type XdsResource, type XdsTypeUrl } from "../emit/xds.js";
-import { compositeKey } from "../util/keys.js";
+import { compositeKeyOf } from "../util/keys.js";
 import { type NodeResources, TYPE_ORDER } from "./mesh-state.js";
 import { AdsStreamBase, typeStatus } from "./stream.js";
 import { type Desired, desiredListeners, type Subscription, subscribed, withRetained } from "./stream-state.js";
@@ -31,7 +31,8 @@ export class SotwStream extends AdsStreamBase<DiscoveryResponse> {
     let state = this.#types.get(url);
     if (state?.sent && nonce !== "" && nonce !== state.sent.nonce) return; // stale: a newer response is on its way
     const names = request.resource_names ?? [];
-    const namesKey = compositeKey(...names);
+    // Envoy's list, of any length: never spread into a call.
+    const namesKey = compositeKeyOf(names);
     if (!state) {
       state = { subscription: { wildcard: false, names: new Set() }, namesKey };
       this.#types.set(url, state);

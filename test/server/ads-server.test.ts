@@ -160,6 +160,14 @@ describe("state of the world", () => {
     other.ads.close();
   });
 
+  test("a request naming 200,000 resources is answered: a request's names are never passed as call arguments", async () => {
+    const ads = client<SotwResponse>("StreamAggregatedResources");
+    const one = compiled(server.snapshot, NODE.id)[EDS][0]!.name;
+    const unknown = Array.from({ length: 200_000 }, (_, i) => `c${i}`);
+    ads.send({ node: NODE, type_url: EDS, resource_names: [one, ...unknown] });
+    expect([...sotwVersions(await ads.next()).keys()]).toEqual([one]);
+  });
+
   test("a node that is not in the mesh, or an id that names no node, is refused with a gRPC status", async () => {
     const stranger = client<SotwResponse>("StreamAggregatedResources");
     stranger.send({ node: { id: "east/node-9" }, type_url: CDS });
