@@ -226,6 +226,17 @@ describe("delta", () => {
     return { ads, cds, eds, lds, edsNames };
   }
 
+  test("a subscription naming 150,000 resources, with as many held versions, is answered", async () => {
+    const ads = client<DeltaResponse>("DeltaAggregatedResources");
+    const one = compiled(server.snapshot, NODE.id)[EDS][0]!.name;
+    // As many as fit in gRPC's default 4 MB request, past the ~120,000 a call's arguments can hold.
+    const unknown = Array.from({ length: 150_000 }, (_, i) => `c${i}`);
+    const held = Object.fromEntries(unknown.map((name) => [name, "v"]));
+    ads.send({ node: NODE, type_url: EDS, resource_names_subscribe: [one, ...unknown], initial_resource_versions: held });
+    const response = await ads.next();
+    expect(response.resources.map((r) => r.name)).toEqual([one]);
+  });
+
   test("warm-up: every resource with its content version, as compileNode gives it", async () => {
     const expected = compiled(server.snapshot, NODE.id);
     const { cds, eds, lds } = await warmDelta();
