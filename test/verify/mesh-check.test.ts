@@ -162,6 +162,20 @@ describe("a check where most paths fail (a generated mesh compiled in the wrong 
     expectSameSummary(mesh, report);
   });
 
+  test("the text prints those, then how many more failed and with which codes, however many there are", () => {
+    // Over 120,000 failed paths, more than one call can take as arguments.
+    const paths = Array.from({ length: 200_000 }, (_, i) => report.paths[i % report.paths.length]!);
+    const count = paths.filter((p) => p.status === "failed").length;
+    const lines = formatMeshReport({ ...report, paths }).split("\n");
+    expect(lines.filter((line) => line.endsWith("): failed"))).toHaveLength(FAILED_PATHS_KEPT);
+    expect(lines.slice(-4)).toEqual([
+      `… and ${count - FAILED_PATHS_KEPT} more failed path(s), not shown (aether-xds explain traces one)`,
+      `failed paths by code: POD_IP_NOT_ROUTABLE ${count}`,
+      "",
+      `FAILED: ${count} path(s), 0 node(s)`,
+    ]);
+  });
+
   test("the text warns of the first shared addresses, then says how many more there are", () => {
     const shared = (count: number) =>
       Array.from({ length: count }, (_, i) => ({ ip: `10.0.${i >> 8}.${i & 255}`, pods: [`east/team-a/a-${i}`, `west/team-b/b-${i}`] }));
@@ -177,20 +191,6 @@ describe("a check where most paths fail (a generated mesh compiled in the wrong 
       /^ {2}warning: address 10\.0\.0\.0 names pods of different services in different clusters \(east\/team-a\/a-0, west\/team-b\/b-0\)/,
     );
     expect(many.at(-1)).toBe("  … and 50 more such address(es), not shown (aether-xds inspect lists every one)");
-  });
-
-  test("the text prints those, then how many more failed and with which codes, however many there are", () => {
-    // Over 120,000 failed paths, more than one call can take as arguments.
-    const paths = Array.from({ length: 200_000 }, (_, i) => report.paths[i % report.paths.length]!);
-    const count = paths.filter((p) => p.status === "failed").length;
-    const lines = formatMeshReport({ ...report, paths }).split("\n");
-    expect(lines.filter((line) => line.endsWith("): failed"))).toHaveLength(FAILED_PATHS_KEPT);
-    expect(lines.slice(-4)).toEqual([
-      `… and ${count - FAILED_PATHS_KEPT} more failed path(s), not shown (aether-xds explain traces one)`,
-      `failed paths by code: POD_IP_NOT_ROUTABLE ${count}`,
-      "",
-      `FAILED: ${count} path(s), 0 node(s)`,
-    ]);
   });
 });
 
