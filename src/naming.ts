@@ -44,17 +44,16 @@ export function serviceKey(ref: ServiceRef): ServiceKey {
 /** Two labels around one `/`, in one pattern: a node lists hundreds of keys, checked on every parse. */
 const SERVICE_KEY = new RegExp(`^${LABEL}/${LABEL}$`);
 
-/** Whether `key` is two DNS-1123 labels around one `/` (what `parseServiceKey` accepts). */
+/** Whether `key` is two DNS-1123 labels around one `/`. */
 export function isServiceKey(key: string): key is ServiceKey {
   return SERVICE_KEY.test(key);
 }
 
-/** The service a key names, or undefined unless it is two DNS-1123 labels around one `/`. */
+/** The service a key names, or undefined unless it is a service key (`isServiceKey`). */
 export function parseServiceKey(key: string): ServiceRef | undefined {
-  const parts = key.split("/");
-  if (parts.length !== 2) return undefined;
-  const [namespace, service] = parts as [string, string];
-  return isDnsLabel(namespace) && isDnsLabel(service) ? { namespace, service } : undefined;
+  if (!isServiceKey(key)) return undefined;
+  const slash = key.indexOf("/");
+  return { namespace: key.slice(0, slash), service: key.slice(slash + 1) };
 }
 
 // ---- SPIFFE identities and SDS secret names -------------------------------------------------

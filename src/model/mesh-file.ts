@@ -87,16 +87,15 @@ export function strictYamlDocument(text: string): unknown {
   }
 }
 
-/** The document, when `text` is a JSON object or array with no key twice. */
+/** The document, when `text` is a JSON object or array that `parseJson` takes (no key twice). */
 function jsonDocument(text: string): { readonly document: unknown } | undefined {
   if (!JSON_COLLECTION_START.test(text)) return undefined;
-  let document: unknown;
   try {
-    document = JSON.parse(text);
-  } catch {
-    return undefined;
+    return { document: parseJson(text) };
+  } catch (error) {
+    if (error instanceof InputError) return undefined;
+    throw error;
   }
-  return firstDuplicateKey(text) ? undefined : { document };
 }
 
 /** JSON's whitespace, then `{` or `[`: what a JSON mesh file starts with (and no YAML block mapping). */

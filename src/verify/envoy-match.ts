@@ -18,7 +18,6 @@ import type { TypedExtensionConfig } from "../../gen/xds/core/v3/extension.js";
 import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
 import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION } from "../envoy/types.js";
-import { pushAll } from "../util/arrays.js";
 
 /** Whether a `server_names` entry matches an SNI: exact, or `*.suffix` matching any number of leading labels. */
 export function serverNameMatches(pattern: string, sni: string): boolean {
@@ -145,7 +144,7 @@ export function chosenPriority(assignment: ClusterLoadAssignment): { priority: n
   const byPriority = new Map<number, LbEndpoint[]>();
   for (const group of assignment.endpoints ?? []) {
     const list = byPriority.get(group.priority ?? 0) ?? [];
-    pushAll(list, (group.lb_endpoints ?? []).filter(isHealthy));
+    for (const lbEndpoint of group.lb_endpoints ?? []) if (isHealthy(lbEndpoint)) list.push(lbEndpoint);
     byPriority.set(group.priority ?? 0, list);
   }
   const priority = [...byPriority.keys()].sort((a, b) => a - b).find((p) => byPriority.get(p)!.length > 0);
