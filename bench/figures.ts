@@ -436,8 +436,8 @@ export function createBench(config: BenchConfig) {
 
   /**
    * What any renderer returning `text` pays at least: making the JS string from its UTF-8 bytes
-   * (`Buffer.toString`, as the renderers' last step does). Non-ASCII text (the diagnostics' `→`)
-   * makes V8 build a two-byte string through its slower decoder.
+   * (`Buffer.toString`, as the renderers' last step does). Non-ASCII text would make V8 build a
+   * two-byte string through its slower decoder: the row says which it is.
    */
   function stringFloor(text: string, options: TimingOptions): { timing: Timing; ascii: boolean } {
     const bytes = Buffer.from(text, "utf8");

@@ -187,7 +187,7 @@ function emittedDiagnostics(resource: string, plan: PortPlan, endpoint: PlannedE
     const who = () => `${plan.service.key} pod ${pod.pod ?? pod.ip} (${pod.cluster}, ${pod.ip})`;
     const fields = { resource, service: plan.service.key, endpoint: pod, priority, address: endpoint.address };
     return endpoint.route === "direct"
-      ? lazyDiagnostic("ENDPOINT_DIRECT", () => `${who()} → ${endpoint.address} direct, priority ${priority}`, fields)
-      : lazyDiagnostic("ENDPOINT_VIA_WAYPOINT", () => `${who()} → ${endpoint.address} via the waypoint of ${via}, priority ${priority}`, { ...fields, via });
+      ? lazyDiagnostic("ENDPOINT_DIRECT", () => `${who()} -> ${endpoint.address} direct, priority ${priority}`, fields)
+      : lazyDiagnostic("ENDPOINT_VIA_WAYPOINT", () => `${who()} -> ${endpoint.address} via the waypoint of ${via}, priority ${priority}`, { ...fields, via });
   });
 }
