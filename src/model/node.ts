@@ -130,16 +130,23 @@ export function trustDomainOfCluster(trust: TrustConfig, cluster: string): strin
  * records that name it, and its dependency set as the union of its pods' services' dependencies.
  */
 export function localNodeFrom(snapshot: Snapshot, cluster: string, nodeName: string): LocalNode {
-  return localNodeOf(snapshot, cluster, nodeName, hostedRecords(snapshot, cluster, nodeName));
+  const status = snapshot.nodes.find((node) => node.cluster === cluster && node.name === nodeName);
+  return localNodeOf(snapshot, cluster, nodeName, hostedRecords(snapshot, cluster, nodeName), status);
 }
 
 /**
- * `localNodeFrom` given the records that name the node (any order), for a caller that already
- * has them by node instead of scanning every service (`localNodeIn`: from the snapshot index).
+ * `localNodeFrom` given the records that name the node (any order) and its entry in the node list,
+ * for a caller that already has both by node instead of scanning every service and node
+ * (`localNodeIn`: from the snapshot index).
  */
-export function localNodeOf(snapshot: Snapshot, cluster: string, nodeName: string, records: readonly HostedRecord[]): LocalNode {
+export function localNodeOf(
+  snapshot: Snapshot,
+  cluster: string,
+  nodeName: string,
+  records: readonly HostedRecord[],
+  status: NodeStatus | undefined,
+): LocalNode {
   const hosted = [...records].sort(byPodThenService);
-  const status = snapshot.nodes.find((node) => node.cluster === cluster && node.name === nodeName);
   const trustDomain = trustDomainOfCluster(snapshot.mesh.trust, cluster);
   const nodeIp = pickNodeAddress(
     status?.ip,

@@ -116,7 +116,8 @@ export function nodeKey(cluster: string, node: string): string {
  * compiling every node would pay once per node.
  */
 export function localNodeIn(index: SnapshotIndex, cluster: string, node: string): LocalNode {
-  return localNodeOf(index.snapshot, cluster, node, index.hostedBy.get(nodeKey(cluster, node)) ?? []);
+  const key = nodeKey(cluster, node);
+  return localNodeOf(index.snapshot, cluster, node, index.hostedBy.get(key) ?? [], index.nodes.get(key));
 }
 
 function sameMeshInputs(a: Snapshot, b: Snapshot): boolean {
