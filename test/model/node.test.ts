@@ -121,7 +121,10 @@ describe("localNodeFrom given the snapshot's index", () => {
     const doc = meshDocument();
     doc.services["team-b/payments"].reverse(); // records in any order: the node's pods come out sorted all the same
     // A listed node's records report a stale address and zone: the node list wins, read from the index too.
-    Object.assign(doc.nodes.find((n: { cluster: string; name: string }) => n.cluster === "east" && n.name === "node-2"), { ip: "10.10.0.22", zone: "eu-west-1c" });
+    Object.assign(
+      doc.nodes.find((n: { cluster: string; name: string }) => n.cluster === "east" && n.name === "node-2"),
+      { ip: "10.10.0.22", zone: "eu-west-1c" },
+    );
     let snapshot = parseSnapshot(doc);
     let index = indexSnapshot(snapshot);
     expect(nodesOf(snapshot).length).toBeGreaterThan(5);

@@ -34,7 +34,7 @@ function everyNodeAndMode(doc: MeshDocument, other: OtherOptions): void {
   }
 }
 
-const NON_ASCII = /[^\x00-\x7f]+/;
+const NON_ASCII = /[\u0080-\uffff]+/;
 
 const runs = Math.max(1, Math.ceil(RUNS / 10));
 
