@@ -120,35 +120,62 @@ function vipIssues(vips: Readonly<Record<string, string>>): InputIssue[] {
 /**
  * Two records on one node naming the same pod (namespace and name, the name made from the IP when
  * a record has none) would give the node two pods with one listener name: the node could not be
- * compiled. The later record is refused, naming the first. Pod names are per namespace, so only
- * services of one namespace are compared (`only`: just those of that service's namespace).
+ * compiled. The later record is refused, naming the first.
  */
-export function duplicatePodIssues(services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>, only?: ServiceKey): InputIssue[] {
-  // With `only`, its records come last, so a clash is reported on them.
-  const namespace = only && parseServiceKey(only)!.namespace;
-  const entries = only
-    ? [...[...services].filter(([key]) => key !== only && parseServiceKey(key)!.namespace === namespace), [only, services.get(only) ?? []] as const]
-    : [...services];
-  // By cluster, node, namespace and pod name joined with "/", which none of them can hold (each is validated).
-  const first = new Map<string, { key: string; index: number }>();
-  const issues: InputIssue[] = [];
-  for (const [key, endpoints] of entries) {
-    for (const [index, endpoint] of endpoints.entries()) {
-      const node = endpoint.kubernetesMetadata.nodeName;
-      if (!node) continue;
-      const pod = `${endpoint.clusterName}/${node}/${endpoint.kubernetesMetadata.namespace}/${podNameOf(endpoint)}`;
-      const earlier = first.get(pod);
-      if (earlier === undefined) {
-        first.set(pod, { key, index });
-        continue;
-      }
-      issues.push({
-        path: formatPath(["services", key, index, "kubernetesMetadata", "podName"]),
-        message: `pod ${endpoint.kubernetesMetadata.namespace}/${podNameOf(endpoint)} on node ${endpoint.clusterName}/${node} is also ${formatPath(["services", earlier.key, earlier.index])}: one pod per name and node`,
-      });
-    }
+export function duplicatePodIssues(services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>): InputIssue[] {
+  const claims = new PodClaims();
+  for (const [key, endpoints] of services) claims.addAll(key, endpoints);
+  return claims.issues;
+}
+
+/**
+ * `duplicatePodIssues` of `services`, which passed it, with `key`'s records replaced by
+ * `endpoints`, reported as if the service came last: on its new records. Only a new record can
+ * clash, and only with a record of its namespace that names a pod of the same name, so only those
+ * are read — an update costs its own records, not every record of the mesh.
+ */
+export function replacedServicePodIssues(
+  services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>,
+  key: ServiceKey,
+  endpoints: readonly ServiceEndpoint[],
+): InputIssue[] {
+  const names = new Set<string>();
+  for (const endpoint of endpoints) if (endpoint.kubernetesMetadata.nodeName) names.add(podNameOf(endpoint));
+  if (names.size === 0) return [];
+  const claims = new PodClaims();
+  const namespace = `${key.slice(0, key.indexOf("/"))}/`;
+  for (const [other, records] of services) {
+    if (other === key || !other.startsWith(namespace)) continue;
+    for (const [index, endpoint] of records.entries()) if (names.has(podNameOf(endpoint))) claims.add(other, index, endpoint);
   }
-  return issues;
+  claims.addAll(key, endpoints);
+  return claims.issues;
+}
+
+/** The first record naming each pod on a node, and an issue for each later one. */
+class PodClaims {
+  readonly issues: InputIssue[] = [];
+  /** By cluster, node, namespace and pod name joined with "/", which none of them can hold (each is validated). */
+  private readonly first = new Map<string, { key: string; index: number }>();
+
+  addAll(key: ServiceKey, endpoints: readonly ServiceEndpoint[]): void {
+    for (const [index, endpoint] of endpoints.entries()) this.add(key, index, endpoint);
+  }
+
+  add(key: ServiceKey, index: number, endpoint: ServiceEndpoint): void {
+    const node = endpoint.kubernetesMetadata.nodeName;
+    if (!node) return;
+    const pod = `${endpoint.clusterName}/${node}/${endpoint.kubernetesMetadata.namespace}/${podNameOf(endpoint)}`;
+    const earlier = this.first.get(pod);
+    if (earlier === undefined) {
+      this.first.set(pod, { key, index });
+      return;
+    }
+    this.issues.push({
+      path: formatPath(["services", key, index, "kubernetesMetadata", "podName"]),
+      message: `pod ${endpoint.kubernetesMetadata.namespace}/${podNameOf(endpoint)} on node ${endpoint.clusterName}/${node} is also ${formatPath(["services", earlier.key, earlier.index])}: one pod per name and node`,
+    });
+  }
 }
 
 /** No service has more distinct ports than `SNAPSHOT_LIMITS.portsPerService`. */

@@ -13,7 +13,7 @@ import { compareByKey } from "../util/order.js";
 import { clusterName, dnsSubdomain, ipAddress, trustDomain } from "./fields.js";
 import { collectIssues, describeValue, unsafeInputIssues } from "./issues.js";
 import { decodeServiceEndpoint, invalidUtf8Field, type ServiceEndpoint, serviceEndpoint } from "./registry.js";
-import { crossCheck, duplicatePodIssues, type MeshParts, portCountIssues, SNAPSHOT_LIMITS } from "./snapshot-checks.js";
+import { crossCheck, type MeshParts, portCountIssues, replacedServicePodIssues, SNAPSHOT_LIMITS } from "./snapshot-checks.js";
 import { usualServiceEndpoint } from "./usual-record.js";
 
 export { SNAPSHOT_LIMITS } from "./snapshot-checks.js";
@@ -234,11 +234,7 @@ function validated(snapshot: Snapshot): Snapshot {
   deepFreeze(snapshot.mesh);
   for (const node of snapshot.nodes) Object.freeze(node);
   Object.freeze(snapshot.nodes);
-  for (const endpoints of snapshot.services.values()) {
-    if (Object.isFrozen(endpoints)) continue; // shared with the snapshot it was derived from
-    for (const endpoint of endpoints) deepFreeze(endpoint);
-    Object.freeze(endpoints);
-  }
+  for (const endpoints of snapshot.services.values()) freezeRecords(endpoints);
   for (const collection of [snapshot.services, snapshot.exports, snapshot.protocols, snapshot.dependencies, snapshot.vips]) {
     if (collection) seal(collection);
   }
@@ -246,6 +242,23 @@ function validated(snapshot: Snapshot): Snapshot {
   for (const deps of snapshot.dependencies?.values() ?? []) Object.freeze(deps);
   validatedSnapshots.add(Object.freeze(snapshot));
   return snapshot;
+}
+
+/**
+ * `validated` for a snapshot made from a validated one with one service's records replaced by
+ * `endpoints`: everything else is shared with that one, already frozen, so only the new records
+ * and services map are frozen (an update costs its records, not the mesh's).
+ */
+function validatedUpdate(snapshot: Snapshot, endpoints: readonly ServiceEndpoint[]): Snapshot {
+  freezeRecords(endpoints);
+  seal(snapshot.services);
+  validatedSnapshots.add(Object.freeze(snapshot));
+  return snapshot;
+}
+
+function freezeRecords(endpoints: readonly ServiceEndpoint[]): void {
+  for (const endpoint of endpoints) deepFreeze(endpoint);
+  Object.freeze(endpoints);
 }
 
 function seal(collection: ReadonlyMap<unknown, unknown> | ReadonlySet<unknown>): void {
@@ -450,7 +463,7 @@ export function withServiceRecords(snapshot: Snapshot, key: string, records: rea
   if (issues.length > 0) throw new InputError("snapshot", issues);
   const services = new Map(snapshot.services);
   services.set(key as ServiceKey, endpoints);
-  const next = validated({ ...snapshot, services });
+  const next = validatedUpdate({ ...snapshot, services }, endpoints);
   const lineage = lineages.get(snapshot);
   lineages.set(next, { base: lineage?.base ?? snapshot, changed: new Set([...(lineage?.changed ?? []), key as ServiceKey]) });
   return next;
@@ -468,7 +481,7 @@ function recordCrossIssues(snapshot: Snapshot, key: ServiceKey, endpoints: reado
   if (sni) return [{ path: formatPath(["services", key]), message: sni }];
   const ports = portCountIssues(key, endpoints, [...(snapshot.protocols.get(key)?.keys() ?? [])]);
   if (ports.length > 0) return ports;
-  const pods = duplicatePodIssues(new Map(snapshot.services).set(key, endpoints), key);
+  const pods = replacedServicePodIssues(snapshot.services, key, endpoints);
   if (pods.length > 0) return pods;
   const trust = snapshot.mesh.trust;
   if (trust.mode !== "federated") return [];
