@@ -176,7 +176,7 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
   const stale = new Set(
     [
       ...moved.flatMap((node) => (hostedBy.get(node) ?? []).map((hosted) => hosted.service)),
-      ...netnsNeighbours(hostedBy, touchedNodes, [...changed, ...replaced]),
+      ...netnsNeighbours(hostedBy, touchedNodes, claimsChanged(previous, changed, replaced)),
     ].filter((key) => !changedKeys.has(key)),
   );
   const serviceChanges = new Map<ServiceKey, IndexedService | undefined>([...changedKeys].map((key) => [key, undefined]));
@@ -220,6 +220,36 @@ function netnsNeighbours(
     for (const hosted of hostedBy.get(node) ?? []) if (claimed.has(hosted.netns)) neighbours.push(hosted.service);
   }
   return neighbours;
+}
+
+/**
+ * The changed services, old and new versions, whose records claim other netns, or the same netns
+ * as other pods, than before: only those can give another service's record a rival, take one
+ * away, or change how one is described. A health flip, a drain or a new weight claims what it did.
+ */
+function claimsChanged(previous: SnapshotIndex, changed: readonly IndexedService[], replaced: readonly IndexedService[]): IndexedService[] {
+  const unchanged = new Set<ServiceKey>();
+  for (const service of changed) {
+    const before = previous.services.get(service.key);
+    if (before && sameClaims(before.endpoints, service.endpoints)) unchanged.add(service.key);
+  }
+  return [...changed, ...replaced].filter((service) => !unchanged.has(service.key));
+}
+
+/** Both sorted by (cluster, IP): the same records, pod by pod, on the same nodes in the same netns. */
+function sameClaims(before: readonly ServiceEndpoint[], after: readonly ServiceEndpoint[]): boolean {
+  return before.length === after.length && before.every((record, i) => sameClaim(record, after[i]!));
+}
+
+function sameClaim(a: ServiceEndpoint, b: ServiceEndpoint): boolean {
+  return (
+    a === b ||
+    (a.clusterName === b.clusterName &&
+      a.ip === b.ip &&
+      a.kubernetesMetadata.nodeName === b.kubernetesMetadata.nodeName &&
+      a.kubernetesMetadata.podName === b.kubernetesMetadata.podName &&
+      a.containerMetadata.networkNamespace === b.containerMetadata.networkNamespace)
+  );
 }
 
 /** Services whose records changed, were added or removed; and whether the set of keys is the same. */

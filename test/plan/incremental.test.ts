@@ -74,6 +74,36 @@ describe("incremental recompiles", () => {
     expect(emitted(next, indexSnapshot(next, index))).toEqual(emitted(original, indexSnapshot(original)));
   });
 
+  test("a record sharing a netns changes its health: the other service keeps its index entry; renamed, the other's NETNS_SHARED names it anew", () => {
+    const original = parseSnapshot(meshDocument());
+    const payments = original.services.get("team-b/payments")!.find((r) => r.clusterName === "west" && r.ip === "10.244.0.8")!;
+    const isSharing = (r: { clusterName: string; kubernetesMetadata: { nodeName: string } }) =>
+      r.clusterName === "west" && r.kubernetesMetadata.nodeName === "node-1";
+    const sharing = original.services.get("team-a/frontend")!.map((r) => (isSharing(r) ? { ...r, containerMetadata: payments.containerMetadata } : r));
+    const base = withServiceRecords(original, "team-a/frontend", sharing);
+    const index = indexSnapshot(base);
+    const leftOut = (snapshot: Snapshot, at: ReturnType<typeof indexSnapshot>) =>
+      compileNode(at, localNodeFrom(snapshot, "west", "node-2"), { eastWestWaypoint: "cross-cluster" })
+        .diagnostics.filter((d) => d.code === "NETNS_SHARED")
+        .map((d) => d.message);
+    expect(leftOut(base, index).join("\n")).toContain("also claimed by team-a/frontend pod frontend-");
+    const changed = (change: (r: (typeof sharing)[number]) => object) => {
+      const next = withServiceRecords(
+        base,
+        "team-a/frontend",
+        sharing.map((r) => (isSharing(r) ? { ...r, ...change(r) } : r)),
+      );
+      const updated = indexSnapshot(next, index);
+      expect(leftOut(next, updated)).toEqual(leftOut({ ...next }, indexSnapshot({ ...next })));
+      return updated;
+    };
+    const flipped = changed((r) => ({ health: r.health === "HEALTHY" ? "UNHEALTHY" : "HEALTHY" }));
+    expect(flipped.services.get("team-b/payments")).toBe(index.services.get("team-b/payments"));
+    const renamed = changed((r) => ({ kubernetesMetadata: { ...r.kubernetesMetadata, podName: "frontend-renamed" } }));
+    expect(renamed.services.get("team-b/payments")).not.toBe(index.services.get("team-b/payments"));
+    expect(leftOut(renamed.snapshot, renamed).join("\n")).toContain("also claimed by team-a/frontend pod frontend-renamed");
+  });
+
   test("only the changed service's assignment gets a new version; unchanged services keep their index entries", () => {
     const base = parseSnapshot(meshDocument());
     const index = indexSnapshot(base);
