@@ -17,7 +17,7 @@ import { toXdsResources, XDS_TYPE_URLS, type XdsResources } from "../src/emit/xd
 import { localNodeFrom } from "../src/model/node.js";
 import type { SourceIdentity } from "../src/model/options.js";
 import { type Snapshot, withServiceRecords } from "../src/model/snapshot.js";
-import { indexSnapshot, type SnapshotIndex } from "../src/plan/snapshot-index.js";
+import { indexSnapshot, localNodeIn, type SnapshotIndex } from "../src/plan/snapshot-index.js";
 import { explainPath } from "../src/verify/mesh-check.js";
 import type { EdsFigures } from "./eds-child.js";
 import { ackUntilQuiet, connectEnvoys, responsesSoFar } from "./fan-out.js";
@@ -331,13 +331,14 @@ export function createBench(config: BenchConfig) {
       { warmup: heavy.warmup * 3, repeats: heavy.repeats * 4 + 1, label: `4 ${scenario.name}` },
       () => scenario.apply(),
       (next, lap) => {
-        let target = node;
-        if (scenario.nodeChanges) {
-          target = localNodeFrom(next, node.clusterName, node.nodeName);
-          lap("node");
-        }
         const index = indexFrom(next, base.index);
         lap("index");
+        let target = node;
+        if (scenario.nodeChanges) {
+          // As a server derives it (MeshState): from the index, which has the node's records.
+          target = localNodeIn(index, node.clusterName, node.nodeName);
+          lap("node");
+        }
         const result = compileNode(index, target, OPTIONS);
         lap("compile");
         const xds = toXdsResources(result);
