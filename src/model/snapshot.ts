@@ -10,6 +10,7 @@ import { pushAll } from "../util/arrays.js";
 import { deepFreeze } from "../util/freeze.js";
 import { compositeKey } from "../util/keys.js";
 import { compareByKey } from "../util/order.js";
+import { sameData } from "../util/same-data.js";
 import { clusterName, dnsSubdomain, ipAddress, trustDomain } from "./fields.js";
 import { collectIssues, describeValue, unsafeInputIssues } from "./issues.js";
 import { decodeServiceEndpoint, invalidUtf8Field, type ServiceEndpoint, serviceEndpoint } from "./registry.js";
@@ -461,12 +462,27 @@ export function withServiceRecords(snapshot: Snapshot, key: string, records: rea
   const endpoints = issues.length === 0 ? parseRecords(key as ServiceKey, records, issues) : [];
   if (issues.length === 0) pushAll(issues, recordCrossIssues(snapshot, key as ServiceKey, endpoints));
   if (issues.length > 0) throw new InputError("snapshot", issues);
+  const kept = keptWhereUnchanged(snapshot.services.get(key as ServiceKey) ?? [], endpoints);
   const services = new Map(snapshot.services);
-  services.set(key as ServiceKey, endpoints);
-  const next = validatedUpdate({ ...snapshot, services }, endpoints);
+  services.set(key as ServiceKey, kept);
+  const next = validatedUpdate({ ...snapshot, services }, kept);
   const lineage = lineages.get(snapshot);
   lineages.set(next, { base: lineage?.base ?? snapshot, changed: new Set([...(lineage?.changed ?? []), key as ServiceKey]) });
   return next;
+}
+
+/**
+ * `records` with each one equal to the service's previous record at its cluster and IP replaced
+ * by that record: a registry watch sends every record of a service when one pod changes, and the
+ * previous record object keeps what the index and compiles derived from it, so only the changed
+ * pods' work is redone.
+ */
+function keptWhereUnchanged(previous: readonly ServiceEndpoint[], records: readonly ServiceEndpoint[]): ServiceEndpoint[] {
+  const byAddress = new Map(previous.map((record) => [compositeKey(record.clusterName, record.ip), record]));
+  return records.map((record) => {
+    const before = byAddress.get(compositeKey(record.clusterName, record.ip));
+    return before !== undefined && sameData(before, record) ? before : record;
+  });
 }
 
 /** The services changed since `base`, when `snapshot` was derived from it by `withServiceRecords`. */

@@ -38,6 +38,23 @@ describe("incremental recompiles", () => {
     expect(versions(fromPrevious)).toEqual(versions(compiled(parseSnapshot(doc))));
   });
 
+  test("a registry watch re-sends every record of a service: those equal to the previous ones stay the same objects, and so do the index's lists of nodes where nothing changed", () => {
+    const base = parseSnapshot(meshDocument());
+    const index = indexSnapshot(base);
+    const previous = base.services.get("team-b/payments")!;
+    const resent = structuredClone(previous).map((record) => (record.health === "UNHEALTHY" ? { ...record, health: "HEALTHY" as const } : record));
+    const next = withServiceRecords(base, "team-b/payments", resent);
+    const records = next.services.get("team-b/payments")!;
+    expect(records.map((record, i) => record === previous[i])).toEqual(previous.map((record) => record.health !== "UNHEALTHY"));
+    const updated = indexSnapshot(next, index);
+    const recovered = previous.find((record) => record.health === "UNHEALTHY")!;
+    for (const [node, hosted] of index.hostedBy) {
+      const changed = node === `${recovered.clusterName}/${recovered.kubernetesMetadata.nodeName}`;
+      expect(updated.hostedBy.get(node) === hosted, node).toBe(!changed);
+    }
+    expect(versions(compiled(next, updated))).toEqual(versions(compiled({ ...next })));
+  });
+
   test("a changed record that comes to share an unchanged service's netns takes that service's endpoint out too (NETNS_SHARED)", () => {
     const base = parseSnapshot(meshDocument());
     const index = indexSnapshot(base);
