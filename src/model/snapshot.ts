@@ -219,6 +219,9 @@ export function parseSnapshot(input: unknown): Snapshot {
 
 /** Snapshots made by `parseSnapshot` and `withServiceRecords`: validated, and read-only. */
 const validatedSnapshots = new WeakSet<object>();
+/** A number per validated snapshot, for lineages to name it by. */
+const serials = new WeakMap<Snapshot, number>();
+let nextSerial = 0;
 /** Maps and sets of validated snapshots: adding to or removing from them throws. */
 const sealedCollections = new WeakSet<object>();
 
@@ -241,8 +244,7 @@ function validated(snapshot: Snapshot): Snapshot {
   }
   for (const ports of snapshot.protocols.values()) seal(ports);
   for (const deps of snapshot.dependencies?.values() ?? []) Object.freeze(deps);
-  validatedSnapshots.add(Object.freeze(snapshot));
-  return snapshot;
+  return registered(snapshot);
 }
 
 /**
@@ -253,7 +255,13 @@ function validated(snapshot: Snapshot): Snapshot {
 function validatedUpdate(snapshot: Snapshot, endpoints: readonly ServiceEndpoint[]): Snapshot {
   freezeRecords(endpoints);
   seal(snapshot.services);
+  return registered(snapshot);
+}
+
+/** The snapshot frozen, known as validated, with a serial. */
+function registered(snapshot: Snapshot): Snapshot {
   validatedSnapshots.add(Object.freeze(snapshot));
+  serials.set(snapshot, nextSerial++);
   return snapshot;
 }
 
@@ -428,11 +436,23 @@ function plainRecord(endpoint: ServiceEndpoint, namespace: string): ServiceEndpo
   };
 }
 
-/** Which services a snapshot made by `withServiceRecords` changed, relative to which base. */
+/**
+ * How a snapshot made by `withServiceRecords` came from another: the service it replaced, that
+ * snapshot by its serial, and that one's own lineage. No snapshot is referenced (not even weakly:
+ * a WeakRef keeps its target alive to the end of the job, and an update loop is one job): a
+ * registry watch chains updates without end, and holding earlier snapshots — or the first one,
+ * with every record it ever had — would keep them alive with their indexes.
+ */
 interface Lineage {
-  readonly base: Snapshot;
-  readonly changed: ReadonlySet<ServiceKey>;
+  readonly parent: number;
+  readonly changed: ServiceKey;
+  /** Cut after `MAX_LINEAGE_STEPS`, so a chain holds that many small records at most. */
+  readonly previous: Lineage | undefined;
+  readonly steps: number;
 }
+
+/** Steps `changesSince` can walk back; past them the index compares every service's records (pointers only). */
+const MAX_LINEAGE_STEPS = 1_000;
 
 const lineages = new WeakMap<Snapshot, Lineage>();
 
@@ -467,7 +487,8 @@ export function withServiceRecords(snapshot: Snapshot, key: string, records: rea
   services.set(key as ServiceKey, kept);
   const next = validatedUpdate({ ...snapshot, services }, kept);
   const lineage = lineages.get(snapshot);
-  lineages.set(next, { base: lineage?.base ?? snapshot, changed: new Set([...(lineage?.changed ?? []), key as ServiceKey]) });
+  const previous = lineage !== undefined && lineage.steps < MAX_LINEAGE_STEPS ? lineage : undefined;
+  lineages.set(next, { parent: serials.get(snapshot)!, changed: key as ServiceKey, previous, steps: (previous?.steps ?? 0) + 1 });
   return next;
 }
 
@@ -485,10 +506,20 @@ function keptWhereUnchanged(previous: readonly ServiceEndpoint[], records: reado
   });
 }
 
-/** The services changed since `base`, when `snapshot` was derived from it by `withServiceRecords`. */
+/**
+ * The services changed since `base`, when `snapshot` was derived from it by `withServiceRecords`
+ * calls (walked back one at a time); undefined when that cannot be told (another derivation, or
+ * more than `MAX_LINEAGE_STEPS` steps).
+ */
 export function changesSince(snapshot: Snapshot, base: Snapshot): ReadonlySet<ServiceKey> | undefined {
-  const lineage = lineages.get(snapshot);
-  return lineage?.base === base ? lineage.changed : undefined;
+  const target = serials.get(base);
+  if (target === undefined) return undefined;
+  const changed = new Set<ServiceKey>();
+  for (let lineage = lineages.get(snapshot); lineage !== undefined; lineage = lineage.previous) {
+    changed.add(lineage.changed);
+    if (lineage.parent === target) return changed;
+  }
+  return undefined;
 }
 
 /** The mesh-wide checks `parseSnapshot` makes on records, for one replaced service. */

@@ -1,8 +1,10 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, test } from "vitest";
 import { InputError, isInputError } from "../../src/errors.js";
 import { parseMeshFile } from "../../src/model/mesh-file.js";
 import { encodeServiceEndpoint } from "../../src/model/registry.js";
-import { parseSnapshot } from "../../src/model/snapshot.js";
+import { changesSince, parseSnapshot, type Snapshot, withServiceRecords } from "../../src/model/snapshot.js";
 import { exampleSnapshot, meshDocument } from "../support/fixtures.js";
 
 /** The issues parseSnapshot reports for a document, as "path: message" lines. */
@@ -255,5 +257,37 @@ describe("mesh file text", () => {
   });
   test("broken JSON is an input error, not a crash", () => {
     expect(() => parseMeshFile('{"mesh": ', "json")).toThrow(InputError);
+  });
+});
+
+describe("snapshots derived by withServiceRecords", () => {
+  /** `snapshot` with one more health flip of `key`'s first record. */
+  function flipped(snapshot: Snapshot, key: string): Snapshot {
+    const records = snapshot.services.get(key as never)!;
+    return withServiceRecords(snapshot, key, [{ ...records[0]!, health: records[0]!.health === "HEALTHY" ? "UNHEALTHY" : "HEALTHY" }, ...records.slice(1)]);
+  }
+
+  test("tell the index which services changed since any snapshot they came from, one update or several", () => {
+    const first = parseSnapshot(meshDocument());
+    const second = flipped(first, "team-a/frontend");
+    const third = flipped(second, "team-b/payments");
+    expect(changesSince(second, first)).toEqual(new Set(["team-a/frontend"]));
+    expect(changesSince(third, second)).toEqual(new Set(["team-b/payments"]));
+    expect(changesSince(third, first)).toEqual(new Set(["team-a/frontend", "team-b/payments"]));
+    expect(changesSince(first, third)).toBeUndefined();
+    expect(changesSince(third, parseSnapshot(meshDocument()))).toBeUndefined();
+  });
+
+  test("do not keep the snapshots they came from alive: a registry watch derives them without end", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    let snapshot = parseSnapshot(meshDocument());
+    const first = new WeakRef(snapshot);
+    for (let i = 0; i < 4; i++) snapshot = flipped(snapshot, i % 2 ? "team-a/frontend" : "team-b/payments");
+    // A WeakRef's target lives to the end of the job that made or read it.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    gc();
+    expect(first.deref()).toBeUndefined();
+    expect(snapshot.services.size).toBeGreaterThan(0);
   });
 });
