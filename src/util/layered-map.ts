@@ -35,7 +35,30 @@ export class LayeredMap<K, V> implements ReadonlyMap<K, V> {
     if (changes.size === 0) return base;
     const depth = base instanceof LayeredMap ? base.depth + 1 : 1;
     const layered = new LayeredMap(base, changes, depth);
-    return depth > MAX_DEPTH || changes.size * 8 > base.size ? new Map(layered) : layered;
+    return depth > MAX_DEPTH || changes.size * 8 > base.size ? layered.#flattened() : layered;
+  }
+
+  /**
+   * A plain Map of the same entries in the same order: the nearest plain map below copied (a
+   * native copy), then each layer's changes applied from the bottom up — `set` keeps a changed key
+   * in place and appends a new one, `delete` drops one, which is the order `entries` walks.
+   * Iterating `entries` instead cost a generator step per entry and layer.
+   */
+  #flattened(): Map<K, V> {
+    const layers: ReadonlyMap<K, V | undefined>[] = [];
+    let below: ReadonlyMap<K, V> = this;
+    while (below instanceof LayeredMap && below.#flat === undefined) {
+      layers.push(below.changes);
+      below = below.base;
+    }
+    const flat = new Map(below instanceof LayeredMap ? below.#flat : below);
+    for (let i = layers.length - 1; i >= 0; i--) {
+      for (const [key, value] of layers[i]!) {
+        if (value === undefined) flat.delete(key);
+        else flat.set(key, value);
+      }
+    }
+    return flat;
   }
 
   /**
@@ -72,7 +95,7 @@ export class LayeredMap<K, V> implements ReadonlyMap<K, V> {
   #flatWhenRead(): Map<K, V> | undefined {
     if (this.#flat) return this.#flat;
     this.#reads += this.depth;
-    if (this.#reads > FLATTEN_AFTER_READS * this.size) this.#flat = new Map(this.entries());
+    if (this.#reads > FLATTEN_AFTER_READS * this.size) this.#flat = this.#flattened();
     return this.#flat;
   }
 

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { LayeredMap } from "../../src/util/layered-map.js";
 
@@ -93,5 +94,29 @@ describe("LayeredMap", () => {
     // Two layers apart, or a copy: not related closely enough to say.
     expect(LayeredMap.keysChangedBetween(base, after)).toBeUndefined();
     expect(LayeredMap.keysChangedBetween(new Map(base), next)).toBeUndefined();
+  });
+
+  test("after any series of updates, reads and iterates as a Map given the same sets and deletes, layered, flattened or read flat", () => {
+    // Few keys, so updates change, remove and add back the same ones; the reads make some layers copy themselves flat.
+    const key = fc.constantFrom("a", "b", "c", "d", "e", "f", "g", "h", "i", "j");
+    const update = fc.array(fc.tuple(key, fc.option(fc.integer({ min: 0, max: 9 }), { nil: undefined })), { maxLength: 3 });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(update, fc.nat(40)), { maxLength: 25 }), (updates) => {
+        const expected = new Map(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"].map((k, i) => [k, i]));
+        let layered: ReadonlyMap<string, number> = new Map(expected);
+        for (const [changes, reads] of updates) {
+          const layer = new Map(changes);
+          layered = LayeredMap.of(layered, layer);
+          for (const [k, value] of layer) {
+            if (value === undefined) expected.delete(k);
+            else expected.set(k, value);
+          }
+          for (let i = 0; i < reads; i++) expect(layered.get("abcdefghij"[i % 10]!)).toBe(expected.get("abcdefghij"[i % 10]!));
+          expect([...layered]).toEqual([...expected]);
+          expect(layered.size).toBe(expected.size);
+        }
+      }),
+      { numRuns: 500, seed: 424242 },
+    );
   });
 });
