@@ -158,7 +158,7 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
   const keys = sameKeys ? previous.serviceKeys : serviceKeysOf(snapshot);
   const changed = [...changedKeys].filter((key) => snapshot.services.has(key) || snapshot.protocols.has(key)).map((key) => indexService(snapshot, key));
   const replaced = [...changedKeys].flatMap((key) => previous.services.get(key) ?? []);
-  const touchedNodes = new Set([...changed, ...replaced].flatMap((service) => [...service.nodes]));
+  const touchedNodes = nodesOfChangedRecords(changed, replaced);
   const hostedByChanged = hostedEndpoints(changed);
   const hostedByChanges = new Map<string, readonly HostedEndpoint[] | undefined>();
   for (const node of touchedNodes) {
@@ -220,6 +220,28 @@ function netnsNeighbours(
     for (const hosted of hostedBy.get(node) ?? []) if (claimed.has(hosted.netns)) neighbours.push(hosted.service);
   }
   return neighbours;
+}
+
+/**
+ * The nodes named by a record one version of a changed service has and the other has not: a
+ * record kept as the same object (`withServiceRecords` keeps an unchanged one) leaves its node's
+ * list, address and netns claims as they were, so a health flip touches one node, not every node
+ * the service runs on.
+ */
+function nodesOfChangedRecords(changed: readonly IndexedService[], replaced: readonly IndexedService[]): Set<string> {
+  const records = (services: readonly IndexedService[]) => new Set(services.flatMap((service) => service.endpoints));
+  const [after, before] = [records(changed), records(replaced)];
+  const nodes = new Set<string>();
+  for (const [from, other] of [
+    [before, after],
+    [after, before],
+  ] as const) {
+    for (const record of from) {
+      const { nodeName } = record.kubernetesMetadata;
+      if (nodeName && !other.has(record)) nodes.add(nodeKey(record.clusterName, nodeName));
+    }
+  }
+  return nodes;
 }
 
 /**
