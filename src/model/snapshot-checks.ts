@@ -6,7 +6,7 @@
  */
 import { formatPath, type InputIssue } from "../errors.js";
 import { nodeSpiffeId, parseServiceKey, type ServiceKey, structuredSniProblem } from "../naming.js";
-import { remember } from "../util/maps.js";
+import { getOrInsert, remember } from "../util/maps.js";
 import { trustDomainOfCluster } from "./node.js";
 import { MAX_PORTS_PER_RECORD, podNameOf, type ServiceEndpoint } from "./registry.js";
 import type { NodeStatus, PortProtocol, TrustConfig } from "./snapshot.js";
@@ -143,13 +143,33 @@ export function replacedServicePodIssues(
   for (const endpoint of endpoints) if (endpoint.kubernetesMetadata.nodeName) names.add(podNameOf(endpoint));
   if (names.size === 0) return [];
   const claims = new PodClaims();
-  const namespace = `${key.slice(0, key.indexOf("/"))}/`;
-  for (const [other, records] of services) {
-    if (other === key || !other.startsWith(namespace)) continue;
-    for (const [index, endpoint] of records.entries()) if (names.has(podNameOf(endpoint))) claims.add(other, index, endpoint);
+  for (const other of keysByNamespace(services).get(namespaceOf(key)) ?? []) {
+    if (other === key) continue;
+    for (const [index, endpoint] of services.get(other)!.entries()) if (names.has(podNameOf(endpoint))) claims.add(other, index, endpoint);
   }
   claims.addAll(key, endpoints);
   return claims.issues;
+}
+
+/** Per services map, its keys by namespace, in the map's order: made once per set of keys (see `sameServiceKeys`). */
+const namespaceKeys = new WeakMap<ReadonlyMap<ServiceKey, unknown>, ReadonlyMap<string, readonly ServiceKey[]>>();
+
+function keysByNamespace(services: ReadonlyMap<ServiceKey, unknown>): ReadonlyMap<string, readonly ServiceKey[]> {
+  return getOrInsert(namespaceKeys, services, () => {
+    const byNamespace = new Map<string, ServiceKey[]>();
+    for (const key of services.keys()) getOrInsert(byNamespace, namespaceOf(key), () => []).push(key);
+    return byNamespace;
+  });
+}
+
+/** That `next` has the keys of `previous`, in the same order (one service's records replaced): it shares their index by namespace. */
+export function sameServiceKeys(previous: ReadonlyMap<ServiceKey, unknown>, next: ReadonlyMap<ServiceKey, unknown>): void {
+  const known = namespaceKeys.get(previous);
+  if (known) namespaceKeys.set(next, known);
+}
+
+function namespaceOf(key: ServiceKey): string {
+  return key.slice(0, key.indexOf("/"));
 }
 
 /** The first record naming each pod on a node, and an issue for each later one. */

@@ -14,7 +14,7 @@ import { sameData } from "../util/same-data.js";
 import { clusterName, dnsSubdomain, ipAddress, trustDomain } from "./fields.js";
 import { collectIssues, describeValue, unsafeInputIssues } from "./issues.js";
 import { decodeServiceEndpoint, invalidUtf8Field, type ServiceEndpoint, serviceEndpoint } from "./registry.js";
-import { crossCheck, type MeshParts, portCountIssues, replacedServicePodIssues, SNAPSHOT_LIMITS } from "./snapshot-checks.js";
+import { crossCheck, type MeshParts, portCountIssues, replacedServicePodIssues, SNAPSHOT_LIMITS, sameServiceKeys } from "./snapshot-checks.js";
 import { usualServiceEndpoint } from "./usual-record.js";
 
 export { SNAPSHOT_LIMITS } from "./snapshot-checks.js";
@@ -485,6 +485,7 @@ export function withServiceRecords(snapshot: Snapshot, key: string, records: rea
   const kept = keptWhereUnchanged(snapshot.services.get(key as ServiceKey) ?? [], endpoints);
   const services = new Map(snapshot.services);
   services.set(key as ServiceKey, kept);
+  if (snapshot.services.has(key as ServiceKey)) sameServiceKeys(snapshot.services, services);
   const next = validatedUpdate({ ...snapshot, services }, kept);
   const lineage = lineages.get(snapshot);
   const previous = lineage !== undefined && lineage.steps < MAX_LINEAGE_STEPS ? lineage : undefined;

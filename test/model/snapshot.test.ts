@@ -278,6 +278,20 @@ describe("snapshots derived by withServiceRecords", () => {
     expect(changesSince(third, parseSnapshot(meshDocument()))).toBeUndefined();
   });
 
+  test("refuse a pod another update put on the node first, in a service that update added", () => {
+    const first = parseSnapshot(meshDocument());
+    const frontend = first.services.get("team-a/frontend")!;
+    // checkout's records replaced: the index of team-a's services is made here, and kept by the next updates.
+    const second = withServiceRecords(first, "team-a/checkout", [...first.services.get("team-a/checkout")!]);
+    const added = withServiceRecords(second, "team-a/added", [
+      { ...frontend[0]!, ip: "10.244.9.9", kubernetesMetadata: { ...frontend[0]!.kubernetesMetadata, podName: "added-pod" } },
+    ]);
+    const clash = { ...frontend[0]!, kubernetesMetadata: { ...frontend[0]!.kubernetesMetadata, podName: "added-pod" } };
+    expect(() => withServiceRecords(added, "team-a/frontend", [clash, ...frontend.slice(1)])).toThrow(
+      /pod team-a\/added-pod on node east\/node-1 is also services\["team-a\/added"\]\[0\]/,
+    );
+  });
+
   test("do not keep the snapshots they came from alive: a registry watch derives them without end", async () => {
     setFlagsFromString("--expose-gc");
     const gc = runInNewContext("gc") as () => void;
