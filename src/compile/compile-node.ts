@@ -17,7 +17,7 @@ import { compareText } from "../util/order.js";
 import { outboundClusters } from "./clusters.js";
 import { type PortAssignments, portAssignments } from "./endpoints.js";
 import { inboundSide } from "./inbound.js";
-import { lintCompileResult } from "./lint.js";
+import { lintCompileResult, notePatched } from "./lint.js";
 import { checkNodeLimits, checkPodPorts } from "./node-limits.js";
 import { outboundListeners } from "./outbound.js";
 import { ingressAssignments, ingressClusters, tunnelListener, tunnelRoutes } from "./waypoint.js";
@@ -218,7 +218,7 @@ function patched(previous: OutboundWalk, walk: Omit<OutboundWalk, "clusters" | "
   return clusters && endpoints && { ...walk, clusters, endpoints };
 }
 
-function patchedList<T>(list: NamedList<T>, replacements: readonly T[], nameOf: (resource: T) => string): NamedList<T> | undefined {
+function patchedList<T extends object>(list: NamedList<T>, replacements: readonly T[], nameOf: (resource: T) => string): NamedList<T> | undefined {
   if (replacements.length === 0) return list;
   const positions = list.positions ?? new Map(list.items.map((item, i) => [nameOf(item), i]));
   const items = [...list.items];
@@ -227,6 +227,7 @@ function patchedList<T>(list: NamedList<T>, replacements: readonly T[], nameOf: 
     if (at === undefined) return undefined;
     items[at] = item;
   }
+  notePatched(items, list.items, replacements);
   return { items, positions };
 }
 

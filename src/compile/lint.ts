@@ -66,10 +66,26 @@ export function lintCompileResult<T extends ResourceSet>(result: T): T {
 /** Lists that passed: a recompile that changed nothing of a type returns the same list. */
 const passedLists = new WeakSet<readonly object[]>();
 
+/** Lists made from another by putting resources in the places of ones of the same names (`notePatched`). */
+const patches = new WeakMap<readonly object[], { readonly base: readonly object[]; readonly replaced: readonly object[] }>();
+
+/**
+ * Records that `list` is `base` with `replaced` put in the places of the resources of the same
+ * names (a recompile after an endpoint's health changed): when `base` passed, linting `list`
+ * checks only `replaced` — its names, and every other resource, are `base`'s.
+ */
+export function notePatched<T extends object>(list: readonly T[], base: readonly T[], replaced: readonly T[]): void {
+  patches.set(list, { base, replaced });
+}
+
 function lintList<T extends object>(resources: readonly T[], kind: string, nameOf: (resource: T) => string, lint: (resource: T) => void): void {
   if (passedLists.has(resources)) return;
-  uniqueNames(kind, resources, nameOf);
-  lintEach(resources, lint);
+  const patch = patches.get(resources);
+  if (patch !== undefined && passedLists.has(patch.base)) lintEach(patch.replaced as readonly T[], lint);
+  else {
+    uniqueNames(kind, resources, nameOf);
+    lintEach(resources, lint);
+  }
   passedLists.add(resources);
 }
 

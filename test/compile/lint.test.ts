@@ -5,7 +5,7 @@ import type { Config as SetFilterStateConfig } from "../../gen/envoy/extensions/
 import type { Config as OnDemandSecretConfig } from "../../gen/envoy/extensions/transport_sockets/tls/cert_selectors/on_demand_secret/v3/config.js";
 import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import { type CompileResult, compileNode } from "../../src/compile/compile-node.js";
-import { LINT_RULES, type LintRule, lintCompileResult } from "../../src/compile/lint.js";
+import { LINT_RULES, type LintRule, lintCompileResult, notePatched } from "../../src/compile/lint.js";
 import { pack } from "../../src/envoy/any.js";
 import { unpackAny } from "../../src/envoy/schema.js";
 import { ON_DEMAND_SECRET, SET_FILTER_STATE, UPSTREAM_TLS_CONTEXT } from "../../src/envoy/types.js";
@@ -143,6 +143,26 @@ describe("the output linter fails closed", () => {
     const result = compiled();
     result.clusters.push(cluster(result));
     expect(() => lintCompileResult(result)).toThrow(`${CHECKOUT}: unique-resource-names: clusters names must be unique and non-empty`);
+  });
+});
+
+describe("a recompile's patched list (resources put in the places of same-named ones)", () => {
+  test("is checked by its new resources when the list it came from passed", () => {
+    const result = compiled();
+    lintCompileResult(result);
+    const broken = structuredClone(assignment(result));
+    const first = broken.endpoints![0]!.lb_endpoints![0]!;
+    broken.endpoints![1]!.lb_endpoints!.push(structuredClone(first));
+    const endpoints = result.endpoints.map((a) => (a.cluster_name === broken.cluster_name ? broken : a));
+    notePatched(endpoints, result.endpoints, [broken]);
+    expect(() => lintCompileResult({ ...result, endpoints })).toThrow(`${CHECKOUT}: unique-endpoint-address`);
+  });
+
+  test("is checked whole when the list it came from was never checked", () => {
+    const result = compiled();
+    const clusters = [...result.clusters, cluster(result)];
+    notePatched(clusters, result.clusters, []);
+    expect(() => lintCompileResult({ ...result, clusters })).toThrow(`${CHECKOUT}: unique-resource-names`);
   });
 });
 
