@@ -2,7 +2,7 @@
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { Diagnostic } from "../diagnostics.js";
-import type { ResourceSet } from "../envoy/resources.js";
+import { notePatched, type ResourceSet } from "../envoy/resources.js";
 import { type LocalNode, type LocalNodeInput, parseNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
@@ -17,7 +17,7 @@ import { compareText } from "../util/order.js";
 import { outboundClusters } from "./clusters.js";
 import { type PortAssignments, portAssignments } from "./endpoints.js";
 import { inboundSide } from "./inbound.js";
-import { lintCompileResult, notePatched } from "./lint.js";
+import { lintCompileResult } from "./lint.js";
 import { checkNodeLimits, checkPodPorts } from "./node-limits.js";
 import { outboundListeners } from "./outbound.js";
 import { ingressAssignments, ingressClusters, tunnelListener, tunnelRoutes } from "./waypoint.js";

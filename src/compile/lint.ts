@@ -12,7 +12,7 @@ import type { Any } from "../../gen/google/protobuf/any.js";
 import type { Matcher, Matcher_OnMatch } from "../../gen/xds/type/matcher/v3/matcher.js";
 import { packedMessage } from "../envoy/any.js";
 import { hostPort } from "../envoy/core.js";
-import type { ResourceSet } from "../envoy/resources.js";
+import { patchOf, type ResourceSet } from "../envoy/resources.js";
 import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION } from "../envoy/types.js";
 import { CompileInvariantError } from "../errors.js";
@@ -66,21 +66,10 @@ export function lintCompileResult<T extends ResourceSet>(result: T): T {
 /** Lists that passed: a recompile that changed nothing of a type returns the same list. */
 const passedLists = new WeakSet<readonly object[]>();
 
-/** Lists made from another by putting resources in the places of ones of the same names (`notePatched`). */
-const patches = new WeakMap<readonly object[], { readonly base: readonly object[]; readonly replaced: readonly object[] }>();
-
-/**
- * Records that `list` is `base` with `replaced` put in the places of the resources of the same
- * names (a recompile after an endpoint's health changed): when `base` passed, linting `list`
- * checks only `replaced` — its names, and every other resource, are `base`'s.
- */
-export function notePatched<T extends object>(list: readonly T[], base: readonly T[], replaced: readonly T[]): void {
-  patches.set(list, { base, replaced });
-}
-
 function lintList<T extends object>(resources: readonly T[], kind: string, nameOf: (resource: T) => string, lint: (resource: T) => void): void {
   if (passedLists.has(resources)) return;
-  const patch = patches.get(resources);
+  // A recompile's patched list: its names and other resources are those of a list that passed.
+  const patch = patchOf(resources);
   if (patch !== undefined && passedLists.has(patch.base)) lintEach(patch.replaced as readonly T[], lint);
   else {
     uniqueNames(kind, resources, nameOf);

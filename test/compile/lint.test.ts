@@ -5,8 +5,9 @@ import type { Config as SetFilterStateConfig } from "../../gen/envoy/extensions/
 import type { Config as OnDemandSecretConfig } from "../../gen/envoy/extensions/transport_sockets/tls/cert_selectors/on_demand_secret/v3/config.js";
 import type { UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import { type CompileResult, compileNode } from "../../src/compile/compile-node.js";
-import { LINT_RULES, type LintRule, lintCompileResult, notePatched } from "../../src/compile/lint.js";
+import { LINT_RULES, type LintRule, lintCompileResult } from "../../src/compile/lint.js";
 import { pack } from "../../src/envoy/any.js";
+import { notePatched } from "../../src/envoy/resources.js";
 import { unpackAny } from "../../src/envoy/schema.js";
 import { ON_DEMAND_SECRET, SET_FILTER_STATE, UPSTREAM_TLS_CONTEXT } from "../../src/envoy/types.js";
 import { isCompileInvariantError } from "../../src/errors.js";

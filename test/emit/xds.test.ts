@@ -6,6 +6,7 @@ import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import { type CompileResult, compileNode } from "../../src/compile/compile-node.js";
 import type { ResourceKind } from "../../src/emit/text.js";
 import { diffResources, isEmptyDiff, toXdsResources, versionInfo, XDS_TYPE_URLS, type XdsResource, type XdsResources } from "../../src/emit/xds.js";
+import { notePatched } from "../../src/envoy/resources.js";
 import { lookupMessage, unpackAny } from "../../src/envoy/schema.js";
 import { EXTENSION } from "../../src/envoy/types.js";
 import { localNodeFrom } from "../../src/model/node.js";
@@ -217,6 +218,22 @@ describe("diffResources", () => {
     expect(isEmptyDiff(diffResources(full, reduced))).toBe(false);
     expect(isEmptyDiff(diffResources(undefined, full))).toBe(false);
   });
+});
+
+test("a recompile's patched list keeps its base's resources where nothing was replaced and encodes what was", () => {
+  const snapshot = parseSnapshot(meshDocument());
+  const result = compileNode(snapshot, localNodeFrom(snapshot, "east", "node-1"), { eastWestWaypoint: "cross-cluster" });
+  const base = toXdsResources(result)[XDS_TYPE_URLS.endpoints];
+  const at = result.endpoints.findIndex((assignment) => assignment.cluster_name === PAYMENTS);
+  const replacement = structuredClone(result.endpoints[at]!);
+  replacement.endpoints![0]!.lb_endpoints![0]!.load_balancing_weight = 7;
+  const endpoints = result.endpoints.map((assignment, i) => (i === at ? replacement : assignment));
+  notePatched(endpoints, result.endpoints, [replacement]);
+  const patched = toXdsResources({ ...result, endpoints })[XDS_TYPE_URLS.endpoints];
+  const afresh = toXdsResources({ ...result, endpoints: [...endpoints] })[XDS_TYPE_URLS.endpoints];
+  expect(patched).toEqual(afresh);
+  expect(patched[at]!.version).not.toBe(base[at]!.version);
+  expect(patched.filter((resource, i) => resource !== base[i]).map((resource) => resource.name)).toEqual([PAYMENTS]);
 });
 
 describe("versionInfo", () => {
