@@ -275,7 +275,7 @@ function sameClaim(a: ServiceEndpoint, b: ServiceEndpoint): boolean {
 }
 
 /** Services whose records changed, were added or removed; and whether the set of keys is the same. */
-function changedServices(previous: SnapshotIndex, snapshot: Snapshot): { changed: ReadonlySet<ServiceKey>; sameKeys: boolean } {
+export function changedServices(previous: SnapshotIndex, snapshot: Snapshot): { changed: ReadonlySet<ServiceKey>; sameKeys: boolean } {
   const known = changesSince(snapshot, previous.snapshot);
   if (known) return { changed: known, sameKeys: [...known].every((key) => previous.services.has(key)) };
   const before = previous.snapshot.services;

@@ -9,9 +9,8 @@ import { compileNode } from "../compile/compile-node.js";
 import { toXdsResources, versionInfo, XDS_TYPE_URLS, type XdsResource, type XdsResources, type XdsTypeUrl } from "../emit/xds.js";
 import type { LocalNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
-import { changesSince, type Snapshot } from "../model/snapshot.js";
-import type { ServiceKey } from "../naming.js";
-import { type HostedEndpoint, indexSnapshot, localNodeIn, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
+import type { Snapshot } from "../model/snapshot.js";
+import { changedServices, type HostedEndpoint, indexSnapshot, localNodeIn, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { getOrInsert } from "../util/maps.js";
 import { indexOfSorted } from "../util/order.js";
 
@@ -119,7 +118,7 @@ function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeE
   const [a, b] = [previous.snapshot, next.snapshot];
   const same = a.mesh === b.mesh && a.nodes === b.nodes && a.exports === b.exports && a.protocols === b.protocols;
   if (!same || a.dependencies !== b.dependencies || a.vips !== b.vips) return undefined;
-  const changed = changesSince(b, a) ?? changedServices(a, b);
+  const { changed } = changedServices(previous, b);
   for (const key of changed) {
     for (const record of [...(a.services.get(key) ?? []), ...(b.services.get(key) ?? [])]) {
       const node = nodeKey(record.clusterName, record.kubernetesMetadata.nodeName);
@@ -134,13 +133,6 @@ function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeE
     // Its waypoint side (tunnel chains, ingress fallbacks) lists every pod of the services it hosts
     // (its records' services: its pods were derived from them).
     (entry.hosted?.some((record) => changed.has(record.service)) ?? false);
-}
-
-/** The services whose records arrays differ between two snapshots (`changesSince` tells without looking when one was derived from the other). */
-function changedServices(a: Snapshot, b: Snapshot): Set<ServiceKey> {
-  const changed = new Set<ServiceKey>();
-  for (const key of new Set([...a.services.keys(), ...b.services.keys()])) if (a.services.get(key) !== b.services.get(key)) changed.add(key);
-  return changed;
 }
 
 /** Whether sorted `list` holds `key` (parseNode sorts a node's dependencies). */
