@@ -132,16 +132,11 @@ export class TextBytes {
    */
   jsonString(value: string): void {
     const size = value.length;
-    if (size >= NATIVE_LENGTH) {
-      // Written first and checked in its bytes (faster than by characters); rewritten when it needs an escape.
-      const start = this.length;
+    if (size >= NATIVE_LENGTH && !MAY_NEED_JSON_ESCAPE.test(value)) {
       this.byte(0x22);
       this.encoded(value);
-      if (!mayNeedJsonEscape(this.buffer, start + 1, this.length)) {
-        this.byte(0x22);
-        return;
-      }
-      this.rewind(start);
+      this.byte(0x22);
+      return;
     }
     if (this.length + size + 2 > this.buffer.length) this.grow(size + 2);
     const buffer = this.buffer;
@@ -238,24 +233,17 @@ function largeBuffer(expected: number): Buffer {
 
 /**
  * From this length on, a string is copied by Buffer's native encoder (`encoded`), and a JSON
- * string checked in the bytes written: a native copy and a pass over bytes beat the loop that
- * reads and stores a character at a time; below it the call costs more than the loop.
+ * string is checked for escapes by a regular expression first: a native copy and a native scan
+ * beat the loop that reads and stores a character at a time; below it the calls cost more.
  */
 const NATIVE_LENGTH = 32;
 
 /**
- * Whether UTF-8 text written by Buffer's encoder may print other than as it is in a JSON string: a
- * control character, a quote, a backslash, or a lead byte 0xEF — U+FFFD stands in for a lone
- * surrogate, which JSON escapes (other characters from U+F000 on are rare, and checked again by
- * character).
+ * Whether a string may print other than as it is in a JSON string: any character but those that
+ * always print as they are, so a control character, a quote, a backslash, or a surrogate (JSON
+ * escapes a lone one; a pair is checked again by character).
  */
-function mayNeedJsonEscape(bytes: Uint8Array, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) {
-    const byte = bytes[i]!;
-    if (byte < 0x20 || byte === 0x22 || byte === 0x5c || byte === 0xef) return true;
-  }
-  return false;
-}
+const MAY_NEED_JSON_ESCAPE = /[^\u0020\u0021\u0023-\u005b\u005d-\ud7ff\ue000-\uffff]/;
 
 function isLowSurrogate(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;

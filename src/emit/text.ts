@@ -75,9 +75,11 @@ export function renderJson(result: RenderableResult): string {
       }
       out.text(resources.length === 0 ? "]" : "\n  ]");
     }
-    out.text(',\n  "diagnostics": ');
-    writer.plain(result.diagnostics.map(diagnosticValue), 1);
-    out.text("\n}\n");
+    // Plain values, which JSON.stringify prints natively faster than any writer here: the
+    // result's last entry, `"diagnostics": [...]` and the closing brace, at the depth it prints them.
+    out.text(",");
+    out.text(JSON.stringify({ diagnostics: result.diagnostics.map(diagnosticValue) }, null, 2).slice(1));
+    out.text("\n");
   } catch (error) {
     if (error instanceof NotWritable) return `${JSON.stringify(renderResult(result), null, 2)}\n`;
     throw error;
