@@ -8,6 +8,7 @@
 import type { Any } from "../../gen/google/protobuf/any.js";
 import { type FieldPlan, isDefault, Kind, NotWritable, planOf, Shape, unpacked } from "./message-plan.js";
 import { type RepeatedBytes, TextBytes } from "./text-bytes.js";
+import { WrittenObjects } from "./written-objects.js";
 
 export class JsonWriter {
   readonly out = new TextBytes();
@@ -15,6 +16,8 @@ export class JsonWriter {
   private readonly plainKeys = new Map<string, Uint8Array[]>();
   /** `typeEntry`'s bytes, by type URL and depth. */
   private readonly typeEntries: RepeatedBytes = new Map();
+  /** Messages and Anys written, by object: `opened` copies the text of one met again. */
+  private readonly objects = new WrittenObjects();
 
   /** A message as an Any prints: `{"@type": url, ...fields}`, its entries at `depth` + 1. */
   typed(url: string, plan: readonly FieldPlan[], message: unknown, depth: number): void {
@@ -139,14 +142,21 @@ export class JsonWriter {
       const leaf = field.leaf(value);
       if (typeof leaf === "string") this.out.jsonString(leaf);
       else this.plain(leaf, depth);
-    } else if (field.kind === Kind.Any) {
+      return;
+    }
+    this.objects.write(this.out, field, value as object, depth, this.object);
+  }
+
+  /** A message's or Any's object after its `{`, at `depth`. */
+  private readonly object = (field: FieldPlan, value: object, depth: number): void => {
+    if (field.kind === Kind.Any) {
       const { typeName, message } = unpacked(value as Any);
       this.typedEntries((value as Any).type_url ?? "", planOf(typeName), message, depth);
     } else {
       field.nested ??= planOf(field.typeName);
       this.endObject(depth, this.fields(field.nested, value as Record<string, unknown>, depth, 0));
     }
-  }
+  };
 
   /** The `}` of an object at `depth` with `count` entries: right after its `{` when it has none. */
   private endObject(depth: number, count: number): void {

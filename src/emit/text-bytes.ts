@@ -79,6 +79,14 @@ export class TextBytes {
     this.length++;
   }
 
+  /** A copy of what was written from `start` to `end`, written again. */
+  again(start: number, end: number): void {
+    const size = end - start;
+    if (this.length + size > this.buffer.length) this.grow(size);
+    this.buffer.copyWithin(this.length, start, end);
+    this.length += size;
+  }
+
   /** Drops what was written after `length`. */
   rewind(length: number): void {
     this.length = length;

@@ -13,6 +13,7 @@ import type { Any } from "../../gen/google/protobuf/any.js";
 import { BoundedCache } from "../util/bounded-cache.js";
 import { type FieldPlan, isDefault, Kind, NotWritable, planOf, Shape, unpacked } from "./message-plan.js";
 import { type RepeatedBytes, TextBytes } from "./text-bytes.js";
+import { WrittenObjects } from "./written-objects.js";
 
 /** `toYamlText`'s settings: no line folding, no anchors. */
 export const YAML_OPTIONS = { lineWidth: 0, aliasDuplicateObjects: false } as const;
@@ -53,6 +54,8 @@ export class YamlWriter {
   private readonly plainKeys = new Map<string, Uint8Array[]>();
   /** `typeEntry`'s bytes, by type URL and indentation. */
   private readonly typeEntries: RepeatedBytes = new Map();
+  /** Messages and Anys written, by object: one met again at the same place is copied. */
+  private readonly objects = new WrittenObjects();
 
   /** A message as an Any prints, as a mapping at `indent` whose first key, `"@type"`, is already placed. */
   typed(url: string, plan: readonly FieldPlan[], message: unknown, indent: number): void {
@@ -121,7 +124,14 @@ export class YamlWriter {
   /** A field's value after its key, in a mapping at `indent`. */
   private afterKey(field: FieldPlan, value: unknown, indent: number): void {
     if (field.kind === Kind.Leaf) this.leaf(field, value, Slot.AfterKey, indent);
-    else if (field.kind === Kind.Any) {
+    // Places: even after a key, odd after a dash (the first entry goes on the dash's line).
+    else this.objects.write(this.out, field, value as object, 2 * indent, this.objectAfterKey);
+  }
+
+  /** A message or Any after its key (`place`: twice the mapping's indentation). */
+  private readonly objectAfterKey = (field: FieldPlan, value: object, place: number): void => {
+    const indent = place >> 1;
+    if (field.kind === Kind.Any) {
       const { typeName, message } = unpacked(value as Any);
       this.out.byte(0x0a);
       this.out.spaces(indent + 2);
@@ -135,19 +145,25 @@ export class YamlWriter {
         this.out.text(" {}\n");
       }
     }
-  }
+  };
 
   /** A field's value after the dash at `dash`. */
   private afterDash(field: FieldPlan, value: unknown, dash: number): void {
     if (field.kind === Kind.Leaf) this.leaf(field, value, Slot.Item, dash);
-    else if (field.kind === Kind.Any) {
+    else this.objects.write(this.out, field, value as object, 2 * dash + 1, this.objectAfterDash);
+  }
+
+  /** A message or Any after its dash (`place`: twice the dash's indentation, plus one). */
+  private readonly objectAfterDash = (field: FieldPlan, value: object, place: number): void => {
+    const dash = place >> 1;
+    if (field.kind === Kind.Any) {
       const { typeName, message } = unpacked(value as Any);
       this.typed((value as Any).type_url ?? "", planOf(typeName), message, dash + 2);
     } else {
       field.nested ??= planOf(field.typeName);
       if (this.fields(field.nested, value as Record<string, unknown>, dash + 2, true) === 0) this.out.text("{}\n");
     }
-  }
+  };
 
   /**
    * `    key:` in a mapping at `indent`, or `key:` on a dash's line when `inline`, as UTF-8 from

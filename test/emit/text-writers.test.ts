@@ -149,11 +149,19 @@ function randomScalar(field: FieldInfo, random: Random): unknown {
   }
 }
 
+/**
+ * The messages and Anys made for the result being built: the compiler shares message objects
+ * between resources (and writers copy the text of one met again), so some values are reused —
+ * at other depths, and a message as a field of another type too.
+ */
+let made: { messages: Record<string, unknown>[]; anys: unknown[] } = { messages: [], anys: [] };
+
 function randomValue(field: FieldInfo, random: Random, depth: number, wire: boolean): unknown {
   if (field.type !== FieldType.Message) return randomScalar(field, random);
   switch (field.typeName) {
     case "google.protobuf.Any":
-      return randomAny(random, depth + 1);
+      if (made.anys.length > 0 && random() < 0.2) return pick(random, made.anys);
+      return remembered(made.anys, randomAny(random, depth + 1));
     case "google.protobuf.Duration":
       return { seconds: pick(random, [0, 1, 30, 315_576_000_000]), nanos: pick(random, [0, 1, 500_000_000, 999_999_999]) };
     case "google.protobuf.Struct":
@@ -178,8 +186,15 @@ function randomValue(field: FieldInfo, random: Random, depth: number, wire: bool
     case "google.protobuf.Int64Value":
       return pick(random, NUMBERS);
     default:
-      return randomMessage(field.typeName, random, depth + 1, wire);
+      // A message encoded into an Any keeps its own type: its fields must encode.
+      if (!wire && made.messages.length > 0 && random() < 0.2) return pick(random, made.messages);
+      return wire ? randomMessage(field.typeName, random, depth + 1, wire) : remembered(made.messages, randomMessage(field.typeName, random, depth + 1, wire));
   }
+}
+
+function remembered<T>(list: T[], value: T): T {
+  list.push(value);
+  return value;
 }
 
 /** A message of `typeName` with each field set with some chance; deeper messages have fewer fields. */
@@ -230,6 +245,7 @@ function randomDiagnostic(random: Random): Diagnostic {
 
 function randomResult(seed: number) {
   const random = mulberry32(seed);
+  made = { messages: [], anys: [] };
   const resources = (typeName: string) => Array.from({ length: Math.floor(random() * 6) }, () => randomMessage(typeName, random, 1, false));
   return {
     clusters: resources("envoy.config.cluster.v3.Cluster"),
@@ -367,5 +383,23 @@ describe("renderYaml prints a repeated leaf string in each place as the yaml pac
     };
     const result = { clusters: [{ name: text, alt_stat_name: text }], endpoints: [], listeners: [listener, { ...listener, name: "second" }], diagnostics: [] };
     expect(renderYaml(result)).toBe(stringify(renderResult(result), YAML_OPTIONS));
+  });
+});
+
+// The writers copy the text of a message object met again at the same place. One predicate object
+// here is an item of a list (after a dash) and, as deep, a field's value (after a key): in YAML
+// the two places have the same indentation and different text.
+describe("a message object printed in two places prints as the yaml package and JSON.stringify print it", () => {
+  const shared = { single_predicate: { input: { name: "shared" } } };
+  const predicate = { or_matcher: { predicate: [shared, shared] }, not_matcher: { not_matcher: { not_matcher: shared } } };
+  const cluster = { name: "c", transport_socket_matcher: { matcher_list: { matchers: [{ predicate }, { predicate }] } } };
+  const result = { clusters: [cluster, { ...cluster, name: "d" }], endpoints: [], listeners: [], diagnostics: [] };
+
+  test("renderYaml", () => {
+    expect(renderYaml(result)).toBe(stringify(renderResult(result), YAML_OPTIONS));
+  });
+
+  test("renderJson", () => {
+    expect(renderJson(result)).toBe(`${JSON.stringify(renderResult(result), null, 2)}\n`);
   });
 });
