@@ -168,6 +168,8 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
     // A node whose records are all the same objects keeps its list: a compile reuses what it derived from it.
     if (!sameRecords(before, merged)) hostedByChanges.set(node, merged.length === 0 ? undefined : merged);
   }
+  const claims = claimsChanged(previous, changed, replaced);
+  if (claims.kept) keepNoRivals(previous.hostedBy, hostedByChanges);
   const hostedBy = LayeredMap.of(previous.hostedBy, hostedByChanges);
   const addresses = nodeAddresses(previous.nodes, hostedBy, touchedNodes);
   // A node whose address comes from its records moves when they do: every other service with a
@@ -176,7 +178,7 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
   const stale = new Set(
     [
       ...moved.flatMap((node) => (hostedBy.get(node) ?? []).map((hosted) => hosted.service)),
-      ...netnsNeighbours(hostedBy, touchedNodes, claimsChanged(previous, changed, replaced)),
+      ...netnsNeighbours(hostedBy, touchedNodes, claims.services),
     ].filter((key) => !changedKeys.has(key)),
   );
   const serviceChanges = new Map<ServiceKey, IndexedService | undefined>([...changedKeys].map((key) => [key, undefined]));
@@ -248,14 +250,33 @@ function nodesOfChangedRecords(changed: readonly IndexedService[], replaced: rea
  * The changed services, old and new versions, whose records claim other netns, or the same netns
  * as other pods, than before: only those can give another service's record a rival, take one
  * away, or change how one is described. A health flip, a drain or a new weight claims what it did.
+ * `kept`: none does, and no service came or went.
  */
-function claimsChanged(previous: SnapshotIndex, changed: readonly IndexedService[], replaced: readonly IndexedService[]): IndexedService[] {
+function claimsChanged(
+  previous: SnapshotIndex,
+  changed: readonly IndexedService[],
+  replaced: readonly IndexedService[],
+): { services: IndexedService[]; kept: boolean } {
   const unchanged = new Set<ServiceKey>();
   for (const service of changed) {
     const before = previous.services.get(service.key);
     if (before && sameClaims(before.endpoints, service.endpoints)) unchanged.add(service.key);
   }
-  return [...changed, ...replaced].filter((service) => !unchanged.has(service.key));
+  // Kept: every changed service is there before and after, claiming what it claimed.
+  const kept = unchanged.size === changed.length && replaced.length === changed.length;
+  return { services: [...changed, ...replaced].filter((service) => !unchanged.has(service.key)), kept };
+}
+
+/**
+ * When no record claims other than before, each rebuilt node list claims each netns as often as
+ * the list it replaces: one without rivals still has none, and need not be read to know it (a
+ * health flip rebuilds its node's list; reading a list's records is a cache miss each).
+ */
+function keepNoRivals(before: ReadonlyMap<string, readonly HostedEndpoint[]>, changes: ReadonlyMap<string, readonly HostedEndpoint[] | undefined>): void {
+  for (const [node, list] of changes) {
+    const old = before.get(node);
+    if (list && old && rivalsByList.get(old) === NO_NODE_RIVALS) rivalsByList.set(list, NO_NODE_RIVALS);
+  }
 }
 
 /** Both sorted by (cluster, IP): the same records, pod by pod, on the same nodes in the same netns. */
