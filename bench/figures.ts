@@ -67,6 +67,13 @@ export interface BenchConfig {
 /** Figure 10's rounds (compile all, then check, in turn): one round's ratio swung 1.5–2.2 for the same code. */
 const VERIFY_ROUNDS = 3;
 
+/**
+ * Figures 2, 4 and 7 are held at least as good as when the second performance round began (its
+ * issue: "keep figures 2, 4 and 7 at or better than today"), not at the first round's targets
+ * (≤ 4 × E, ≤ 1 %, ≤ 2.2).
+ */
+const KEPT = { eds: 2.82, healthFlip: 0.0047, scaling: 2.01 } as const;
+
 export const FIGURES = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12"] as const;
 export type Figure = (typeof FIGURES)[number];
 
@@ -217,9 +224,9 @@ export function createBench(config: BenchConfig) {
         "2",
         "EDS of every service for one view (build + encode + versions)",
         ratio,
-        4,
+        KEPT.eds,
         `${times(ratio)} — ${spread(timing)} vs E ${spread(e)}`,
-        "≤ 4 × E",
+        `≤ ${KEPT.eds} × E`,
       ),
       info("2", "  split", lapText(timing)),
       info("2", "  output", `${assignments} assignments, ${endpoints} endpoints`),
@@ -393,9 +400,9 @@ export function createBench(config: BenchConfig) {
         "4",
         "one health flip, recompile N / full compile",
         flipped.ratio,
-        0.01,
+        KEPT.healthFlip,
         `${percent(flipped.ratio)} — ${spread(flipped.timing)} vs ${formatMs(full)}`,
-        "≤ 1 %",
+        `≤ ${percent(KEPT.healthFlip)}`,
       ),
       info("4", "  split", lapText(flipped.timing)),
       exact(
@@ -565,9 +572,9 @@ export function createBench(config: BenchConfig) {
         "7",
         `all-services EDS of one view, T(${n(large)}) / T(${n(w1)})`,
         scaling,
-        2.2,
+        KEPT.scaling,
         `${scaling.toFixed(2)} — ${spread(large.timing)} vs ${spread(w1.timing)}`,
-        "≤ 2.2",
+        `≤ ${KEPT.scaling}`,
       ),
       info("7", `  T(${n(w1)}) / T(${n(small)})`, `${(w1.timing.median / small.timing.median).toFixed(2)} — vs ${spread(small.timing)}`),
       info("7", "  per output endpoint", [small, w1, large].map((m) => `${n(m)}: ${((m.timing.median * 1000) / m.endpoints).toFixed(1)} µs`).join(", ")),
