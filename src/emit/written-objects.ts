@@ -9,7 +9,8 @@ import type { TextBytes } from "./text-bytes.js";
 
 /**
  * A field whose first this many values were none of them met again (an endpoint's address, its
- * metadata: most of a node's objects) is no longer looked up, so what is never shared costs nothing.
+ * metadata: most of a node's objects) is no longer looked up: what is never shared costs a look at
+ * its field's counts, not a search by object and a note of where it was written.
  */
 const PROBES = 64;
 
