@@ -120,7 +120,8 @@ export function localNodeIn(index: SnapshotIndex, cluster: string, node: string)
   return localNodeOf(index.snapshot, cluster, node, index.hostedBy.get(key) ?? [], index.nodes.get(key));
 }
 
-function sameMeshInputs(a: Snapshot, b: Snapshot): boolean {
+/** Whether two snapshots share the inputs an index update keeps (mesh, nodes, exports, protocols): then only records differ for it. */
+export function sameMeshInputs(a: Snapshot, b: Snapshot): boolean {
   return a.mesh === b.mesh && a.nodes === b.nodes && a.exports === b.exports && a.protocols === b.protocols;
 }
 

@@ -10,7 +10,7 @@ import { toXdsResources, versionInfo, XDS_TYPE_URLS, type XdsResource, type XdsR
 import type { LocalNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
-import { changedServices, type HostedEndpoint, indexSnapshot, localNodeIn, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { changedServices, type HostedEndpoint, indexSnapshot, localNodeIn, nodeKey, type SnapshotIndex, sameMeshInputs } from "../plan/snapshot-index.js";
 import { getOrInsert } from "../util/maps.js";
 import { indexOfSorted } from "../util/order.js";
 
@@ -116,8 +116,7 @@ export class MeshState {
  */
 function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeEntry) => boolean) | undefined {
   const [a, b] = [previous.snapshot, next.snapshot];
-  const same = a.mesh === b.mesh && a.nodes === b.nodes && a.exports === b.exports && a.protocols === b.protocols;
-  if (!same || a.dependencies !== b.dependencies || a.vips !== b.vips) return undefined;
+  if (!sameMeshInputs(a, b) || a.dependencies !== b.dependencies || a.vips !== b.vips) return undefined;
   const { changed } = changedServices(previous, b);
   for (const key of changed) {
     for (const record of [...(a.services.get(key) ?? []), ...(b.services.get(key) ?? [])]) {
