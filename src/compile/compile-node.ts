@@ -292,7 +292,7 @@ export function compileNodeSide(snapshot: Snapshot | SnapshotIndex, node: LocalN
  */
 function nodeSideInputs(plan: NodePlan): unknown[] {
   const { mesh, protocols, exports, dependencies, vips } = plan.index.snapshot;
-  return [mesh, protocols, exports, dependencies, vips, plan.waypointSignature, ...plan.dependencies.map((service) => service.clusterSignature)];
+  return [mesh, protocols, exports, dependencies, vips, plan.waypointSignature, plan.dependencySignatures];
 }
 
 /**

@@ -23,15 +23,14 @@ export type NodeSize = { readonly [K in keyof typeof NODE_LIMITS]: number };
 
 /** What a node's output holds, counted from its plan: the figures `NODE_LIMITS` bounds. */
 export function nodeSize(plan: NodePlan): NodeSize {
-  const dependencyPorts = plan.dependencies.reduce((sum, service) => sum + service.ports.length, 0);
   const variants = plan.waypointOn ? 2 : 1;
   const socketsPerPort = variants * (plan.options.sourceIdentity === "selector" ? 1 : plan.identities.length);
   const clustersPerPort = plan.options.socketSelection === "aggregate" ? 1 + variants : 1;
   const hostedPorts = plan.hostedPods.reduce((sum, hosted) => sum + hosted.ports.length, 0);
   return {
     // Application clusters (one per pod port) plus, at most, an ingress cluster per hosted port.
-    clusters: dependencyPorts * clustersPerPort + 2 * hostedPorts,
-    transportSockets: dependencyPorts * socketsPerPort,
+    clusters: plan.dependencyPorts * clustersPerPort + 2 * hostedPorts,
+    transportSockets: plan.dependencyPorts * socketsPerPort,
     podRoutes: podRoutes(plan),
   };
 }

@@ -46,6 +46,14 @@ export interface NodePlan {
   readonly recompileKey: object;
   /** Services the node's pods may call, sorted, each with at least one port. */
   readonly dependencies: readonly IndexedService[];
+  /** Ports across `dependencies`: one outbound cluster each. */
+  readonly dependencyPorts: number;
+  /**
+   * Each of `dependencies`' `clusterSignature`, in order: the same array from one compile of the
+   * node to the next while none of them changes, so a recompile compares one reference instead of
+   * reading every dependency (on an update, most of them are out of the CPU's caches).
+   */
+  readonly dependencySignatures: readonly string[];
   readonly sds: ConfigSource;
   /** The source identities' certificate configs, encoded once per compile context (`sockets` mode). */
   readonly certificates: CertificateEncoder;
@@ -87,6 +95,7 @@ export function planNode(index: SnapshotIndex, node: LocalNode, options: Options
   const diagnostics: Diagnostic[] = [...basics.diagnostics];
   const context = contextCache(index, basics.contextKey);
   const { hosted, waypointSignature } = hostedSide(index, node, basics);
+  const scope = dependencyScope(index, node, basics, diagnostics);
   return {
     index,
     node,
@@ -99,7 +108,9 @@ export function planNode(index: SnapshotIndex, node: LocalNode, options: Options
     hostedPods: hosted,
     waypointSignature,
     recompileKey: basics.recompileKey,
-    dependencies: dependencyScope(index, node, basics, diagnostics),
+    dependencies: scope.scope,
+    dependencyPorts: scope.ports,
+    dependencySignatures: scope.signatures,
     sds: basics.sds,
     certificates: CERTIFICATES.get(context, [], () => certificateEncoder(basics.sds)),
     certificateSelection: basics.certificateSelection,
@@ -121,6 +132,8 @@ interface NodeBasics {
   readonly sortedPods: readonly HostedPod[];
   /** The service key of each of `sortedPods`, built once (a fresh string would be hashed on every lookup). */
   readonly podServiceKeys: readonly ServiceKey[];
+  /** The same keys as a set. */
+  readonly hostedServiceKeys: ReadonlySet<ServiceKey>;
   readonly identityByNetns: ReadonlyMap<string, string>;
   readonly identities: readonly string[];
   readonly contextKey: string;
@@ -140,10 +153,12 @@ function nodeBasics(node: LocalNode, options: Options): NodeBasics {
     const diagnostics: Diagnostic[] = [];
     const pods = sortedPods(node);
     const identityByNetns = sourcesByNetns(node, pods, diagnostics);
+    const podServiceKeys = pods.map((pod) => serviceKey({ namespace: pod.namespace, service: pod.serviceAccount }));
     return {
       recompileKey: {},
       sortedPods: pods,
-      podServiceKeys: pods.map((pod) => serviceKey({ namespace: pod.namespace, service: pod.serviceAccount })),
+      podServiceKeys,
+      hostedServiceKeys: new Set(podServiceKeys),
       identityByNetns,
       identities: [...new Set([node.spiffeId, ...identityByNetns.values()])].sort(compareText),
       contextKey: contextKey(node, options, identityByNetns),
@@ -172,6 +187,8 @@ interface HostedSide {
   /** Inputs: the node's registry records, its pods' services, and the mesh's protocols and exports. */
   readonly records: readonly HostedEndpoint[] | undefined;
   readonly services: readonly (IndexedService | undefined)[];
+  /** The index's services map `services` were read from. */
+  readonly serviceMap: ReadonlyMap<ServiceKey, IndexedService>;
   readonly protocols: unknown;
   readonly exports: unknown;
 }
@@ -179,21 +196,28 @@ interface HostedSide {
 /** The hosted pods and waypoint signature, reused while none of their inputs changed (a recompile). */
 function hostedSide(index: SnapshotIndex, node: LocalNode, basics: NodeBasics): HostedSide {
   const records = index.hostedBy.get(nodeKey(node.clusterName, node.nodeName));
-  const services = basics.podServiceKeys.map((key) => index.services.get(key));
   const last = basics.lastHosted;
   const { protocols, exports } = index.snapshot;
-  if (
-    last &&
-    last.records === records &&
-    last.protocols === protocols &&
-    last.exports === exports &&
-    last.services.every((service, i) => service === services[i])
-  ) {
-    return last;
+  if (last && last.records === records && last.protocols === protocols && last.exports === exports && sameHostedServices(last, index.services, basics)) {
+    if (last.serviceMap === index.services) return last;
+    basics.lastHosted = { ...last, serviceMap: index.services };
+    return basics.lastHosted;
   }
   const hosted = hostedPods(index, node, basics);
-  basics.lastHosted = { hosted, waypointSignature: waypointSignature(index, node, hosted), records, services, protocols, exports };
+  const services = basics.podServiceKeys.map((key) => index.services.get(key));
+  basics.lastHosted = { hosted, waypointSignature: waypointSignature(index, node, hosted), records, services, serviceMap: index.services, protocols, exports };
   return basics.lastHosted;
+}
+
+/**
+ * Whether the pods' services are the objects `last` was read from. When the index's map is
+ * layered on last's (an update), only the keys it changed are checked, against the pods' keys:
+ * the services themselves, mostly out of the CPU's caches by then, are not read.
+ */
+function sameHostedServices(last: HostedSide, services: ReadonlyMap<ServiceKey, IndexedService>, basics: NodeBasics): boolean {
+  const changed = LayeredMap.keysChangedBetween(last.serviceMap, services);
+  if (changed) return !changed.some((key) => basics.hostedServiceKeys.has(key));
+  return basics.podServiceKeys.every((key, i) => services.get(key) === last.services[i]);
 }
 
 /**
@@ -319,31 +343,40 @@ interface DependencyScope {
   readonly keys: readonly ServiceKey[];
   readonly services: ReadonlyMap<ServiceKey, IndexedService>;
   readonly scope: readonly IndexedService[];
+  /** Ports across `scope`. */
+  readonly ports: number;
+  /** `scope`'s cluster signatures, in order (`NodePlan.dependencySignatures`). */
+  readonly signatures: readonly string[];
   readonly diagnostics: readonly Diagnostic[];
 }
 
-function dependencyScope(index: SnapshotIndex, node: LocalNode, basics: NodeBasics, diagnostics: Diagnostic[]): readonly IndexedService[] {
+function dependencyScope(index: SnapshotIndex, node: LocalNode, basics: NodeBasics, diagnostics: Diagnostic[]): DependencyScope {
   // Both lists are sorted: parseNode sorts the dependencies, the index its service keys.
   const keys: readonly ServiceKey[] = node.dependencies ?? index.serviceKeys;
   const last = basics.lastScope;
-  const scope = (last && patchedScope(last, keys, index.services)) ?? scopeOf(keys, index.services);
+  const scope = (last && patchedScope(last, keys, index.services)) ?? scopeOf(keys, index.services, last);
   basics.lastScope = scope;
   pushAll(diagnostics, scope.diagnostics);
-  return scope.scope;
+  return scope;
 }
 
-function scopeOf(keys: readonly ServiceKey[], services: ReadonlyMap<ServiceKey, IndexedService>): DependencyScope {
+function scopeOf(keys: readonly ServiceKey[], services: ReadonlyMap<ServiceKey, IndexedService>, last: DependencyScope | undefined): DependencyScope {
   const scope: IndexedService[] = [];
   const diagnostics: Diagnostic[] = [];
+  let ports = 0;
   for (const key of keys) {
     const service = services.get(key);
-    if (service && service.ports.length > 0) scope.push(service);
-    else
+    if (service && service.ports.length > 0) {
+      scope.push(service);
+      ports += service.ports.length;
+    } else
       diagnostics.push(
         diagnostic("DEPENDENCY_WITHOUT_PORTS", `dependency ${key} has no endpoints and no declared ports, so it gets no cluster`, { service: key }),
       );
   }
-  return { keys, services, scope, diagnostics };
+  const signatures = scope.map((service) => service.clusterSignature);
+  const sameSignatures = last !== undefined && last.signatures.length === signatures.length && last.signatures.every((s, i) => s === signatures[i]);
+  return { keys, services, scope, ports, signatures: sameSignatures ? last.signatures : signatures, diagnostics };
 }
 
 /**
@@ -356,6 +389,8 @@ function patchedScope(last: DependencyScope, keys: readonly ServiceKey[], servic
   const changed = LayeredMap.keysChangedBetween(last.services, services);
   if (!changed) return undefined;
   let scope: IndexedService[] | undefined;
+  let signatures: string[] | undefined;
+  let ports = last.ports;
   for (const key of changed) {
     const at = indexOfSorted(last.scope, key, (service) => service.key);
     const service = services.get(key);
@@ -367,9 +402,13 @@ function patchedScope(last: DependencyScope, keys: readonly ServiceKey[], servic
     }
     if (!inScope) return undefined;
     scope ??= [...last.scope];
+    ports += service.ports.length - scope[at]!.ports.length;
     scope[at] = service;
+    if (service.clusterSignature === last.signatures[at]) continue;
+    signatures ??= [...last.signatures];
+    signatures[at] = service.clusterSignature;
   }
-  return { ...last, services, scope: scope ?? last.scope };
+  return { ...last, services, scope: scope ?? last.scope, ports, signatures: signatures ?? last.signatures };
 }
 
 function workloadSanPrefixes(trust: TrustConfig): string[] {

@@ -1,10 +1,12 @@
 import { describe, expect, test } from "vitest";
 import { compileNode } from "../../src/compile/compile-node.js";
+import { nodeSize } from "../../src/compile/node-limits.js";
 import { toXdsResources, type XdsResources } from "../../src/emit/xds.js";
 import { isInputError } from "../../src/errors.js";
 import { localNodeFrom } from "../../src/model/node.js";
 import { parseOptions } from "../../src/model/options.js";
 import { parseSnapshot, type Snapshot, withServiceRecords } from "../../src/model/snapshot.js";
+import { planNode } from "../../src/plan/node-plan.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
 import { meshDocument } from "../support/fixtures.js";
 import { endpoint, mesh, node } from "../support/mesh-builder.js";
@@ -253,8 +255,9 @@ describe("a chain of incremental indexes", () => {
 /**
  * 24 services of two pods each: svc-0 on east/n1 and n2, the others on n2 and n3; svc-0 depends on svc-1..svc-9 and on
  * svc-30, which has no records yet. With this many services a one-service event is layered on the
- * previous index rather than copied, so a recompile reuses the node's last dependency scope and
- * pod route count, and must still equal a compile on a fresh index.
+ * previous index rather than copied, so a recompile reuses the node's last dependency scope (its
+ * port count and cluster signatures too), hosted side and pod route count, and must still equal a
+ * compile on a fresh index.
  */
 describe("recompiles on an index that layers its changes", () => {
   const pod = (s: number, n: number) => endpoint({ cluster: "east", ip: `10.0.${s}.${n}`, node: `n${n}`, pod: `svc-${s}-${n}`, ports: [8080, 9000 + s] });
@@ -278,6 +281,11 @@ describe("recompiles on an index that layers its changes", () => {
     ["a dependency loses every record", (s) => withServiceRecords(s, "ns/svc-5", [])],
     ["a dependency without records gains one", (s) => withServiceRecords(s, "ns/svc-30", [pod(30, 2)])],
     ["a hosted service's pod turns unhealthy", (s) => withServiceRecords(s, "ns/svc-0", unhealthy(s, "ns/svc-0"))],
+    [
+      "a hosted service gains a port on another node",
+      (s) =>
+        withServiceRecords(s, "ns/svc-0", [...s.services.get("ns/svc-0" as never)!, endpoint({ cluster: "east", ip: "10.0.0.9", node: "n2", ports: [7100] })]),
+    ],
   ];
   const scopeOf = (xds: XdsResources) => Object.keys(versions(xds)).filter((name) => name.startsWith("Cluster svc-"));
   // Fresh index, and options parsed anew: nothing the recompiles keep per node is reused either.
@@ -291,6 +299,8 @@ describe("recompiles on an index that layers its changes", () => {
       snapshot = event(snapshot);
       index = indexSnapshot(snapshot, index);
       expect(versions(toXdsResources(compileNode(index, local, parsed)))).toEqual(cold(snapshot));
+      // The size the node limits are checked against is patched along with the scope.
+      expect(nodeSize(planNode(index, local, parsed))).toEqual(nodeSize(planNode(indexSnapshot({ ...snapshot }), local, parseOptions(options))));
     }
     // The chain changed the dependencies' clusters: svc-4 gained a port, svc-5 left, svc-30 came.
     const last = toXdsResources(compileNode(index, local, parsed));
