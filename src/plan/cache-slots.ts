@@ -3,8 +3,7 @@
  *
  * - a service version of the index (`IndexedService.caches`): dropped with that version of the service;
  * - a compile context (`NodePlan.context`): one of the `CACHED_CONTEXTS` most recently used;
- * - the index itself (`SnapshotIndex.caches`): lives as long as that index;
- * - an index and the indexes updated from it (`SnapshotIndex.lineage`): lives as long as any of them.
+ * - the index itself (`SnapshotIndex.caches`): lives as long as that index.
  *
  * Each kind of entry is a `CacheSlot`, declared beside the code that fills it, with the one
  * function that builds its key and the type of its values. A slot's entries live in their own map

@@ -165,7 +165,7 @@ function routedPort(index: SnapshotIndex, view: EdsView, service: IndexedService
     group.pods.push(endpoint);
     viaNode.set(node.key, group);
   }
-  const waypoints = [...viaNode.values()].map(({ node, pods }) => waypointTarget(index, view, waypointTargets, node, pods));
+  const waypoints = [...viaNode.values()].map(({ node, pods }) => waypointTarget(view, waypointTargets, node, pods));
   return { targets: [...direct, ...waypoints], diagnostics };
 }
 
@@ -400,15 +400,6 @@ class WaypointTarget extends EncodingCell implements SharedEndpoint {
   get pods(): readonly EndpointRef[] {
     return this.records.map(endpointRef);
   }
-
-  /** Whether it is the endpoint of exactly these pods (records are immutable) behind this node, as it resolves now, at this tunnel port. */
-  standsFor(node: WaypointNode, port: number, pods: readonly ServiceEndpoint[]): boolean {
-    const records = this.records;
-    if (this.port !== port || this.ip !== node.ip || this.originCluster !== node.cluster || this.originNode !== node.name) return false;
-    if (this.locality.region !== node.locality.region || this.locality.zone !== node.locality.zone || records.length !== pods.length) return false;
-    for (let i = 0; i < pods.length; i++) if (records[i] !== pods[i]) return false;
-    return true;
-  }
 }
 
 /** One literal per shape, so each object is built with its fields in place (no property array added later). */
@@ -489,33 +480,8 @@ const WAYPOINT_ENDPOINTS = new CacheSlot<[port: number, tunnelPort: number], Map
 );
 
 /** `targets`: the service port's waypoint endpoints for the view's tunnel port, by the node's `cacheKey` (its key and address). */
-function waypointTarget(
-  index: SnapshotIndex,
-  view: EdsView,
-  targets: Map<string, WaypointTarget>,
-  node: WaypointNode,
-  pods: readonly ServiceEndpoint[],
-): WaypointTarget {
-  const known = targets.get(node.cacheKey);
-  if (known) return known;
-  const byPod = WAYPOINT_TARGETS_BY_POD.get(index.lineage, NO_ARGS, newWeakMap<ServiceEndpoint, WaypointTarget>);
-  const kept = byPod.get(pods[0]!);
-  if (kept?.standsFor(node, view.tunnelPort, pods)) return remember(targets, node.cacheKey, kept);
-  const target = newWaypointTarget(view, node, pods);
-  byPod.set(pods[0]!, target);
-  return remember(targets, node.cacheKey, target);
-}
-
-/**
- * Per index lineage: waypoint endpoints by the record of their first pod, across versions of the
- * service. An update keeps each unchanged record object (`withServiceRecords`), so after a health
- * flip every other node's pods of the service find their endpoint here, and the encoding it
- * carries; `standsFor` checks that it is still what they would get.
- */
-const WAYPOINT_TARGETS_BY_POD = singleEntrySlot<WeakMap<ServiceEndpoint, WaypointTarget>>("waypoint endpoints by first pod");
-
-function newWeakMap<K extends object, V>(): WeakMap<K, V> {
-  return new WeakMap();
+function waypointTarget(view: EdsView, targets: Map<string, WaypointTarget>, node: WaypointNode, pods: readonly ServiceEndpoint[]): WaypointTarget {
+  return targets.get(node.cacheKey) ?? remember(targets, node.cacheKey, newWaypointTarget(view, node, pods));
 }
 
 function newWaypointTarget(view: EdsView, node: WaypointNode, pods: readonly ServiceEndpoint[]): WaypointTarget {

@@ -70,12 +70,6 @@ export interface SnapshotIndex {
   readonly contexts: Map<string, SlotCache>;
   /** Work derived from this index as a whole (e.g. resolved waypoint nodes); lives as long as the index. */
   readonly caches: SlotCache;
-  /**
-   * Work kept across the updates of one index (`indexSnapshot(next, previous)` shares it), keyed
-   * weakly by registry records: what a later version of a service reuses of an earlier one's. A
-   * freshly built index starts its own.
-   */
-  readonly lineage: SlotCache;
 }
 
 /** How many compile contexts (roughly: nodes) keep their clusters cached. */
@@ -146,7 +140,6 @@ function buildIndex(snapshot: Snapshot): SnapshotIndex {
     hostedBy,
     contexts: new Map(),
     caches: new SlotCache(),
-    lineage: new SlotCache(),
   };
 }
 
