@@ -321,3 +321,46 @@ describe("recompiles on an index that layers its changes", () => {
     expect(versions(toXdsResources(compileNode(indexSnapshot(next, index), local, parsed)))).toEqual(cold(next));
   });
 });
+
+/**
+ * A waypoint endpoint stands for a service's pods behind one node; these compare recompiles with a
+ * compile of freshly parsed records, which share nothing with what an index or its records kept.
+ */
+describe("waypoint endpoints after a change behind them", () => {
+  const westNode = (name: string, ip: string, zone = "z1") => node({ cluster: "west", name, ip, zone });
+  const api = (ip: string, on: string, health: "HEALTHY" | "UNHEALTHY" = "HEALTHY") => endpoint({ cluster: "west", ip, node: on, pod: `api-${ip}`, health });
+  const parts = (w1Zone: string, secondHealth: "HEALTHY" | "UNHEALTHY") => ({
+    nodes: [node({ cluster: "east", name: "e1", ip: "192.168.0.1" }), westNode("w1", "192.168.1.1", w1Zone), westNode("w2", "192.168.1.2")],
+    services: {
+      "ns/web": [endpoint({ cluster: "east", ip: "10.0.0.1", node: "e1", pod: "web-1" })],
+      // w1 fronts two pods: the endpoint's first pod stays the same record when the second changes.
+      "ns/api": [api("10.1.0.1", "w1"), api("10.1.0.2", "w1", secondHealth), api("10.1.0.3", "w2")],
+    },
+    dependencies: { "ns/web": ["ns/api"] },
+  });
+  const parsed = parseOptions(options);
+  const compileOn = (snapshot: Snapshot, index = indexSnapshot(snapshot)) => compileNode(index, localNodeFrom(snapshot, "east", "e1"), parsed);
+  const apiEndpoints = (result: ReturnType<typeof compileNode>) =>
+    result.endpoints.find((a) => a.cluster_name?.startsWith("api.ns."))!.endpoints!.flatMap((group) => group.lb_endpoints ?? []);
+  const at = (result: ReturnType<typeof compileNode>, ip: string) => apiEndpoints(result).find((e) => e.endpoint?.address?.socket_address?.address === ip);
+
+  test("the second pod behind a waypoint turns unhealthy: that endpoint weighs the one healthy pod", () => {
+    const base = mesh(parts("z1", "HEALTHY"));
+    const index = indexSnapshot(base);
+    const before = compileOn(base, index);
+    const records = base.services.get("ns/api" as never)!.map((r) => (r.ip === "10.1.0.2" ? { ...r, health: "UNHEALTHY" } : r));
+    const after = compileOn(withServiceRecords(base, "ns/api", records), indexSnapshot(withServiceRecords(base, "ns/api", records), index));
+    const fresh = compileOn(mesh(parts("z1", "UNHEALTHY")));
+    expect(versions(toXdsResources(after))).toEqual(versions(toXdsResources(fresh)));
+    // w1's endpoint now weighs its one healthy pod.
+    expect(at(after, "192.168.1.1")).toEqual(at(fresh, "192.168.1.1"));
+    expect(at(after, "192.168.1.1")).not.toEqual(at(before, "192.168.1.1"));
+  });
+
+  test("a waypoint node's zone changes in the node list (a fresh index of the same records): its endpoint moves to the new locality", () => {
+    const base = mesh(parts("z1", "HEALTHY"));
+    compileOn(base);
+    const moved: Snapshot = { ...base, nodes: base.nodes.map((n) => (n.name === "w1" ? { ...n, zone: "z2" } : n)) };
+    expect(versions(toXdsResources(compileOn(moved)))).toEqual(versions(toXdsResources(compileOn(mesh(parts("z2", "HEALTHY"))))));
+  });
+});
