@@ -14,7 +14,7 @@ import { trustDomainOfCluster } from "../model/node.js";
 import type { Options } from "../model/options.js";
 import type { PortProtocol, TrustConfig } from "../model/snapshot.js";
 import { bundleSecretName, type ServiceKey, type ServiceRef, serviceKey, serviceSpiffeId, workloadSpiffePrefix } from "../naming.js";
-import { pushAll } from "../util/arrays.js";
+import { pushAll, sameItems } from "../util/arrays.js";
 import { compositeKey } from "../util/keys.js";
 import { LayeredMap } from "../util/layered-map.js";
 import { getOrInsert } from "../util/maps.js";
@@ -242,7 +242,7 @@ export interface ReuseSlot<T> {
 /** The slot's value when every input is the same (`===`) as last time; else computed and kept. */
 export function reuseIfUnchanged<T>(slot: ReuseSlot<T>, inputs: readonly unknown[], compute: () => T): T {
   const last = slot.last;
-  if (last && last.inputs.length === inputs.length && last.inputs.every((input, i) => input === inputs[i])) return last.value;
+  if (last && sameItems(last.inputs, inputs)) return last.value;
   slot.last = { inputs, value: compute() };
   return slot.last.value;
 }
@@ -375,8 +375,8 @@ function scopeOf(keys: readonly ServiceKey[], services: ReadonlyMap<ServiceKey, 
       );
   }
   const signatures = scope.map((service) => service.clusterSignature);
-  const sameSignatures = last !== undefined && last.signatures.length === signatures.length && last.signatures.every((s, i) => s === signatures[i]);
-  return { keys, services, scope, ports, signatures: sameSignatures ? last.signatures : signatures, diagnostics };
+  const kept = last !== undefined && sameItems(last.signatures, signatures);
+  return { keys, services, scope, ports, signatures: kept ? last.signatures : signatures, diagnostics };
 }
 
 /**

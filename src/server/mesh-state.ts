@@ -11,6 +11,7 @@ import type { LocalNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { changedServices, type HostedEndpoint, indexSnapshot, localNodeIn, nodeKey, type SnapshotIndex, sameMeshInputs } from "../plan/snapshot-index.js";
+import { sameItems } from "../util/arrays.js";
 import { getOrInsert } from "../util/maps.js";
 import { indexOfSorted } from "../util/order.js";
 
@@ -100,7 +101,7 @@ export class MeshState {
     const hosted = this.#index.hostedBy.get(key);
     const { mesh, nodes, dependencies } = this.#snapshot;
     const inputs = [mesh, nodes, dependencies, hosted];
-    const local = previous && sameInputs(previous.inputs, inputs) ? previous.local : localNodeIn(this.#index, cluster, name);
+    const local = previous && sameItems(previous.inputs, inputs) ? previous.local : localNodeIn(this.#index, cluster, name);
     const resources = toXdsResources(compileNode(this.#index, local, this.options));
     const compiled = previous ? reuseUnchanged(previous.compiled, key, resources) : { key, resources };
     return { key, cluster, name, inputs, hosted, local, compiled };
@@ -137,10 +138,6 @@ function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeE
 /** Whether sorted `list` holds `key` (parseNode sorts a node's dependencies). */
 function includesSorted(list: readonly string[], key: string): boolean {
   return indexOfSorted(list, key, (item) => item) >= 0;
-}
-
-function sameInputs(a: readonly unknown[], b: readonly unknown[]): boolean {
-  return a.length === b.length && a.every((input, i) => input === b[i]);
 }
 
 /** The previous lists for types whose resources are all the same objects; the previous result when no type changed. */

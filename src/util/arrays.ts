@@ -8,3 +8,8 @@
 export function pushAll<T>(list: T[], items: Iterable<T>): void {
   for (const item of items) list.push(item);
 }
+
+/** Whether both lists hold the same items (`===`) in the same order. */
+export function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
+  return a.length === b.length && a.every((item, i) => item === b[i]);
+}
