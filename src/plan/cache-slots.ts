@@ -1,7 +1,8 @@
 /**
  * Typed, named caches. The compiler keeps reusable work in `SlotCache`s with one owner each:
  *
- * - a service version of the index (`IndexedService.caches`): dropped with that version of the service;
+ * - a service version of the index (`IndexedService.caches`): dropped with that version of the service,
+ *   except that the next version can read the entries of slots that carry over (`carryOverFrom`);
  * - a compile context (`NodePlan.context`): one of the `CACHED_CONTEXTS` most recently used;
  * - the index itself (`SnapshotIndex.caches`): lives as long as that index.
  *
@@ -13,9 +14,14 @@
 
 /** One kind of cache entry: its name (for readers and tests), how its key is built, its value type. */
 export class CacheSlot<Args extends readonly unknown[], Value> {
+  /**
+   * `carriesOver`: a new version of the cache's owner can read the entries the version before it
+   * left (`SlotCache.carryOverFrom`, `earlier`), to reuse those still right for it.
+   */
   constructor(
     readonly name: string,
     readonly keyOf: (...args: Args) => string,
+    readonly carriesOver = false,
   ) {}
 
   /** The entry for `args` in `cache`, computed on first use. */
@@ -29,6 +35,11 @@ export class CacheSlot<Args extends readonly unknown[], Value> {
     }
     return value;
   }
+
+  /** The entry for `args` the owner's previous version left (see `SlotCache.carryOverFrom`), if any. */
+  earlier(cache: SlotCache, args: Args): Value | undefined {
+    return cache.earlierEntriesOf(this)?.get(this.keyOf(...args)) as Value | undefined;
+  }
 }
 
 /** A slot with one entry per cache (its value depends only on the cache's owner). */
@@ -38,7 +49,23 @@ export function singleEntrySlot<Value>(name: string): CacheSlot<[], Value> {
 
 /** The entries of several slots, each slot in a map of its own. */
 export class SlotCache {
-  readonly #bySlot = new Map<object, Map<string, unknown>>();
+  readonly #bySlot = new Map<CacheSlot<never, unknown>, Map<string, unknown>>();
+  /** Entries of slots that carry over, as the owner's previous version left them. */
+  readonly #earlier = new Map<CacheSlot<never, unknown>, Map<string, unknown>>();
+
+  /**
+   * Keeps `previous`'s entries of every slot that carries over readable here (`earlierEntriesOf`),
+   * or those it was handed itself where it made none. Only maps of entries are kept, never
+   * `previous`, so a chain of versions holds one generation back.
+   */
+  carryOverFrom(previous: SlotCache): void {
+    for (const [slot, entries] of previous.#bySlot) if (slot.carriesOver) this.#earlier.set(slot, entries);
+    for (const [slot, entries] of previous.#earlier) if (!this.#earlier.has(slot)) this.#earlier.set(slot, entries);
+  }
+
+  earlierEntriesOf(slot: CacheSlot<never, unknown>): ReadonlyMap<string, unknown> | undefined {
+    return this.#earlier.get(slot);
+  }
 
   entriesOf(slot: CacheSlot<never, unknown>): Map<string, unknown> {
     let entries = this.#bySlot.get(slot);

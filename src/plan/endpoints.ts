@@ -126,6 +126,7 @@ function routedPort(index: SnapshotIndex, view: EdsView, service: IndexedService
     diagnostics.push(diagnostic(code, message, { resource: clusterName, service: service.key, endpoint: endpointRef(endpoint) }));
   const direct: SharedEndpoint[] = [];
   const waypointTargets = WAYPOINT_ENDPOINTS.get(service.caches, [port, view.tunnelPort], () => new Map());
+  const earlierTargets = WAYPOINT_ENDPOINTS.earlier(service.caches, [port, view.tunnelPort]);
   const viaNode = new Map<string, { node: WaypointNode; pods: ServiceEndpoint[] }>();
   for (const endpoint of service.endpoints) {
     if (!endpoint.ports.includes(port)) continue;
@@ -165,7 +166,7 @@ function routedPort(index: SnapshotIndex, view: EdsView, service: IndexedService
     group.pods.push(endpoint);
     viaNode.set(node.key, group);
   }
-  const waypoints = [...viaNode.values()].map(({ node, pods }) => waypointTarget(view, waypointTargets, node, pods));
+  const waypoints = [...viaNode.values()].map(({ node, pods }) => waypointTarget(view, waypointTargets, earlierTargets, node, pods));
   return { targets: [...direct, ...waypoints], diagnostics };
 }
 
@@ -400,6 +401,15 @@ class WaypointTarget extends EncodingCell implements SharedEndpoint {
   get pods(): readonly EndpointRef[] {
     return this.records.map(endpointRef);
   }
+
+  /** Whether it is the endpoint of exactly these pods (records are immutable) behind this node as it resolves now, at this tunnel port. */
+  standsFor(node: WaypointNode, port: number, pods: readonly ServiceEndpoint[]): boolean {
+    const records = this.records;
+    if (this.port !== port || this.ip !== node.ip || this.originCluster !== node.cluster || this.originNode !== node.name) return false;
+    if (this.locality.region !== node.locality.region || this.locality.zone !== node.locality.zone || records.length !== pods.length) return false;
+    for (let i = 0; i < pods.length; i++) if (records[i] !== pods[i]) return false;
+    return true;
+  }
 }
 
 /** One literal per shape, so each object is built with its fields in place (no property array added later). */
@@ -477,11 +487,27 @@ function resolveNode(index: SnapshotIndex, cluster: string, name: string): Resol
 const WAYPOINT_ENDPOINTS = new CacheSlot<[port: number, tunnelPort: number], Map<string, WaypointTarget>>(
   "waypoint endpoints",
   (port, tunnelPort) => `${port},${tunnelPort}`,
+  // A registry update keeps each unchanged record object (`withServiceRecords`), so after a health
+  // flip the service's next version finds every other node's endpoint, and its encoding, here.
+  true,
 );
 
-/** `targets`: the service port's waypoint endpoints for the view's tunnel port, by the node's `cacheKey` (its key and address). */
-function waypointTarget(view: EdsView, targets: Map<string, WaypointTarget>, node: WaypointNode, pods: readonly ServiceEndpoint[]): WaypointTarget {
-  return targets.get(node.cacheKey) ?? remember(targets, node.cacheKey, newWaypointTarget(view, node, pods));
+/**
+ * `targets`: the service port's waypoint endpoints for the view's tunnel port, by the node's
+ * `cacheKey` (its key and address); `earlier`: the same, as the service's previous version left
+ * them, each reused while it stands for the same pods.
+ */
+function waypointTarget(
+  view: EdsView,
+  targets: Map<string, WaypointTarget>,
+  earlier: ReadonlyMap<string, WaypointTarget> | undefined,
+  node: WaypointNode,
+  pods: readonly ServiceEndpoint[],
+): WaypointTarget {
+  const known = targets.get(node.cacheKey);
+  if (known) return known;
+  const kept = earlier?.get(node.cacheKey);
+  return remember(targets, node.cacheKey, kept?.standsFor(node, view.tunnelPort, pods) ? kept : newWaypointTarget(view, node, pods));
 }
 
 function newWaypointTarget(view: EdsView, node: WaypointNode, pods: readonly ServiceEndpoint[]): WaypointTarget {

@@ -183,7 +183,11 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
     ].filter((key) => !changedKeys.has(key)),
   );
   const serviceChanges = new Map<ServiceKey, IndexedService | undefined>([...changedKeys].map((key) => [key, undefined]));
-  for (const service of [...changed, ...[...stale].map((key) => indexService(snapshot, key))]) serviceChanges.set(service.key, service);
+  for (const service of [...changed, ...[...stale].map((key) => indexService(snapshot, key))]) {
+    const before = previous.services.get(service.key);
+    if (before) service.caches.carryOverFrom(before.caches);
+    serviceChanges.set(service.key, service);
+  }
   const layered = LayeredMap.of(previous.services, serviceChanges);
   const services = sameKeys ? layered : new Map(keys.map((key) => [key, layered.get(key)!]));
   return {

@@ -32,6 +32,34 @@ describe("CacheSlot", () => {
   });
 });
 
+describe("SlotCache.carryOverFrom", () => {
+  const carried = new CacheSlot<[n: number], string>("carried", (n) => String(n), true);
+  const dropped = new CacheSlot<[n: number], string>("dropped", (n) => String(n));
+
+  test("a new version reads what its previous version left in slots that carry over, and nothing else", () => {
+    const [first, second] = [new SlotCache(), new SlotCache()];
+    carried.get(first, [1], () => "first");
+    dropped.get(first, [1], () => "first");
+    second.carryOverFrom(first);
+    expect(carried.earlier(second, [1])).toBe("first");
+    expect(carried.earlier(second, [2])).toBeUndefined();
+    expect(dropped.earlier(second, [1])).toBeUndefined();
+    // Its own entries are its own: the earlier one is only read, never taken as this version's.
+    expect(carried.get(second, [1], () => "second")).toBe("second");
+  });
+
+  test("one generation back: the previous version's own entries, else what it was handed", () => {
+    const [first, second, third, fourth] = [new SlotCache(), new SlotCache(), new SlotCache(), new SlotCache()];
+    carried.get(first, [1], () => "first");
+    second.carryOverFrom(first);
+    third.carryOverFrom(second);
+    expect(carried.earlier(third, [1])).toBe("first");
+    carried.get(third, [1], () => "third");
+    fourth.carryOverFrom(third);
+    expect(carried.earlier(fourth, [1])).toBe("third");
+  });
+});
+
 /** Every slot declared in src/ by name: `new CacheSlot<…>("name", …)` or `singleEntrySlot<…>("name")`. */
 function declaredSlotNames(): string[] {
   const files = readdirSync(join(REPO, "src"), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"));

@@ -355,6 +355,8 @@ describe("waypoint endpoints after a change behind them", () => {
     // w1's endpoint now weighs its one healthy pod.
     expect(at(after, "192.168.1.1")).toEqual(at(fresh, "192.168.1.1"));
     expect(at(after, "192.168.1.1")).not.toEqual(at(before, "192.168.1.1"));
+    // w2's pod did not change: its endpoint, and the encoding it carries, is the one built before.
+    expect(at(after, "192.168.1.2")).toBe(at(before, "192.168.1.2"));
   });
 
   test("a waypoint node's zone changes in the node list (a fresh index of the same records): its endpoint moves to the new locality", () => {
