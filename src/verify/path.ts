@@ -309,16 +309,13 @@ function levelFor(context: ReplayContext, { resources, levels }: SourceFacts, na
  * nodes).
  */
 function findLevel(context: ReplayContext, resources: NodeResources, name: string): Level {
-  const clusters = edsClustersOf(context, resources, name);
+  const clusters = edsClustersOf(context, resources, name).map((cluster) => ({ cluster, assignment: assignmentOf(resources, cluster) }));
   if (clusters.length === 0) return NO_LEVEL;
-  const first = assignmentOf(resources, clusters[0]!);
-  const byAssignment = context.memo.get("levels", clusters[0]!, newMap<ClusterLoadAssignment | undefined, Level[]>);
-  const known = byAssignment.get(first) ?? remember(byAssignment, first, []);
-  for (const level of known) if (readFrom(level, resources, clusters)) return level;
-  const level = levelOf(
-    context,
-    clusters.map((cluster) => ({ cluster, assignment: assignmentOf(resources, cluster) })),
-  );
+  const { cluster, assignment } = clusters[0]!;
+  const byAssignment = context.memo.get("levels", cluster, newMap<ClusterLoadAssignment | undefined, Level[]>);
+  const known = byAssignment.get(assignment) ?? remember(byAssignment, assignment, []);
+  for (const level of known) if (sameEdsClusters(level.clusters, clusters)) return level;
+  const level = levelOf(context, clusters);
   known.push(level);
   return level;
 }
@@ -327,13 +324,9 @@ function assignmentOf(resources: NodeResources, cluster: Cluster): ClusterLoadAs
   return resources.assignment(cluster.eds_cluster_config?.service_name || cluster.name || "");
 }
 
-/** Whether the level was read from exactly these cluster objects and the node's assignments for them. */
-function readFrom(level: Level, resources: NodeResources, clusters: readonly Cluster[]): boolean {
-  if (level.clusters.length !== clusters.length) return false;
-  for (const [i, eds] of level.clusters.entries()) {
-    if (eds.cluster !== clusters[i] || eds.assignment !== assignmentOf(resources, eds.cluster)) return false;
-  }
-  return true;
+/** Whether both are the same cluster objects with the same assignment objects, in order. */
+function sameEdsClusters(a: readonly EdsCluster[], b: readonly EdsCluster[]): boolean {
+  return a.length === b.length && a.every((eds, i) => eds.cluster === b[i]!.cluster && eds.assignment === b[i]!.assignment);
 }
 
 function levelOf(context: ReplayContext, clusters: readonly EdsCluster[]): Level {

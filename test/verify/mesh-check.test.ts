@@ -682,4 +682,31 @@ describe("the replay reads each compiled object once, and only for the nodes who
     expect(statuses(report, "east/node-1")).toEqual(new Set(["ok"]));
     expect(statuses(report, "west/node-1")).toEqual(new Set(["unreachable"]));
   });
+
+  test("nodes sharing an aggregate's halves and its first half's assignment, but not the second's, each get their own level", () => {
+    // East's checkout pods are down: east/node-1 reaches checkout through its waypoint half only.
+    const mesh = compileMesh(snapshot(true), { ...crossCluster, socketSelection: "aggregate" });
+    const name = "checkout.team-a.mesh.aether:8080";
+    const [local, waypoint] = [`${name}|local`, `${name}|waypoint`];
+    const clusterOf = (key: string, subCluster: string) => node(mesh, key).clusters.find((c) => c.name === subCluster);
+    for (const subCluster of [local, waypoint]) expect(clusterOf("west/node-1", subCluster)).toBe(clusterOf("east/node-1", subCluster));
+    // west/node-1 (replayed after east/node-1) gets east/node-1's very local half, and a copy of its
+    // waypoint half with every endpoint unhealthy.
+    const eastAssignment = (half: string) => (node(mesh, "east/node-1").endpoints as ClusterLoadAssignment[]).find((a) => a.cluster_name === half)!;
+    const endpoints = node(mesh, "west/node-1").endpoints as ClusterLoadAssignment[];
+    endpoints[endpoints.findIndex((a) => a.cluster_name === local)] = eastAssignment(local);
+    const downed = eastAssignment(waypoint);
+    endpoints[endpoints.findIndex((a) => a.cluster_name === waypoint)] = {
+      ...downed,
+      endpoints: downed.endpoints!.map((group) => ({
+        ...group,
+        lb_endpoints: group.lb_endpoints!.map((endpoint) => ({ ...endpoint, health_status: HealthStatus.UNHEALTHY })),
+      })),
+    };
+    const statuses = (report: ReturnType<typeof checkCompiledMesh>, from: string) =>
+      new Set(report.paths.filter((p) => p.source.node === from && p.cluster === name).map((p) => p.status));
+    const report = checkCompiledMesh(mesh);
+    expect(statuses(report, "east/node-1")).toEqual(new Set(["ok"]));
+    expect(statuses(report, "west/node-1")).toEqual(new Set(["unreachable"]));
+  });
 });
