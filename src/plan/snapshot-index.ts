@@ -301,7 +301,28 @@ function sameClaim(a: ServiceEndpoint, b: ServiceEndpoint): boolean {
 }
 
 /** Services whose records changed, were added or removed; and whether the set of keys is the same. */
-export function changedServices(previous: SnapshotIndex, snapshot: Snapshot): { changed: ReadonlySet<ServiceKey>; sameKeys: boolean } {
+export interface ServiceChanges {
+  readonly changed: ReadonlySet<ServiceKey>;
+  readonly sameKeys: boolean;
+}
+
+/**
+ * The last answer per snapshot, with the index it was asked against (held weakly): the index
+ * update and the ADS server (which nodes a change can reach) both ask about the same pair on every
+ * registry event, and without a lineage (`withServiceRecords`) the answer compares every service.
+ */
+const lastChanges = new WeakMap<Snapshot, { readonly previous: WeakRef<SnapshotIndex>; readonly changes: ServiceChanges }>();
+
+/** `ServiceChanges` from `previous` to `snapshot`, worked out once per pair asked in a row. */
+export function changedServices(previous: SnapshotIndex, snapshot: Snapshot): ServiceChanges {
+  const last = lastChanges.get(snapshot);
+  if (last?.previous.deref() === previous) return last.changes;
+  const changes = findChangedServices(previous, snapshot);
+  lastChanges.set(snapshot, { previous: new WeakRef(previous), changes });
+  return changes;
+}
+
+function findChangedServices(previous: SnapshotIndex, snapshot: Snapshot): ServiceChanges {
   const known = changesSince(snapshot, previous.snapshot);
   if (known) return { changed: known, sameKeys: [...known].every((key) => previous.services.has(key)) };
   const before = previous.snapshot.services;

@@ -7,7 +7,7 @@ import { localNodeFrom } from "../../src/model/node.js";
 import { parseOptions } from "../../src/model/options.js";
 import { parseSnapshot, type Snapshot, withServiceRecords } from "../../src/model/snapshot.js";
 import { planNode } from "../../src/plan/node-plan.js";
-import { indexSnapshot } from "../../src/plan/snapshot-index.js";
+import { changedServices, indexSnapshot } from "../../src/plan/snapshot-index.js";
 import { meshDocument } from "../support/fixtures.js";
 import { endpoint, mesh, node } from "../support/mesh-builder.js";
 
@@ -29,6 +29,20 @@ function recovered(snapshot: Snapshot) {
 }
 
 describe("incremental recompiles", () => {
+  test("the services changed since an index are told for that index, even right after another index was asked about the same snapshot", () => {
+    // The index update and the server ask about the same pair in a row; the answer is kept for that pair only.
+    const base = parseSnapshot(meshDocument());
+    const first = indexSnapshot(base);
+    const recoveredPayments = withServiceRecords(base, "team-b/payments", recovered(base));
+    const second = indexSnapshot(recoveredPayments, first);
+    const checkout = recoveredPayments.services.get("team-a/checkout")!.map((record) => ({ ...record, weight: record.weight + 1 }));
+    const next = { ...recoveredPayments, services: new Map(recoveredPayments.services).set("team-a/checkout" as never, checkout) };
+    const changed = (index: typeof first) => [...changedServices(index, next).changed].sort();
+    expect(changed(first)).toEqual(["team-a/checkout", "team-b/payments"]);
+    expect(changed(second)).toEqual(["team-a/checkout"]);
+    expect(changed(first)).toEqual(["team-a/checkout", "team-b/payments"]);
+  });
+
   test("a snapshot from withServiceRecords, indexed from the previous index, compiles exactly like a fresh one", () => {
     const base = parseSnapshot(meshDocument());
     const index = indexSnapshot(base);
