@@ -18,7 +18,7 @@ import type { ServiceEndpoint } from "../model/registry.js";
 import { changesSince, type NodeStatus, type PortProtocol, protocolOf, type Snapshot } from "../model/snapshot.js";
 import { parseServiceKey, type ServiceKey, type ServiceRef } from "../naming.js";
 import { LayeredMap } from "../util/layered-map.js";
-import { getOrInsert } from "../util/maps.js";
+import { getOrInsert, remember } from "../util/maps.js";
 import { compareNumbers, compareText, ipSortKey } from "../util/order.js";
 import { SlotCache } from "./cache-slots.js";
 
@@ -307,20 +307,31 @@ export interface ServiceChanges {
 }
 
 /**
- * The last answer per snapshot, with the index it was asked against (held weakly): the index
- * update and the ADS server (which nodes a change can reach) both ask about the same pair on every
+ * The last answer per snapshot, with the id of the index it was asked against: the index update
+ * and the ADS server (which nodes a change can reach) both ask about the same pair on every
  * registry event, and without a lineage (`withServiceRecords`) the answer compares every service.
+ * An id, not the index: a reference, even a `WeakRef` (which keeps its target until the current
+ * job ends), would keep every index of a synchronous run of updates alive.
  */
-const lastChanges = new WeakMap<Snapshot, { readonly previous: WeakRef<SnapshotIndex>; readonly changes: ServiceChanges }>();
+const lastChanges = new WeakMap<Snapshot, { readonly previous: number; readonly changes: ServiceChanges }>();
 
 /** `ServiceChanges` from `previous` to `snapshot`, worked out once per pair asked in a row. */
 export function changedServices(previous: SnapshotIndex, snapshot: Snapshot): ServiceChanges {
+  const id = indexId(previous);
   const last = lastChanges.get(snapshot);
-  if (last?.previous.deref() === previous) return last.changes;
+  if (last?.previous === id) return last.changes;
   const changes = findChangedServices(previous, snapshot);
-  lastChanges.set(snapshot, { previous: new WeakRef(previous), changes });
+  lastChanges.set(snapshot, { previous: id, changes });
   return changes;
 }
+
+/** A number per index, given when first asked. */
+function indexId(index: SnapshotIndex): number {
+  return indexIds.get(index) ?? remember(indexIds, index, nextIndexId++);
+}
+
+const indexIds = new WeakMap<SnapshotIndex, number>();
+let nextIndexId = 0;
 
 function findChangedServices(previous: SnapshotIndex, snapshot: Snapshot): ServiceChanges {
   const known = changesSince(snapshot, previous.snapshot);
