@@ -14,6 +14,7 @@ import type { ServiceEndpoint } from "../model/registry.js";
 import { type SharedAddress, sharedAddresses } from "../model/snapshot-checks.js";
 import { outboundClusterName } from "../naming.js";
 import { AddressMap } from "../util/address-map.js";
+import { sameItems } from "../util/arrays.js";
 import { compositeKey } from "../util/keys.js";
 import { getOrInsert, newMap, remember } from "../util/maps.js";
 import { compareText, ipSortKey } from "../util/order.js";
@@ -404,11 +405,8 @@ class WaypointTarget extends EncodingCell implements SharedEndpoint {
 
   /** Whether it is the endpoint of exactly these pods (records are immutable) behind this node as it resolves now, at this tunnel port. */
   standsFor(node: WaypointNode, port: number, pods: readonly ServiceEndpoint[]): boolean {
-    const records = this.records;
     if (this.port !== port || this.ip !== node.ip || this.originCluster !== node.cluster || this.originNode !== node.name) return false;
-    if (this.locality.region !== node.locality.region || this.locality.zone !== node.locality.zone || records.length !== pods.length) return false;
-    for (let i = 0; i < pods.length; i++) if (records[i] !== pods[i]) return false;
-    return true;
+    return this.locality.region === node.locality.region && this.locality.zone === node.locality.zone && sameItems(this.records, pods);
   }
 }
 

@@ -669,18 +669,10 @@ describe("the replay reads each compiled object once, and only for the nodes who
     // west/node-1 (replayed after east/node-1) loses every healthy endpoint of that cluster, in its own copy.
     const endpoints = node(mesh, "west/node-1").endpoints as ClusterLoadAssignment[];
     const at = endpoints.findIndex((a) => a.cluster_name === name);
-    endpoints[at] = {
-      ...endpoints[at],
-      endpoints: endpoints[at]!.endpoints!.map((group) => ({
-        ...group,
-        lb_endpoints: group.lb_endpoints!.map((endpoint) => ({ ...endpoint, health_status: HealthStatus.UNHEALTHY })),
-      })),
-    };
-    const statuses = (report: ReturnType<typeof checkCompiledMesh>, from: string) =>
-      new Set(report.paths.filter((p) => p.source.node === from && p.cluster === name).map((p) => p.status));
+    endpoints[at] = allUnhealthy(endpoints[at]!);
     const report = checkCompiledMesh(mesh);
-    expect(statuses(report, "east/node-1")).toEqual(new Set(["ok"]));
-    expect(statuses(report, "west/node-1")).toEqual(new Set(["unreachable"]));
+    expect(statusesFrom(report, "east/node-1", name)).toEqual(new Set(["ok"]));
+    expect(statusesFrom(report, "west/node-1", name)).toEqual(new Set(["unreachable"]));
   });
 
   test("nodes sharing an aggregate's halves and its first half's assignment, but not the second's, each get their own level", () => {
@@ -695,18 +687,25 @@ describe("the replay reads each compiled object once, and only for the nodes who
     const eastAssignment = (half: string) => (node(mesh, "east/node-1").endpoints as ClusterLoadAssignment[]).find((a) => a.cluster_name === half)!;
     const endpoints = node(mesh, "west/node-1").endpoints as ClusterLoadAssignment[];
     endpoints[endpoints.findIndex((a) => a.cluster_name === local)] = eastAssignment(local);
-    const downed = eastAssignment(waypoint);
-    endpoints[endpoints.findIndex((a) => a.cluster_name === waypoint)] = {
-      ...downed,
-      endpoints: downed.endpoints!.map((group) => ({
-        ...group,
-        lb_endpoints: group.lb_endpoints!.map((endpoint) => ({ ...endpoint, health_status: HealthStatus.UNHEALTHY })),
-      })),
-    };
-    const statuses = (report: ReturnType<typeof checkCompiledMesh>, from: string) =>
-      new Set(report.paths.filter((p) => p.source.node === from && p.cluster === name).map((p) => p.status));
+    endpoints[endpoints.findIndex((a) => a.cluster_name === waypoint)] = allUnhealthy(eastAssignment(waypoint));
     const report = checkCompiledMesh(mesh);
-    expect(statuses(report, "east/node-1")).toEqual(new Set(["ok"]));
-    expect(statuses(report, "west/node-1")).toEqual(new Set(["unreachable"]));
+    expect(statusesFrom(report, "east/node-1", name)).toEqual(new Set(["ok"]));
+    expect(statusesFrom(report, "west/node-1", name)).toEqual(new Set(["unreachable"]));
   });
 });
+
+/** A copy of the assignment with every endpoint unhealthy. */
+function allUnhealthy(assignment: ClusterLoadAssignment): ClusterLoadAssignment {
+  return {
+    ...assignment,
+    endpoints: assignment.endpoints!.map((group) => ({
+      ...group,
+      lb_endpoints: group.lb_endpoints!.map((endpoint) => ({ ...endpoint, health_status: HealthStatus.UNHEALTHY })),
+    })),
+  };
+}
+
+/** The statuses of the report's paths from a node through a cluster. */
+function statusesFrom(report: MeshCheckReport, from: string, cluster: string): Set<PathReport["status"]> {
+  return new Set(report.paths.filter((p) => p.source.node === from && p.cluster === cluster).map((p) => p.status));
+}
