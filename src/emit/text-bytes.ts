@@ -46,7 +46,7 @@ export class TextBytes {
   }
 
   /** A copy of what was written from `start` on: bytes to `chunk` again. */
-  private copyFrom(start: number): Uint8Array {
+  copyFrom(start: number): Uint8Array {
     return new Uint8Array(this.buffer.subarray(start, this.length));
   }
 

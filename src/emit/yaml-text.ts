@@ -43,6 +43,39 @@ export enum Slot {
 }
 
 /**
+ * A plain key's line starts (`keyLine`, by indentation) and, while its string values repeat, each
+ * value's whole entry by place (a diagnostic's code, resource, service and pod cluster repeat across
+ * thousands; its message never does).
+ */
+class PlainKey {
+  readonly lines: Uint8Array[] = [];
+  private readonly entries: Map<string, Uint8Array>[] = [];
+  looked = 0;
+  found = 0;
+
+  /** The entries kept at `place` (an indentation, and whether on a dash's line), by value. */
+  entriesAt(place: number): Map<string, Uint8Array> {
+    let entries = this.entries[place];
+    if (entries === undefined) {
+      entries = new Map();
+      this.entries[place] = entries;
+    }
+    return entries;
+  }
+
+  /**
+   * Whether entries are still kept: for the first `ENTRY_PROBES` values, then while three in four
+   * were met before. Keeping a value no entry repeats costs more than writing it (a copy and a
+   * map entry), and a key that stops keeping stops for the render.
+   */
+  keepsEntries(): boolean {
+    return this.looked < ENTRY_PROBES || 4 * this.found >= 3 * this.looked;
+  }
+}
+
+const ENTRY_PROBES = 64;
+
+/**
  * The YAML writer. A mapping prints each entry as `key:` then its value; a sequence each item as
  * `- ` then the item. After a key, a collection starts on the next line, indented two more
  * (empty: ` {}` / ` []` on the key's line); after a dash, its first entry or nested dash stays on
@@ -50,8 +83,8 @@ export enum Slot {
  */
 export class YamlWriter {
   readonly out = new TextBytes();
-  /** Line starts of maps' and plain objects' keys (`keyLine`), by key. */
-  private readonly plainKeys = new Map<string, Uint8Array[]>();
+  /** What is kept of maps' and plain objects' keys, by key. */
+  private readonly plainKeys = new Map<string, PlainKey>();
   /** `typeEntry`'s bytes, by type URL and indentation. */
   private readonly typeEntries: RepeatedBytes = new Map();
   /** Messages and Anys written, by object: one met again at the same place is copied. */
@@ -106,7 +139,7 @@ export class YamlWriter {
         count++;
         out.byte(0x0a);
         for (const key of keys) {
-          out.chunk(this.keyLine(this.linesOf(key), key, indent + 2, false));
+          out.chunk(this.keyLine(this.plainKey(key).lines, key, indent + 2, false));
           this.afterKey(field, entries[key], indent + 2);
         }
       }
@@ -179,14 +212,39 @@ export class YamlWriter {
     return line;
   }
 
-  /** The line starts of a map's or plain object's key (`keyLine`). */
-  private linesOf(key: string): Uint8Array[] {
-    let lines = this.plainKeys.get(key);
-    if (lines === undefined) {
-      lines = [];
-      this.plainKeys.set(key, lines);
+  private plainKey(key: string): PlainKey {
+    let plainKey = this.plainKeys.get(key);
+    if (plainKey === undefined) {
+      plainKey = new PlainKey();
+      this.plainKeys.set(key, plainKey);
     }
-    return lines;
+    return plainKey;
+  }
+
+  /**
+   * `key: value` in a plain object's mapping at `indent` (on a dash's line when `inline`): the
+   * bytes written for the same value there before, copied while the key's values repeat.
+   */
+  private stringEntry(plainKey: PlainKey, key: string, value: string, indent: number, inline: boolean): void {
+    const out = this.out;
+    if (!plainKey.keepsEntries()) {
+      out.chunk(this.keyLine(plainKey.lines, key, indent, inline));
+      this.string(value, Slot.AfterKey, indent);
+      return;
+    }
+    // By indentation too when inline: a block scalar's lines are indented by where its key is.
+    const entries = plainKey.entriesAt(2 * indent + (inline ? 1 : 0));
+    const kept = entries.get(value);
+    plainKey.looked++;
+    if (kept !== undefined) {
+      plainKey.found++;
+      out.chunk(kept);
+      return;
+    }
+    const start = out.length;
+    out.chunk(this.keyLine(plainKey.lines, key, indent, inline));
+    this.string(value, Slot.AfterKey, indent);
+    entries.set(value, out.copyFrom(start));
   }
 
   /** A plain value (a Struct, a wrapper's or scalar's value, a diagnostic) in `slot`. */
@@ -230,8 +288,13 @@ export class YamlWriter {
     for (const key of Object.keys(record)) {
       const child = record[key];
       if (child === undefined) continue;
-      out.chunk(this.keyLine(this.linesOf(key), key, entries, count++ === 0 && slot === Slot.Item));
-      this.plain(child, Slot.AfterKey, entries);
+      const inline = count++ === 0 && slot === Slot.Item;
+      const plainKey = this.plainKey(key);
+      if (typeof child === "string") this.stringEntry(plainKey, key, child, entries, inline);
+      else {
+        out.chunk(this.keyLine(plainKey.lines, key, entries, inline));
+        this.plain(child, Slot.AfterKey, entries);
+      }
     }
     if (count === 0) {
       out.rewind(start);

@@ -386,6 +386,23 @@ describe("renderYaml prints a repeated leaf string in each place as the yaml pac
   });
 });
 
+// The YAML writer copies a plain object's `key: value` entry it has printed before, per key and
+// place: an item's first entry sits on the dash's line (a later one is indented), and a block
+// scalar's lines are indented by where its key is, so the same entry elsewhere prints otherwise.
+describe("renderYaml prints a repeated entry of plain objects (diagnostics) in each place as the yaml package does", () => {
+  const texts = ["alpha", "a: b", "two\nlines", "line\n", "true", "8080"];
+  test.each(texts.map((text) => [text]))("%j", (text) => {
+    const diagnostics = [
+      { code: text, message: "m", endpoint: { cluster: text, pod: text } },
+      { code: text, message: text, endpoint: { pod: "p", cluster: text } },
+      { message: "m", code: text },
+      { list: [{ code: text }, [{ code: text, cluster: text }], [[{ code: text }]]] },
+    ];
+    const result = { clusters: [], endpoints: [], listeners: [], diagnostics: diagnostics as never[] };
+    expect(renderYaml(result)).toBe(stringify(renderResult(result), YAML_OPTIONS));
+  });
+});
+
 // The writers copy the text of a message object met again at the same place. One predicate object
 // here is an item of a list (after a dash) and, as deep, a field's value (after a key): in YAML
 // the two places have the same indentation and different text.
