@@ -544,14 +544,12 @@ export function createBench(config: BenchConfig) {
 
   /**
    * Scaling: each workload's all-services EDS is measured in a fresh process of its own
-   * (eds-child.ts says why), one after the other. The marginal cost runs here, on W2, last: the
-   * other workloads are freed first, so it does not pay for their heap.
-   */
-  /**
-   * The all-services EDS of each workload, a fresh process per run. W1 and W4-200k, whose ratio is
-   * checked, run twice, in the order W1, W4-200k, ..., W4-200k, W1, and each one's rounds of both
-   * runs are pooled: one process's median moved that ratio by ±0.2 from run to run on this machine
-   * (1.89–2.34 for the same code), so a single pair passed or failed the kept value by luck.
+   * (eds-child.ts says why), one after the other. W1 and W4-200k, whose ratio is checked, run
+   * twice, in the order W1, W4-200k, ..., W4-200k, W1, and each one's rounds of both runs are
+   * pooled: one process's median moved that ratio by ±0.2 from run to run on this machine
+   * (1.89–2.34 for the same code), so a single pair passed or failed the kept value by luck. The
+   * marginal cost runs here, on W2, last: the other workloads are freed first, so it does not pay
+   * for their heap.
    */
   async function figure7(): Promise<Row[]> {
     const runs = new Map<WorkloadId, ViewEds[]>();
