@@ -21,7 +21,16 @@ import { compareText, ipSortKey } from "../util/order.js";
 import { CacheSlot, singleEntrySlot } from "./cache-slots.js";
 import type { EdsView } from "./eds-view.js";
 import { EncodingCell } from "./encoding-cells.js";
-import { type HostedEndpoint, type IndexedService, NO_NODE_RIVALS, type NodeRivals, netnsRivalsOn, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
+import {
+  type HostedEndpoint,
+  type IndexedService,
+  NO_NODE_RIVALS,
+  type NodeRivals,
+  netnsRivalsOn,
+  nodeKey,
+  nodesSharingNetns,
+  type SnapshotIndex,
+} from "./snapshot-index.js";
 
 export type Route = "direct" | "waypoint";
 
@@ -197,11 +206,12 @@ export function sharedAddressDiagnostics(index: SnapshotIndex, plan: PortPlan): 
 
 /**
  * The other records of an endpoint's node that claim its netns. The node cannot tell them apart
- * (NETNS_CONFLICT), so it serves none of them: no node may advertise any of them.
+ * (NETNS_CONFLICT), so it serves none of them: no node may advertise any of them. While no node
+ * of the index has records sharing a netns, none are looked up.
  */
 export function netnsRivals(index: SnapshotIndex, endpoint: ServiceEndpoint): readonly HostedEndpoint[] {
   const { nodeName } = endpoint.kubernetesMetadata;
-  if (!nodeName || !endpoint.containerMetadata.networkNamespace) return [];
+  if (!nodeName || !endpoint.containerMetadata.networkNamespace || nodesSharingNetns(index).size === 0) return NO_RIVALS;
   return nodeRivals(index, endpoint.clusterName, nodeName).get(endpoint) ?? NO_RIVALS;
 }
 

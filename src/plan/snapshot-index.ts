@@ -190,7 +190,7 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
   }
   const layered = LayeredMap.of(previous.services, serviceChanges);
   const services = sameKeys ? layered : new Map(keys.map((key) => [key, layered.get(key)!]));
-  return {
+  const index = {
     ...previous,
     snapshot,
     services,
@@ -199,6 +199,9 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
     hostedBy,
     caches: new SlotCache(),
   };
+  const sharingBefore = sharingByIndex.get(previous);
+  if (sharingBefore) sharingByIndex.set(index, sharingAfter(sharingBefore, hostedByChanges));
+  return index;
 }
 
 /**
@@ -425,6 +428,34 @@ function hostedEndpoints(services: Iterable<IndexedService>): Map<string, Hosted
   }
   for (const [key, list] of hosted) hosted.set(key, sortHosted(list));
   return hosted;
+}
+
+/** By index: the nodes where two or more records claim one netns (`nodesSharingNetns`). */
+const sharingByIndex = new WeakMap<SnapshotIndex, ReadonlySet<string>>();
+
+/**
+ * The nodes, `"<cluster>/<node>"`, where two or more records claim one netns: almost always none,
+ * and then no record has netns rivals to look up. Every node's list is read once per index; an
+ * updated index reads only the lists that changed, when the index before it knew its answer.
+ */
+export function nodesSharingNetns(index: SnapshotIndex): ReadonlySet<string> {
+  const known = sharingByIndex.get(index);
+  if (known) return known;
+  const nodes = new Set<string>();
+  for (const [node, list] of index.hostedBy) if (netnsRivalsOn(list) !== NO_NODE_RIVALS) nodes.add(node);
+  sharingByIndex.set(index, nodes);
+  return nodes;
+}
+
+/** The nodes sharing a netns after an update: the nodes of the changed lists are looked at again. */
+function sharingAfter(before: ReadonlySet<string>, changes: ReadonlyMap<string, readonly HostedEndpoint[] | undefined>): ReadonlySet<string> {
+  if (changes.size === 0) return before;
+  const nodes = new Set(before);
+  for (const [node, list] of changes) {
+    if (list && netnsRivalsOn(list) !== NO_NODE_RIVALS) nodes.add(node);
+    else nodes.delete(node);
+  }
+  return nodes;
 }
 
 /** A node's records whose netns other records of the node also claim, with those records. */

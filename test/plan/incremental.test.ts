@@ -7,7 +7,7 @@ import { localNodeFrom } from "../../src/model/node.js";
 import { parseOptions } from "../../src/model/options.js";
 import { parseSnapshot, type Snapshot, withServiceRecords } from "../../src/model/snapshot.js";
 import { planNode } from "../../src/plan/node-plan.js";
-import { changedServices, indexSnapshot } from "../../src/plan/snapshot-index.js";
+import { changedServices, indexSnapshot, nodesSharingNetns } from "../../src/plan/snapshot-index.js";
 import { meshDocument } from "../support/fixtures.js";
 import { endpoint, mesh, node } from "../support/mesh-builder.js";
 
@@ -105,6 +105,23 @@ describe("incremental recompiles", () => {
     const next = withServiceRecords(base, "team-a/frontend", original.services.get("team-a/frontend")!);
     expect(emitted(next, indexSnapshot(next, index))).toContain("payments.team-b.mesh.aether:8443 west/10.244.0.8");
     expect(emitted(next, indexSnapshot(next, index))).toEqual(emitted(original, indexSnapshot(original)));
+  });
+
+  test("the nodes where records share a netns follow registry updates both ways, as a fresh index finds them (with none, no record's rivals are looked up)", () => {
+    const original = parseSnapshot(meshDocument());
+    const index = indexSnapshot(original);
+    const sharingNodes = (at: ReturnType<typeof indexSnapshot>) => [...nodesSharingNetns(at)];
+    expect(sharingNodes(index)).toEqual([]);
+    const payments = original.services.get("team-b/payments")!.find((r) => r.clusterName === "west" && r.ip === "10.244.0.8")!;
+    const sharing = original.services
+      .get("team-a/frontend")!
+      .map((r) => (r.clusterName === "west" && r.kubernetesMetadata.nodeName === "node-1" ? { ...r, containerMetadata: payments.containerMetadata } : r));
+    const shared = withServiceRecords(original, "team-a/frontend", sharing);
+    const sharedIndex = indexSnapshot(shared, index);
+    expect(sharingNodes(sharedIndex)).toEqual(["west/node-1"]);
+    expect(sharingNodes(indexSnapshot({ ...shared }))).toEqual(["west/node-1"]);
+    const restored = withServiceRecords(shared, "team-a/frontend", original.services.get("team-a/frontend")!);
+    expect(sharingNodes(indexSnapshot(restored, sharedIndex))).toEqual([]);
   });
 
   test("a record sharing a netns changes its health: the other service keeps its index entry; renamed, the other's NETNS_SHARED names it anew", () => {
