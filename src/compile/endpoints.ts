@@ -111,8 +111,8 @@ function assignment(name: string, endpoints: readonly PlannedEndpoint[]) {
     current.lb_endpoints!.push(lbEndpoint(endpoint, weight));
     cells.push(weight === endpoint.weight ? endpoint.encoding : undefined);
   });
-  const result: ClusterLoadAssignment = { cluster_name: name };
-  if (groups.length > 0) result.endpoints = groups;
+  // One literal each (see `socketAddress`).
+  const result: ClusterLoadAssignment = groups.length > 0 ? { cluster_name: name, endpoints: groups } : { cluster_name: name };
   withEncodingCells(result, cells);
   return { name, endpoints, priorities, weightDiagnostics: weights.diagnostics, assignment: result };
 }

@@ -182,9 +182,8 @@ export function ingressAssignments(plan: NodePlan, routes: readonly TunnelRoute[
     const tiers = [route.pods.filter((pod) => pod.local), route.pods.filter((pod) => !pod.local)].filter((tier) => tier.length > 0);
     const fields = { resource: route.cluster, service: serviceKey(route.service) };
     if (tiers.length === 0) diagnostics.push(diagnostic("EMPTY_ASSIGNMENT", `${route.cluster} has no serving pod in cluster ${plan.node.clusterName}`, fields));
-    const assignment: ClusterLoadAssignment = { cluster_name: route.cluster };
-    if (tiers.length > 0) assignment.endpoints = tiers.map((pods, priority) => ingressTier(plan, pods, priority, diagnostics, fields));
-    return assignment;
+    if (tiers.length === 0) return { cluster_name: route.cluster };
+    return { cluster_name: route.cluster, endpoints: tiers.map((pods, priority) => ingressTier(plan, pods, priority, diagnostics, fields)) };
   });
   return { assignments, diagnostics };
 }

@@ -6,10 +6,13 @@ import type { ConfigSourceOption } from "../model/options.js";
 import { setOwn } from "../util/maps.js";
 import { compareText } from "../util/order.js";
 
+/**
+ * Each shape made by one literal: a property added to an object after its literal goes to a
+ * backing store of its own, one more object per address (kept with every listener and endpoint).
+ */
 export function socketAddress(ip: string, port: number, networkNamespace?: string): Address {
-  const address: Address = { socket_address: { address: ip, port_value: port } };
-  if (networkNamespace) address.socket_address!.network_namespace_filepath = networkNamespace;
-  return address;
+  const socket_address = networkNamespace ? { address: ip, port_value: port, network_namespace_filepath: networkNamespace } : { address: ip, port_value: port };
+  return { socket_address };
 }
 
 /**
