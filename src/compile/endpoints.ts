@@ -7,7 +7,7 @@ import type { Locality } from "../../gen/envoy/config/core/v3/base.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { LbEndpoint, LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import { type Diagnostic, diagnostic, lazyDiagnostic } from "../diagnostics.js";
-import { locality } from "../envoy/core.js";
+import { loadAssignment, locality } from "../envoy/core.js";
 import { subClusterName } from "../naming.js";
 import { CacheSlot } from "../plan/cache-slots.js";
 import { type EdsView, serviceViewKey } from "../plan/eds-view.js";
@@ -111,8 +111,7 @@ function assignment(name: string, endpoints: readonly PlannedEndpoint[]) {
     current.lb_endpoints!.push(lbEndpoint(endpoint, weight));
     cells.push(weight === endpoint.weight ? endpoint.encoding : undefined);
   });
-  // One literal each (see `socketAddress`).
-  const result: ClusterLoadAssignment = groups.length > 0 ? { cluster_name: name, endpoints: groups } : { cluster_name: name };
+  const result = loadAssignment(name, groups);
   withEncodingCells(result, cells);
   return { name, endpoints, priorities, weightDiagnostics: weights.diagnostics, assignment: result };
 }

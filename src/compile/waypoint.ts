@@ -12,7 +12,7 @@ import type { LbEndpoint, LocalityLbEndpoints } from "../../gen/envoy/config/end
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
 import type { FilterChain } from "../../gen/envoy/config/listener/v3/listener_components.js";
 import { type Diagnostic, diagnostic } from "../diagnostics.js";
-import { socketAddress } from "../envoy/core.js";
+import { loadAssignment, socketAddress } from "../envoy/core.js";
 import { tcpProxy, tlsInspector } from "../envoy/listener.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import {
@@ -182,8 +182,10 @@ export function ingressAssignments(plan: NodePlan, routes: readonly TunnelRoute[
     const tiers = [route.pods.filter((pod) => pod.local), route.pods.filter((pod) => !pod.local)].filter((tier) => tier.length > 0);
     const fields = { resource: route.cluster, service: serviceKey(route.service) };
     if (tiers.length === 0) diagnostics.push(diagnostic("EMPTY_ASSIGNMENT", `${route.cluster} has no serving pod in cluster ${plan.node.clusterName}`, fields));
-    if (tiers.length === 0) return { cluster_name: route.cluster };
-    return { cluster_name: route.cluster, endpoints: tiers.map((pods, priority) => ingressTier(plan, pods, priority, diagnostics, fields)) };
+    return loadAssignment(
+      route.cluster,
+      tiers.map((pods, priority) => ingressTier(plan, pods, priority, diagnostics, fields)),
+    );
   });
   return { assignments, diagnostics };
 }

@@ -2,6 +2,8 @@
 import type { Address } from "../../gen/envoy/config/core/v3/address.js";
 import type { Locality, Metadata } from "../../gen/envoy/config/core/v3/base.js";
 import { ApiConfigSource_ApiType, ApiVersion, type ConfigSource } from "../../gen/envoy/config/core/v3/config_source.js";
+import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
+import type { LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import type { ConfigSourceOption } from "../model/options.js";
 import { setOwn } from "../util/maps.js";
 import { compareText } from "../util/order.js";
@@ -13,6 +15,11 @@ import { compareText } from "../util/order.js";
 export function socketAddress(ip: string, port: number, networkNamespace?: string): Address {
   const socket_address = networkNamespace ? { address: ip, port_value: port, network_namespace_filepath: networkNamespace } : { address: ip, port_value: port };
   return { socket_address };
+}
+
+/** An assignment of `groups`, or of none (one literal each, as `socketAddress`). */
+export function loadAssignment(name: string, groups: LocalityLbEndpoints[]): ClusterLoadAssignment {
+  return groups.length > 0 ? { cluster_name: name, endpoints: groups } : { cluster_name: name };
 }
 
 /**

@@ -442,7 +442,7 @@ export function nodesSharingNetns(index: SnapshotIndex): ReadonlySet<string> {
   const known = sharingByIndex.get(index);
   if (known) return known;
   const nodes = new Set<string>();
-  for (const [node, list] of index.hostedBy) if (netnsRivalsOn(list) !== NO_NODE_RIVALS) nodes.add(node);
+  for (const [node, list] of index.hostedBy) if (sharesNetns(list)) nodes.add(node);
   sharingByIndex.set(index, nodes);
   return nodes;
 }
@@ -452,10 +452,14 @@ function sharingAfter(before: ReadonlySet<string>, changes: ReadonlyMap<string, 
   if (changes.size === 0) return before;
   const nodes = new Set(before);
   for (const [node, list] of changes) {
-    if (list && netnsRivalsOn(list) !== NO_NODE_RIVALS) nodes.add(node);
+    if (list && sharesNetns(list)) nodes.add(node);
     else nodes.delete(node);
   }
   return nodes;
+}
+
+function sharesNetns(list: readonly HostedEndpoint[]): boolean {
+  return netnsRivalsOn(list) !== NO_NODE_RIVALS;
 }
 
 /** A node's records whose netns other records of the node also claim, with those records. */
