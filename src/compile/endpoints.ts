@@ -11,7 +11,7 @@ import { loadAssignment, locality } from "../envoy/core.js";
 import { subClusterName } from "../naming.js";
 import { CacheSlot } from "../plan/cache-slots.js";
 import { type EdsView, serviceViewKey } from "../plan/eds-view.js";
-import { type EncodingCell, withEncodingCells } from "../plan/encoding-cells.js";
+import { withEncodingCells } from "../plan/encoding-cells.js";
 import { type PlannedEndpoint, type PortPlan, planPort } from "../plan/endpoints.js";
 import type { IndexedService, SnapshotIndex } from "../plan/snapshot-index.js";
 import { getOrInsert } from "../util/maps.js";
@@ -98,22 +98,23 @@ function aggregateParts(plan: PortPlan, view: EdsView) {
 function assignment(name: string, endpoints: readonly PlannedEndpoint[]) {
   const priorities = compactPriorities(endpoints);
   const weights = scaledWeights(endpoints, priorities);
-  const groups: LocalityLbEndpoints[] = [];
-  const cells: (EncodingCell | undefined)[] = [];
-  let current: LocalityLbEndpoints | undefined;
-  endpoints.forEach((endpoint, i) => {
-    const previous = endpoints[i - 1];
-    if (!current || !previous || priorities[i] !== priorities[i - 1] || !sameLocality(endpoint.locality, previous.locality)) {
-      current = localityGroup(priorities[i]!, endpoint);
-      groups.push(current);
-    }
-    const weight = weights.values[i]!;
-    current.lb_endpoints!.push(lbEndpoint(endpoint, weight));
-    cells.push(weight === endpoint.weight ? endpoint.encoding : undefined);
-  });
+  const lbEndpoints = endpoints.map((endpoint, i) => lbEndpoint(endpoint, weights.values[i]!));
+  const cells = endpoints.map((endpoint, i) => (weights.values[i] === endpoint.weight ? endpoint.encoding : undefined));
+  // Every list sized once (map, slice): a list grown by push keeps room for 17, held with the view's EDS.
+  const starts = groupStarts(endpoints, priorities);
+  const groups = starts.map((start, g) => localityGroup(priorities[start]!, endpoints[start]!, lbEndpoints.slice(start, starts[g + 1] ?? endpoints.length)));
   const result = loadAssignment(name, groups);
   withEncodingCells(result, cells);
   return { name, endpoints, priorities, weightDiagnostics: weights.diagnostics, assignment: result };
+}
+
+/** Where each LocalityLbEndpoints begins: at every change of priority or locality along the sorted endpoints. */
+function groupStarts(endpoints: readonly PlannedEndpoint[], priorities: readonly number[]): number[] {
+  const starts: number[] = [];
+  for (let i = 0; i < endpoints.length; i++) {
+    if (i === 0 || priorities[i] !== priorities[i - 1] || !sameLocality(endpoints[i]!.locality, endpoints[i - 1]!.locality)) starts.push(i);
+  }
+  return starts;
 }
 
 function sameLocality(a: PlannedEndpoint["locality"], b: PlannedEndpoint["locality"]): boolean {
@@ -155,11 +156,11 @@ export function scaledWeights(endpoints: readonly PlannedEndpoint[], priorities:
   return { values, diagnostics };
 }
 
-function localityGroup(priority: number, endpoint: PlannedEndpoint): LocalityLbEndpoints {
+function localityGroup(priority: number, endpoint: PlannedEndpoint, lbEndpoints: LbEndpoint[]): LocalityLbEndpoints {
   const group: LocalityLbEndpoints = {};
   const where = emittedLocality(endpoint.locality);
   if (where) group.locality = where;
-  group.lb_endpoints = [];
+  group.lb_endpoints = lbEndpoints;
   if (priority > 0) group.priority = priority;
   return group;
 }

@@ -7,7 +7,7 @@
 
 import type { Metadata } from "../../gen/envoy/config/core/v3/base.js";
 import { HealthStatus } from "../../gen/envoy/config/core/v3/health_check.js";
-import type { LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
+import type { Endpoint, LbEndpoint } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import { type Diagnostic, diagnostic, type EndpointRef } from "../diagnostics.js";
 import { hostPort, lbMetadata, socketAddress } from "../envoy/core.js";
 import type { ServiceEndpoint } from "../model/registry.js";
@@ -348,7 +348,7 @@ class DirectTarget extends EncodingCell implements SharedEndpoint {
     this.locality = internedLocality(record.locality);
     this.health = envoyHealth(record);
     this.sortKey = ipSortKey(record.ip);
-    this.lbEndpoint = buildLbEndpoint(record.ip, port, this.health, lbMetadata(userMetadata([record])), record.weight);
+    this.lbEndpoint = buildLbEndpoint({ address: socketAddress(record.ip, port) }, this.health, lbMetadata(userMetadata([record])), record.weight);
   }
 
   get route(): Route {
@@ -388,6 +388,7 @@ class WaypointTarget extends EncodingCell implements SharedEndpoint {
 
   constructor(
     node: WaypointNode,
+    tunnel: Tunnel,
     readonly port: number,
     readonly health: HealthStatus,
     readonly weight: number,
@@ -396,7 +397,7 @@ class WaypointTarget extends EncodingCell implements SharedEndpoint {
   ) {
     super();
     this.ip = node.ip;
-    this.address = hostPort(node.ip, port);
+    this.address = tunnel.address;
     this.originCluster = node.cluster;
     this.originNode = node.name;
     this.locality = internedLocality(node.locality);
@@ -421,8 +422,7 @@ class WaypointTarget extends EncodingCell implements SharedEndpoint {
 }
 
 /** One literal per shape, so each object is built with its fields in place (no property array added later). */
-function buildLbEndpoint(ip: string, port: number, health: HealthStatus, metadata: Metadata | undefined, weight: number): LbEndpoint {
-  const endpoint = { address: socketAddress(ip, port) };
+function buildLbEndpoint(endpoint: Endpoint, health: HealthStatus, metadata: Metadata | undefined, weight: number): LbEndpoint {
   return metadata
     ? { endpoint, health_status: health, metadata, load_balancing_weight: weight }
     : { endpoint, health_status: health, load_balancing_weight: weight };
@@ -440,6 +440,25 @@ interface WaypointNode {
   readonly locality: Locality;
   /** Set when the registry's node IP disagrees with the node list. */
   readonly mismatch?: string;
+  /** Its tunnels by port (`tunnelAt`); copies of the node share the map. */
+  readonly tunnels: Map<number, Tunnel>;
+}
+
+/** A node's address at a tunnel port, as a string and as the Endpoint message its waypoint endpoints share. */
+interface Tunnel {
+  readonly address: string;
+  readonly endpoint: Endpoint;
+}
+
+/**
+ * One Endpoint message per node and tunnel port, shared by the waypoint endpoints of every
+ * service behind that node: a view's endpoints are mostly these, and each kept its own three
+ * objects and address string, the same for every service.
+ */
+function tunnelAt(node: WaypointNode, port: number): Tunnel {
+  const known = node.tunnels.get(port);
+  if (known) return known;
+  return remember(node.tunnels, port, { address: hostPort(node.ip, port), endpoint: { address: socketAddress(node.ip, port) } });
 }
 
 type WaypointProblem = { problem: "UNKNOWN_NODE" | "NO_NODE_IP" | "NODE_NOT_READY" | "NODE_GONE"; message: string };
@@ -482,7 +501,7 @@ function resolveNode(index: SnapshotIndex, cluster: string, name: string): Resol
     return { problem: "NODE_GONE", message: `node ${key} is not in the node list of cluster ${cluster}` };
   }
   const locality = listed ? { region: listed.region, zone: listed.zone } : { region: "", zone: "" };
-  const node = { key, cacheKey: compositeKey(key, ip), cluster, name, ip, sortKey: ipSortKey(ip), locality };
+  const node = { key, cacheKey: compositeKey(key, ip), cluster, name, ip, sortKey: ipSortKey(ip), locality, tunnels: new Map<number, Tunnel>() };
   return { node, listed: listed !== undefined };
 }
 
@@ -527,8 +546,10 @@ function newWaypointTarget(view: EdsView, node: WaypointNode, pods: readonly Ser
   values.set(WAYPOINT_KEY, "true");
   values.set(ORIGIN_CLUSTER_KEY, node.cluster);
   values.set(ORIGIN_NODE_KEY, node.name);
-  const lbEndpoint = buildLbEndpoint(node.ip, view.tunnelPort, health, lbMetadata(values), weight);
-  return new WaypointTarget(node, view.tunnelPort, health, weight, lbEndpoint, pods);
+  const tunnel = tunnelAt(node, view.tunnelPort);
+  const lbEndpoint = buildLbEndpoint(tunnel.endpoint, health, lbMetadata(values), weight);
+  // A copy of exactly their length: the list was grown by push, with room for 17.
+  return new WaypointTarget(node, tunnel, view.tunnelPort, health, weight, lbEndpoint, pods.slice());
 }
 
 const HEALTH_RANK: Partial<Record<HealthStatus, number>> = {

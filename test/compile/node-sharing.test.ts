@@ -121,6 +121,26 @@ describe("nodes sharing compiled pieces", () => {
     }
   });
 
+  test("the waypoint endpoints of every service behind one remote node share one Endpoint: the node's address at the tunnel port", () => {
+    const remote = (ip: string, node: string, nodeIp: string) => endpoint({ cluster: "west", ip, node, nodeIp });
+    const snapshot = mesh({
+      services: {
+        "shop/api": [remote("10.1.0.1", "w1", "10.20.0.1"), remote("10.1.0.2", "w2", "10.20.0.2")],
+        "shop/web": [remote("10.1.0.3", "w1", "10.20.0.1")],
+      },
+    });
+    const east = localNode("east", "e1", "10.10.0.1", []);
+    const lbEndpoints = (cluster: string) =>
+      compileNode(snapshot, east, { eastWestWaypoint: "cross-cluster", tunnelPort: 15100 })
+        .endpoints.find((a) => a.cluster_name === cluster)!
+        .endpoints!.flatMap((group) => group.lb_endpoints!);
+    const [w1, w2] = lbEndpoints("api.shop.mesh.test:8080");
+    const [web] = lbEndpoints("web.shop.mesh.test:8080");
+    expect(web!.endpoint).toBe(w1!.endpoint);
+    expect(w1!.endpoint).toEqual({ address: { socket_address: { address: "10.20.0.1", port_value: 15100 } } });
+    expect(w2!.endpoint).toEqual({ address: { socket_address: { address: "10.20.0.2", port_value: 15100 } } });
+  });
+
   test("every pod's readiness probe shares one list of health checks", () => {
     const snapshot = twoNodeMesh();
     const n1 = localNode("east", "n1", "10.9.0.1", [pod("api-1", "api", "10.0.1.1"), pod("web-1", "web", "10.0.1.2")]);
