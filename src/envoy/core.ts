@@ -5,8 +5,6 @@ import { ApiConfigSource_ApiType, ApiVersion, type ConfigSource } from "../../ge
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { LocalityLbEndpoints } from "../../gen/envoy/config/endpoint/v3/endpoint_components.js";
 import type { ConfigSourceOption } from "../model/options.js";
-import { setOwn } from "../util/maps.js";
-import { compareText } from "../util/order.js";
 
 /**
  * Each shape made by one literal: a property added to an object after its literal goes to a
@@ -54,11 +52,7 @@ export function locality(region: string, zone: string): Locality | undefined {
 
 export const LB_METADATA_NAMESPACE = "envoy.lb";
 
-/** Metadata under `envoy.lb`, keys sorted; undefined when there is nothing to say. */
-export function lbMetadata(values: ReadonlyMap<string, string>): Metadata | undefined {
-  if (values.size === 0) return undefined;
-  // Built once per registry record: sorting the keys alone and assigning is twice as fast as entries + fromEntries.
-  const fields: Record<string, string> = {};
-  for (const key of [...values.keys()].sort(compareText)) setOwn(fields, key, values.get(key)!);
+/** Metadata under `envoy.lb`. */
+export function lbMetadata(fields: Record<string, string>): Metadata {
   return { filter_metadata: { [LB_METADATA_NAMESPACE]: fields } };
 }

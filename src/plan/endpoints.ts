@@ -16,7 +16,7 @@ import { outboundClusterName } from "../naming.js";
 import { AddressMap } from "../util/address-map.js";
 import { sameItems } from "../util/arrays.js";
 import { compositeKey } from "../util/keys.js";
-import { getOrInsert, newMap, remember } from "../util/maps.js";
+import { getOrInsert, newMap, remember, setOwn } from "../util/maps.js";
 import { compareText, ipSortKey } from "../util/order.js";
 import { CacheSlot, singleEntrySlot } from "./cache-slots.js";
 import type { EdsView } from "./eds-view.js";
@@ -348,7 +348,7 @@ class DirectTarget extends EncodingCell implements SharedEndpoint {
     this.locality = internedLocality(record.locality);
     this.health = envoyHealth(record);
     this.sortKey = ipSortKey(record.ip);
-    this.lbEndpoint = buildLbEndpoint({ address: socketAddress(record.ip, port) }, this.health, lbMetadata(userMetadata([record])), record.weight);
+    this.lbEndpoint = buildLbEndpoint({ address: socketAddress(record.ip, port) }, this.health, endpointMetadata([record]), record.weight);
   }
 
   get route(): Route {
@@ -440,12 +440,13 @@ interface WaypointNode {
   readonly locality: Locality;
   /** Set when the registry's node IP disagrees with the node list. */
   readonly mismatch?: string;
-  /** Its tunnels by port (`tunnelAt`); copies of the node share the map. */
-  readonly tunnels: Map<number, Tunnel>;
+  /** Its last tunnel (`tunnelAt`), in a holder that copies of the node share. */
+  readonly tunnel: { last?: Tunnel };
 }
 
 /** A node's address at a tunnel port, as a string and as the Endpoint message its waypoint endpoints share. */
 interface Tunnel {
+  readonly port: number;
   readonly address: string;
   readonly endpoint: Endpoint;
 }
@@ -453,12 +454,14 @@ interface Tunnel {
 /**
  * One Endpoint message per node and tunnel port, shared by the waypoint endpoints of every
  * service behind that node: a view's endpoints are mostly these, and each kept its own three
- * objects and address string, the same for every service.
+ * objects and address string, the same for every service. One tunnel port is kept per node (a
+ * map per node held more than the sharing saved); views with another port make their own.
  */
 function tunnelAt(node: WaypointNode, port: number): Tunnel {
-  const known = node.tunnels.get(port);
-  if (known) return known;
-  return remember(node.tunnels, port, { address: hostPort(node.ip, port), endpoint: { address: socketAddress(node.ip, port) } });
+  const last = node.tunnel.last;
+  if (last?.port === port) return last;
+  node.tunnel.last = { port, address: hostPort(node.ip, port), endpoint: { address: socketAddress(node.ip, port) } };
+  return node.tunnel.last;
 }
 
 type WaypointProblem = { problem: "UNKNOWN_NODE" | "NO_NODE_IP" | "NODE_NOT_READY" | "NODE_GONE"; message: string };
@@ -501,7 +504,7 @@ function resolveNode(index: SnapshotIndex, cluster: string, name: string): Resol
     return { problem: "NODE_GONE", message: `node ${key} is not in the node list of cluster ${cluster}` };
   }
   const locality = listed ? { region: listed.region, zone: listed.zone } : { region: "", zone: "" };
-  const node = { key, cacheKey: compositeKey(key, ip), cluster, name, ip, sortKey: ipSortKey(ip), locality, tunnels: new Map<number, Tunnel>() };
+  const node = { key, cacheKey: compositeKey(key, ip), cluster, name, ip, sortKey: ipSortKey(ip), locality, tunnel: {} };
   return { node, listed: listed !== undefined };
 }
 
@@ -542,12 +545,8 @@ function newWaypointTarget(view: EdsView, node: WaypointNode, pods: readonly Ser
   for (let i = 1; i < pods.length; i++) health = rollUpHealth(health, envoyHealth(pods[i]!));
   let weight = 0;
   for (const pod of pods) if (envoyHealth(pod) === health) weight += pod.weight;
-  const values = userMetadata(pods);
-  values.set(WAYPOINT_KEY, "true");
-  values.set(ORIGIN_CLUSTER_KEY, node.cluster);
-  values.set(ORIGIN_NODE_KEY, node.name);
   const tunnel = tunnelAt(node, view.tunnelPort);
-  const lbEndpoint = buildLbEndpoint(tunnel.endpoint, health, lbMetadata(values), weight);
+  const lbEndpoint = buildLbEndpoint(tunnel.endpoint, health, endpointMetadata(pods, node), weight);
   // A copy of exactly their length: the list was grown by push, with room for 17.
   return new WaypointTarget(node, tunnel, view.tunnelPort, health, weight, lbEndpoint, pods.slice());
 }
@@ -562,17 +561,36 @@ function rollUpHealth(a: HealthStatus, b: HealthStatus): HealthStatus {
   return (HEALTH_RANK[a] ?? 2) <= (HEALTH_RANK[b] ?? 2) ? a : b;
 }
 
-/** The user metadata all given pods agree on, without aether-xds's reserved keys. */
-function userMetadata(pods: readonly ServiceEndpoint[]): Map<string, string> {
-  const common = new Map<string, string>();
-  const first = pods[0]?.metadata;
-  if (!first) return common;
-  for (const key of Object.keys(first)) {
-    if (RESERVED_METADATA_KEYS.has(key)) continue;
-    const value = first[key]!;
-    if (everyPodHas(pods, key, value)) common.set(key, value);
-  }
-  return common;
+/**
+ * The `envoy.lb` metadata of an endpoint standing for `pods`: the user metadata they all agree on,
+ * without aether-xds's reserved keys, and for a waypoint endpoint those keys naming its node; keys
+ * sorted. Undefined when there is none. Built straight from the sorted keys, with no map of the
+ * values in between: a view builds one per waypoint endpoint on every cold index.
+ */
+function endpointMetadata(pods: readonly ServiceEndpoint[], waypoint?: WaypointNode): Metadata | undefined {
+  const first = pods[0]!.metadata;
+  const keys = agreedKeys(pods);
+  if (waypoint) keys.push(WAYPOINT_KEY, ORIGIN_CLUSTER_KEY, ORIGIN_NODE_KEY);
+  if (keys.length === 0) return undefined;
+  keys.sort(compareText);
+  const fields: Record<string, string> = {};
+  for (const key of keys) setOwn(fields, key, waypoint ? (reservedValue(waypoint, key) ?? first[key]!) : first[key]!);
+  return lbMetadata(fields);
+}
+
+/** The keys of user metadata every pod has with the same value, reserved keys left out. */
+function agreedKeys(pods: readonly ServiceEndpoint[]): string[] {
+  const first = pods[0]!.metadata;
+  const keys: string[] = [];
+  for (const key of Object.keys(first)) if (!RESERVED_METADATA_KEYS.has(key) && everyPodHas(pods, key, first[key]!)) keys.push(key);
+  return keys;
+}
+
+/** A waypoint endpoint's value for a reserved key; undefined for a user key. */
+function reservedValue(node: WaypointNode, key: string): string | undefined {
+  if (key === WAYPOINT_KEY) return "true";
+  if (key === ORIGIN_CLUSTER_KEY) return node.cluster;
+  return key === ORIGIN_NODE_KEY ? node.name : undefined;
 }
 
 function everyPodHas(pods: readonly ServiceEndpoint[], key: string, value: string): boolean {
