@@ -379,31 +379,39 @@ class DirectTarget extends EncodingCell implements SharedEndpoint {
  * service's pods there. Like a direct one, its own encoding cell, building its pods' refs when asked.
  */
 class WaypointTarget extends EncodingCell implements SharedEndpoint {
-  readonly ip: string;
-  readonly address: string;
-  readonly originCluster: string;
-  readonly originNode: string;
   readonly locality: Locality;
-  readonly sortKey: string;
 
   constructor(
-    node: WaypointNode,
-    tunnel: Tunnel,
-    readonly port: number,
+    private readonly node: WaypointNode,
+    private readonly tunnel: Tunnel,
     readonly health: HealthStatus,
     readonly weight: number,
     readonly lbEndpoint: LbEndpoint,
     private readonly records: readonly ServiceEndpoint[],
   ) {
     super();
-    this.ip = node.ip;
-    this.address = tunnel.address;
-    this.originCluster = node.cluster;
-    this.originNode = node.name;
     this.locality = internedLocality(node.locality);
-    this.sortKey = node.sortKey;
   }
 
+  // Read from the node and its tunnel, which every endpoint of the node shares, rather than kept apiece.
+  get ip(): string {
+    return this.node.ip;
+  }
+  get port(): number {
+    return this.tunnel.port;
+  }
+  get address(): string {
+    return this.tunnel.address;
+  }
+  get originCluster(): string {
+    return this.node.cluster;
+  }
+  get originNode(): string {
+    return this.node.name;
+  }
+  get sortKey(): string {
+    return this.node.sortKey;
+  }
   get route(): Route {
     return "waypoint";
   }
@@ -548,7 +556,7 @@ function newWaypointTarget(view: EdsView, node: WaypointNode, pods: readonly Ser
   const tunnel = tunnelAt(node, view.tunnelPort);
   const lbEndpoint = buildLbEndpoint(tunnel.endpoint, health, endpointMetadata(pods, node), weight);
   // A copy of exactly their length: the list was grown by push, with room for 17.
-  return new WaypointTarget(node, tunnel, view.tunnelPort, health, weight, lbEndpoint, pods.slice());
+  return new WaypointTarget(node, tunnel, health, weight, lbEndpoint, pods.slice());
 }
 
 const HEALTH_RANK: Partial<Record<HealthStatus, number>> = {
