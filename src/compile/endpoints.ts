@@ -12,7 +12,7 @@ import { subClusterName } from "../naming.js";
 import { CacheSlot } from "../plan/cache-slots.js";
 import { type EdsView, serviceViewKey } from "../plan/eds-view.js";
 import { withEncodingCells } from "../plan/encoding-cells.js";
-import { type PlannedEndpoint, type PortPlan, planPort } from "../plan/endpoints.js";
+import { type PlannedEndpoint, type PortPlan, planPort, type Route } from "../plan/endpoints.js";
 import type { IndexedService, SnapshotIndex } from "../plan/snapshot-index.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareNumbers } from "../util/order.js";
@@ -45,10 +45,10 @@ export function portAssignments(index: SnapshotIndex, view: EdsView, service: In
 }
 
 function buildAssignments(plan: PortPlan, view: EdsView): PortAssignments {
-  const parts = view.socketSelection === "matcher" ? [{ name: plan.clusterName, endpoints: plan.endpoints }] : aggregateParts(plan, view);
+  const parts = view.socketSelection === "matcher" ? [{ name: plan.clusterName, endpoints: plan.endpoints, tiers: plan.tiers }] : aggregateParts(plan, view);
   return new BuiltAssignments(
     plan,
-    parts.map(({ name, endpoints }) => assignment(name, endpoints)),
+    parts.map(({ name, endpoints, tiers }) => assignment(name, endpoints, tiers)),
   );
 }
 
@@ -90,13 +90,22 @@ function assignmentDiagnostics(plan: PortPlan, built: readonly ReturnType<typeof
 
 /** The aggregate cluster lists `|local` before `|waypoint`; each half has its own priorities. */
 function aggregateParts(plan: PortPlan, view: EdsView) {
-  const local = { name: subClusterName(plan.clusterName, "local"), endpoints: plan.endpoints.filter((e) => e.route === "direct") };
+  const local = routePart(subClusterName(plan.clusterName, "local"), plan, "direct");
   if (view.mode === "off") return [local];
-  return [local, { name: subClusterName(plan.clusterName, "waypoint"), endpoints: plan.endpoints.filter((e) => e.route === "waypoint") }];
+  return [local, routePart(subClusterName(plan.clusterName, "waypoint"), plan, "waypoint")];
 }
 
-function assignment(name: string, endpoints: readonly PlannedEndpoint[]) {
-  const priorities = compactPriorities(endpoints);
+/** The plan's endpoints of one route, with their tiers. */
+function routePart(name: string, plan: PortPlan, route: Route) {
+  const at: number[] = [];
+  plan.endpoints.forEach((endpoint, i) => {
+    if (endpoint.route === route) at.push(i);
+  });
+  return { name, endpoints: at.map((i) => plan.endpoints[i]!), tiers: at.map((i) => plan.tiers[i]!) };
+}
+
+function assignment(name: string, endpoints: readonly PlannedEndpoint[], tiers: readonly number[]) {
+  const priorities = compactPriorities(tiers);
   const weights = scaledWeights(endpoints, priorities);
   const lbEndpoints = endpoints.map((endpoint, i) => lbEndpoint(endpoint, weights.values[i]!));
   const cells = endpoints.map((endpoint, i) => (weights.values[i] === endpoint.weight ? endpoint.encoding : undefined));
@@ -121,12 +130,12 @@ function sameLocality(a: PlannedEndpoint["locality"], b: PlannedEndpoint["locali
   return a === b || (a.region === b.region && a.zone === b.zone);
 }
 
-/** Tiers present, in order, renumbered 0, 1, 2, ...: empty tiers leave no gaps. */
-export function compactPriorities(endpoints: readonly PlannedEndpoint[]): number[] {
-  const tiers = [...new Set(endpoints.map((e) => e.tier))].sort(compareNumbers);
-  if (tiers.every((tier, i) => tier === i)) return endpoints.map((e) => e.tier);
-  const priorityOf = new Map(tiers.map((tier, priority) => [tier, priority]));
-  return endpoints.map((e) => priorityOf.get(e.tier)!);
+/** Tiers present, in order, renumbered 0, 1, 2, ...: empty tiers leave no gaps (`tiers` itself when there are none). */
+export function compactPriorities(tiers: readonly number[]): readonly number[] {
+  const present = [...new Set(tiers)].sort(compareNumbers);
+  if (present.every((tier, i) => tier === i)) return tiers;
+  const priorityOf = new Map(present.map((tier, priority) => [tier, priority]));
+  return tiers.map((tier) => priorityOf.get(tier)!);
 }
 
 /**

@@ -48,7 +48,10 @@ export interface Locality {
   readonly zone: string;
 }
 
-/** One endpoint Envoy will see (a LbEndpoint), before priorities are compacted. */
+/**
+ * One endpoint Envoy will see (a LbEndpoint). It does not depend on the view (its tier does, and
+ * is kept beside it in `PortPlan.tiers`), so it is built once and shared by every view.
+ */
 export interface PlannedEndpoint {
   readonly route: Route;
   readonly ip: string;
@@ -57,8 +60,6 @@ export interface PlannedEndpoint {
   readonly address: string;
   readonly originCluster: string;
   readonly originNode: string;
-  /** 0–5: same cluster before remote; within each, same zone, same region, elsewhere. */
-  readonly tier: number;
   readonly locality: Locality;
   readonly health: HealthStatus;
   /** Unscaled; may exceed uint32 before the assignment is built. */
@@ -83,6 +84,12 @@ export interface PortPlan {
   readonly clusterName: string;
   /** Sorted by tier, locality and address. */
   readonly endpoints: readonly PlannedEndpoint[];
+  /**
+   * Each endpoint's tier in this view, by position, before priorities are compacted: 0–5, same
+   * cluster before remote; within each, same zone, same region, elsewhere. A list of numbers
+   * rather than an object per endpoint and view: a view of W1 has ~88,000 endpoints.
+   */
+  readonly tiers: readonly number[];
   /** Endpoints left out, and adjustments made to emitted ones. */
   readonly diagnostics: readonly Diagnostic[];
 }
@@ -93,10 +100,14 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
   const diagnostics = [...routed.diagnostics];
   const report = (code: Diagnostic["code"], message: string, endpoint: EndpointRef) =>
     diagnostics.push(diagnostic(code, message, { resource: clusterName, service: service.key, endpoint }));
-  const tiered = routed.targets.map((target) => new ViewEndpoint(target, tierOf(view, target.originCluster, target.locality)));
-  const endpoints = uniqueAddresses(tiered.sort(compareEndpoints), (pod, kept, address) =>
-    report("ADDRESS_CONFLICT", leftOut(service, pod, `address ${address} is already used by ${describeOrigin(kept)}`), pod),
+  const { targets } = routed;
+  const allTiers = targets.map((target) => tierOf(view, target.originCluster, target.locality));
+  const order = targets.map((_, i) => i).sort((a, b) => allTiers[a]! - allTiers[b]! || compareEndpoints(targets[a]!, targets[b]!));
+  const kept = uniqueAddresses(targets, order, (pod, first, address) =>
+    report("ADDRESS_CONFLICT", leftOut(service, pod, `address ${address} is already used by ${describeOrigin(first)}`), pod),
   );
+  const endpoints = kept.map((i) => targets[i]!);
+  const tiers = kept.map((i) => allTiers[i]!);
   if (index.snapshot.mesh.podNetwork === "isolated") {
     for (const endpoint of endpoints) {
       if (endpoint.route !== "direct" || endpoint.originCluster === view.cluster) continue;
@@ -108,7 +119,7 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
       );
     }
   }
-  return { service, port, clusterName, endpoints, diagnostics };
+  return { service, port, clusterName, endpoints, tiers, diagnostics };
 }
 
 /**
@@ -117,7 +128,7 @@ export function planPort(index: SnapshotIndex, view: EdsView, service: IndexedSe
  * with what was left out on the way. Nothing here depends on the viewer's zone or region.
  */
 interface RoutedPort {
-  readonly targets: readonly SharedEndpoint[];
+  readonly targets: readonly PlannedEndpoint[];
   readonly diagnostics: readonly Diagnostic[];
 }
 
@@ -134,7 +145,7 @@ function routedPort(index: SnapshotIndex, view: EdsView, service: IndexedService
   const diagnostics: Diagnostic[] = [];
   const report = (code: Diagnostic["code"], message: string, endpoint: ServiceEndpoint | EndpointRef) =>
     diagnostics.push(diagnostic(code, message, { resource: clusterName, service: service.key, endpoint: endpointRef(endpoint) }));
-  const direct: SharedEndpoint[] = [];
+  const direct: PlannedEndpoint[] = [];
   const waypointTargets = WAYPOINT_ENDPOINTS.get(service.caches, [port, view.tunnelPort], () => new Map());
   const earlierTargets = WAYPOINT_ENDPOINTS.earlier(service.caches, [port, view.tunnelPort]);
   const viaNode = new Map<string, { node: WaypointNode; pods: ServiceEndpoint[] }>();
@@ -262,64 +273,10 @@ function hasReservedKey(endpoint: ServiceEndpoint): boolean {
   return Object.hasOwn(metadata, WAYPOINT_KEY) || Object.hasOwn(metadata, ORIGIN_CLUSTER_KEY) || Object.hasOwn(metadata, ORIGIN_NODE_KEY);
 }
 
-/** Everything of a planned endpoint but its tier: the same in every view, so built once and shared. */
-type SharedEndpoint = Omit<PlannedEndpoint, "tier">;
-
-/**
- * A view's endpoint: the shared part and the view's tier. Port plans are kept for every view that
- * planned the port, so each view's endpoint is these two fields rather than a copy of all of them.
- */
-class ViewEndpoint implements PlannedEndpoint {
-  constructor(
-    private readonly shared: SharedEndpoint,
-    readonly tier: number,
-  ) {}
-
-  get route(): Route {
-    return this.shared.route;
-  }
-  get ip(): string {
-    return this.shared.ip;
-  }
-  get port(): number {
-    return this.shared.port;
-  }
-  get address(): string {
-    return this.shared.address;
-  }
-  get originCluster(): string {
-    return this.shared.originCluster;
-  }
-  get originNode(): string {
-    return this.shared.originNode;
-  }
-  get locality(): Locality {
-    return this.shared.locality;
-  }
-  get health(): HealthStatus {
-    return this.shared.health;
-  }
-  get weight(): number {
-    return this.shared.weight;
-  }
-  get sortKey(): string {
-    return this.shared.sortKey;
-  }
-  get lbEndpoint(): LbEndpoint {
-    return this.shared.lbEndpoint;
-  }
-  get encoding(): EncodingCell {
-    return this.shared.encoding;
-  }
-  get pods(): readonly EndpointRef[] {
-    return this.shared.pods;
-  }
-}
-
 /** Direct endpoints by registry record: the same in every view, so built once per record (and port). */
 const directTargets = new WeakMap<ServiceEndpoint, DirectTarget>();
 
-function directTarget(endpoint: ServiceEndpoint, port: number): SharedEndpoint {
+function directTarget(endpoint: ServiceEndpoint, port: number): PlannedEndpoint {
   const known = directTargets.get(endpoint);
   if (known?.port === port) return known;
   const target = new DirectTarget(endpoint, port);
@@ -332,7 +289,7 @@ function directTarget(endpoint: ServiceEndpoint, port: number): SharedEndpoint {
  * work (address, sort key, LbEndpoint) is kept. It is its own encoding cell, and builds its one
  * pod's ref when asked (diagnostics, explain), so a kept endpoint holds no more objects.
  */
-class DirectTarget extends EncodingCell implements SharedEndpoint {
+class DirectTarget extends EncodingCell implements PlannedEndpoint {
   readonly address: string;
   readonly locality: Locality;
   readonly health: HealthStatus;
@@ -378,7 +335,7 @@ class DirectTarget extends EncodingCell implements SharedEndpoint {
  * A waypoint endpoint's shared part: the node's address at the tunnel port, standing for the
  * service's pods there. Like a direct one, its own encoding cell, building its pods' refs when asked.
  */
-class WaypointTarget extends EncodingCell implements SharedEndpoint {
+class WaypointTarget extends EncodingCell implements PlannedEndpoint {
   readonly locality: Locality;
 
   constructor(
@@ -630,19 +587,27 @@ function internedLocality(locality: Locality): Locality {
   return fresh;
 }
 
+/** Within a tier: by locality, then address. */
 function compareEndpoints(a: PlannedEndpoint, b: PlannedEndpoint): number {
   return (
-    a.tier - b.tier ||
     (a.locality !== b.locality && (compareText(a.locality.region, b.locality.region) || compareText(a.locality.zone, b.locality.zone))) ||
     compareText(a.sortKey, b.sortKey) ||
     a.port - b.port
   );
 }
 
-/** Envoy de-duplicates hosts by address (the first wins): keep the best-tier one and report the rest. */
-function uniqueAddresses(sorted: PlannedEndpoint[], conflict: (pod: EndpointRef, kept: PlannedEndpoint, address: string) => void): PlannedEndpoint[] {
+/**
+ * Envoy de-duplicates hosts by address (the first wins): of the endpoints in `order`, the
+ * positions to keep (the best-tier one of each address); the rest are reported.
+ */
+function uniqueAddresses(
+  endpoints: readonly PlannedEndpoint[],
+  order: readonly number[],
+  conflict: (pod: EndpointRef, kept: PlannedEndpoint, address: string) => void,
+): number[] {
   const seen = new AddressMap<PlannedEndpoint>();
-  return sorted.filter((endpoint) => {
+  return order.filter((i) => {
+    const endpoint = endpoints[i]!;
     const kept = seen.get(endpoint.ip, endpoint.port);
     if (!kept) {
       seen.set(endpoint.ip, endpoint.port, endpoint);

@@ -62,7 +62,7 @@ export function explainService(
   });
   const ports = indexed.ports.map((port): PortExplanation => {
     const { plan: portPlan, diagnostics } = portAssignments(index, plan.view, indexed, port);
-    const priorities = compactPriorities(portPlan.endpoints);
+    const priorities = compactPriorities(portPlan.tiers);
     return {
       port,
       cluster: portPlan.clusterName,

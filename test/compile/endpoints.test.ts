@@ -40,9 +40,9 @@ describe("priority tiers", () => {
   });
 
   test("priorities are compacted to be contiguous from 0", () => {
-    const at = (tier: number) => ({ tier }) as PlannedEndpoint;
-    expect(compactPriorities([at(1), at(1), at(4), at(5)])).toEqual([0, 0, 1, 2]);
-    expect(compactPriorities([at(3)])).toEqual([0]);
+    expect(compactPriorities([1, 1, 4, 5])).toEqual([0, 0, 1, 2]);
+    expect(compactPriorities([3])).toEqual([0]);
+    expect(compactPriorities([0, 0, 1, 2])).toEqual([0, 0, 1, 2]);
     expect(compactPriorities([])).toEqual([]);
   });
 });
