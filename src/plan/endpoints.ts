@@ -285,9 +285,9 @@ function directTarget(endpoint: ServiceEndpoint, port: number): PlannedEndpoint 
 }
 
 /**
- * A direct endpoint's shared part. What its record says is read from the record; only what costs
- * work (address, sort key, LbEndpoint) is kept. It is its own encoding cell, and builds its one
- * pod's ref when asked (diagnostics, explain), so a kept endpoint holds no more objects.
+ * A direct endpoint, shared by every view. What its record says is read from the record; only
+ * what costs work (address, sort key, LbEndpoint) is kept. It is its own encoding cell, and builds
+ * its one pod's ref when asked (diagnostics, explain), so a kept endpoint holds no more objects.
  */
 class DirectTarget extends EncodingCell implements PlannedEndpoint {
   readonly address: string;
@@ -332,8 +332,9 @@ class DirectTarget extends EncodingCell implements PlannedEndpoint {
 }
 
 /**
- * A waypoint endpoint's shared part: the node's address at the tunnel port, standing for the
- * service's pods there. Like a direct one, its own encoding cell, building its pods' refs when asked.
+ * A waypoint endpoint, shared by every view: the node's address at the tunnel port, standing for
+ * the service's pods there. Like a direct one, its own encoding cell, building its pods' refs when
+ * asked; what its node and tunnel say (shared by every endpoint of the node) is read from them.
  */
 class WaypointTarget extends EncodingCell implements PlannedEndpoint {
   readonly locality: Locality;
@@ -350,7 +351,6 @@ class WaypointTarget extends EncodingCell implements PlannedEndpoint {
     this.locality = internedLocality(node.locality);
   }
 
-  // Read from the node and its tunnel, which every endpoint of the node shares, rather than kept apiece.
   get ip(): string {
     return this.node.ip;
   }
