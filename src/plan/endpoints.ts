@@ -539,7 +539,7 @@ function endpointMetadata(pods: readonly ServiceEndpoint[], waypoint?: WaypointN
   if (keys.length === 0) return undefined;
   keys.sort(compareText);
   const fields: Record<string, string> = {};
-  for (const key of keys) setOwn(fields, key, waypoint ? (reservedValue(waypoint, key) ?? first[key]!) : first[key]!);
+  for (const key of keys) setOwn(fields, key, (waypoint && reservedValue(waypoint, key)) ?? first[key]!);
   return lbMetadata(fields);
 }
 
