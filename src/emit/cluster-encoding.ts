@@ -9,8 +9,10 @@
  * is the generated encoder's: cluster.proto declares fields 43 and 59 first (see envoy/wire.ts).
  */
 import { Cluster, Cluster_TransportSocketMatch } from "../../gen/envoy/config/cluster/v3/cluster.js";
+import type { Any } from "../../gen/google/protobuf/any.js";
 import { Matcher } from "../../gen/xds/type/matcher/v3/matcher.js";
-import { finishInSlab } from "../envoy/slabs.js";
+import { moveIntoEncoding, moveIntoEncodingAt } from "../envoy/any.js";
+import { finishInSlab, writtenLength } from "../envoy/slabs.js";
 import { BinaryWriter, delimitedFieldSize, stringFieldSize, writeDelimitedHeader, writeEncodedField, writeStringField } from "../envoy/wire.js";
 import { getOrInsert } from "../util/maps.js";
 
@@ -25,26 +27,50 @@ const writer = new BinaryWriter();
 
 export function encodeCluster(cluster: Cluster): Uint8Array {
   const { transport_socket_matches: matches, transport_socket_matcher: matcher, ...rest } = cluster;
-  for (const match of matches ?? []) writeMatch(match);
+  const tableSockets: WrittenSocket[] = [];
+  for (const match of matches ?? []) {
+    const written = writeMatch(match);
+    if (written) tableSockets.push(written);
+  }
   if (matcher) {
     writeEncodedField(writer, CLUSTER.transportSocketMatcher, encodedMatcher(matcher));
   }
   Cluster.encode(rest, writer);
-  return finishInSlab(writer);
+  const encoding = finishInSlab(writer);
+  moveSocketsInto(encoding, tableSockets, cluster.transport_socket?.typed_config);
+  return encoding;
+}
+
+/** A socket table entry's TLS context, and where its bytes start in the cluster's encoding when the writer could tell. */
+interface WrittenSocket {
+  readonly config: Any;
+  readonly at: number | undefined;
+}
+
+/**
+ * The cluster's TLS contexts, packed on their own while it was built, now read from their copies
+ * inside its encoding (`moveIntoEncoding`), so what a node holds carries them once: the table's
+ * at the places they were written, then the cluster's own socket, which the generated encoder
+ * wrote after them.
+ */
+function moveSocketsInto(encoding: Uint8Array, tableSockets: readonly WrittenSocket[], own: Any | undefined): void {
+  let from = 0;
+  for (const { config, at } of tableSockets) from = at === undefined ? moveIntoEncoding(config, encoding, from) : moveIntoEncodingAt(config, encoding, at);
+  if (own) moveIntoEncoding(own, encoding, from);
 }
 
 function encodedMatcher(matcher: Matcher): Uint8Array {
   return getOrInsert(matcherBytes, matcher, () => Matcher.encode(matcher).finish());
 }
 
-/** One TransportSocketMatch {name, transport_socket {name, typed_config Any {type_url, value}}}. */
-function writeMatch(match: Cluster_TransportSocketMatch): void {
+/** One TransportSocketMatch {name, transport_socket {name, typed_config Any {type_url, value}}}; its Any, when written here. */
+function writeMatch(match: Cluster_TransportSocketMatch): WrittenSocket | undefined {
   const socket = match.transport_socket;
   const any = socket?.typed_config;
   if (match.match !== undefined || !socket || !any) {
     // Not the emitted shape: the generated encoder writes this entry.
     writeEncodedField(writer, CLUSTER.transportSocketMatches, Cluster_TransportSocketMatch.encode(match).finish());
-    return;
+    return undefined;
   }
   const value = any.value ?? new Uint8Array();
   const anyLength = stringFieldSize(ANY.typeUrl, any.type_url) + (value.length > 0 ? delimitedFieldSize(ANY.value, value.length) : 0);
@@ -56,5 +82,9 @@ function writeMatch(match: Cluster_TransportSocketMatch): void {
   writeStringField(writer, TRANSPORT_SOCKET.name, socket.name);
   writeDelimitedHeader(writer, TRANSPORT_SOCKET.typedConfig, anyLength);
   writeStringField(writer, ANY.typeUrl, any.type_url);
-  if (value.length > 0) writeEncodedField(writer, ANY.value, value);
+  if (value.length === 0) return undefined;
+  writeDelimitedHeader(writer, ANY.value, value.length);
+  const at = writtenLength(writer);
+  writer.raw(value);
+  return { config: any, at };
 }

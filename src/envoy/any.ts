@@ -60,16 +60,22 @@ export function packedMessage(any: Any): unknown {
 }
 
 /**
- * Anys whose bytes an enclosing encoding will carry — a listener's own filter configs — and that
- * still hold interim bytes of their own. When the listener is encoded, `moveIntoEncoding` points
- * each at its copy inside the listener's bytes, so a node's held output carries them once, not
- * twice (a pod's egress connection managers are more than half of a node's listener bytes).
+ * Set on an Any whose bytes an enclosing encoding will carry — a listener's own filter configs, a
+ * cluster's TLS contexts — while it still holds interim bytes of its own. When the resource is
+ * encoded, `moveIntoEncoding` points it at its copy inside the resource's bytes and clears this,
+ * so a node's held output carries them once, not twice (a pod's egress connection managers are
+ * more than half of a node's listener bytes; TLS contexts, about half of a selector-mode
+ * cluster's). A slot on the Any, as `PACKED`, not a process-wide WeakSet: a compile that is never
+ * encoded (a mesh check, a rendering) would leave each of its Anys in a table every GC walks.
  */
-const INTERIM = new WeakSet<Any>();
+const INTERIM = Symbol("interim bytes");
+
+type MaybeInterim = Any & { [INTERIM]?: boolean };
 
 /**
- * `pack` for a config that only one listener's filters carry. Never for one shared across
- * listeners (cached): it would keep whichever listener's bytes it moved into alive with it.
+ * `pack` for a config that only one resource carries (a listener's filters, a cluster's sockets).
+ * Never for one shared across resources (cached): it would keep whichever resource's bytes it
+ * moved into alive with it.
  */
 export function packInterim<T>(type: MessageType<T>, message: T): Any {
   return packEncodedInterim(type.typeName, finishInSlab(type.encode(message, scratch), INTERIM_SLABS), message);
@@ -80,10 +86,10 @@ export function packOwned<T>(type: MessageType<T>, message: T, interim: boolean)
   return interim ? packInterim(type, message) : pack(type, message);
 }
 
-/** `packEncoded` for a config that only one listener's filters carry; `value` in `INTERIM_SLABS`. */
+/** `packEncoded` for a config that only one resource carries; `value` in `INTERIM_SLABS`. */
 export function packEncodedInterim(typeName: string, value: Uint8Array, message: unknown): Any {
   const any = packEncoded(typeName, value, message);
-  INTERIM.add(any);
+  Object.defineProperty(any, INTERIM, { value: true, writable: true });
   return any;
 }
 
@@ -94,10 +100,19 @@ export function packEncodedInterim(typeName: string, value: Uint8Array, message:
  */
 export function moveIntoEncoding(any: Any, encoding: Uint8Array, from: number): number {
   const value = any.value;
-  if (!value?.length || !INTERIM.has(any)) return from;
+  if (!value?.length || !(any as MaybeInterim)[INTERIM]) return from;
   const at = Buffer.from(encoding.buffer, encoding.byteOffset, encoding.length).indexOf(value, from);
-  if (at < 0) return from;
-  any.value = encoding.subarray(at, at + value.length);
-  INTERIM.delete(any);
-  return at + value.length;
+  return at < 0 ? from : moveIntoEncodingAt(any, encoding, at);
+}
+
+/**
+ * `moveIntoEncoding` where the encoder knows that the Any's bytes start at `at`: no search (each
+ * search sets up its pattern first, which costs more than the copy saves when there are many).
+ */
+export function moveIntoEncodingAt(any: Any, encoding: Uint8Array, at: number): number {
+  const length = any.value?.length ?? 0;
+  if (length === 0 || !(any as MaybeInterim)[INTERIM]) return at;
+  any.value = encoding.subarray(at, at + length);
+  (any as MaybeInterim)[INTERIM] = false;
+  return at + length;
 }

@@ -35,13 +35,19 @@ const OUTPUT_SLABS = new Slabs(64 * 1024);
 
 /**
  * Bytes that an enclosing resource's encoding will carry and then hold in their place (a
- * listener's filter configs, see `packInterim`): a slab here dies once its bytes have moved.
+ * listener's filter configs, a cluster's TLS contexts; see `packInterim`): a slab here dies once
+ * its bytes have moved.
  */
 export const INTERIM_SLABS = new Slabs(64 * 1024);
 
 /** `size` bytes of fresh output space in a slab (or an array of their own when large), for bytes written in place. */
 export function slabSpace(size: number): Uint8Array {
   return OUTPUT_SLABS.space(size);
+}
+
+/** `slabSpace` in `INTERIM_SLABS`: for bytes written in place that one resource's encoding will carry. */
+export function interimSpace(size: number): Uint8Array {
+  return INTERIM_SLABS.space(size);
 }
 
 /**
@@ -59,6 +65,15 @@ const WRITER_STATE_KNOWN = ((): boolean => {
   const probe = new BinaryWriter().uint32(300) as unknown as Partial<WriterState>;
   return probe.buffer instanceof Uint8Array && probe.pos === 2 && Array.isArray(probe.stackPos);
 })();
+
+/**
+ * How many bytes `writer` holds: where the next one goes, and so where it will be in the bytes
+ * `finishInSlab` gives (a later `join` moves only what follows its fork). Undefined when this
+ * version of BinaryWriter keeps its state otherwise.
+ */
+export function writtenLength(writer: BinaryWriter): number | undefined {
+  return WRITER_STATE_KNOWN ? (writer as unknown as WriterState).pos : undefined;
+}
 
 /**
  * `writer.finish()`, with the bytes copied into space in `slabs` instead of an ArrayBuffer of

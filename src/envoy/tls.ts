@@ -10,8 +10,8 @@ import type { TypedExtensionConfig } from "../../gen/envoy/config/core/v3/extens
 import { type SubjectAltNameMatcher, SubjectAltNameMatcher_SanType } from "../../gen/envoy/extensions/transport_sockets/tls/v3/common.js";
 import { CommonTlsContext, type UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import { remember } from "../util/maps.js";
-import { pack, packEncoded } from "./any.js";
-import { slabSpace } from "./slabs.js";
+import { pack, packEncodedInterim, packInterim } from "./any.js";
+import { interimSpace } from "./slabs.js";
 import { DOWNSTREAM_TLS_CONTEXT, EXTENSION, FILTER_STATE_OVERRIDE, ON_DEMAND_SECRET, SPIFFE_VALIDATOR_CONFIG, UPSTREAM_TLS_CONTEXT } from "./types.js";
 import { BinaryWriter, delimitedFieldSize, putDelimitedHeader, writeDelimitedHeader, writeStringField } from "./wire.js";
 
@@ -87,17 +87,18 @@ export function upstreamSockets(
     const message: UpstreamTlsContext = perSource
       ? { common_tls_context: context, sni, max_session_keys: NO_SESSION_RESUMPTION }
       : { common_tls_context: context, sni };
-    // Written straight into slab space at its final size: the parts are copied once.
+    // Written straight into slab space at its final size: the parts are copied once. One cluster
+    // carries each socket, so its bytes move into the cluster's encoding (`packEncodedInterim`).
     const sniField = sniFields.get(sni) ?? remember(sniFields, sni, encodedSniField(sni));
     const contextLength = certificate.bytes.length + restBytes.length;
     const contextField = delimitedFieldSize(UPSTREAM_TLS.commonTlsContext, contextLength);
-    const bytes = slabSpace(contextField + sniField.length + (perSource ? NO_RESUMPTION_FIELD.length : 0));
+    const bytes = interimSpace(contextField + sniField.length + (perSource ? NO_RESUMPTION_FIELD.length : 0));
     const payload = putDelimitedHeader(bytes, 0, UPSTREAM_TLS.commonTlsContext, contextLength);
     bytes.set(certificate.bytes, payload);
     bytes.set(restBytes, payload + certificate.bytes.length);
     bytes.set(sniField, contextField);
     if (perSource) bytes.set(NO_RESUMPTION_FIELD, contextField + sniField.length);
-    return { name: EXTENSION.tlsTransportSocket, typed_config: packEncoded(UPSTREAM_TLS_CONTEXT.typeName, bytes, message) };
+    return { name: EXTENSION.tlsTransportSocket, typed_config: packEncodedInterim(UPSTREAM_TLS_CONTEXT.typeName, bytes, message) };
   };
 }
 
@@ -121,13 +122,14 @@ export interface CertificateSelection {
 
 /**
  * An upstream socket whose client certificate is chosen per connection, so one socket serves
- * every source and the cluster does not depend on which pods the node hosts.
+ * every source and the cluster does not depend on which pods the node hosts. Its SNI names one
+ * cluster, which alone carries it: its bytes move into that cluster's encoding (`packInterim`).
  */
 export function selectedCertificateSocket(spec: Omit<UpstreamSocketSpec, "source">, selection: CertificateSelection): TransportSocket {
   const context = commonTlsContext(undefined, spec.alpn, spec.validation, spec.pinnedSans.map(uriSan));
   context.custom_tls_certificate_selector = certificateSelector(selection);
   const message: UpstreamTlsContext = { common_tls_context: context, sni: spec.sni, max_session_keys: NO_SESSION_RESUMPTION };
-  return { name: EXTENSION.tlsTransportSocket, typed_config: pack(UPSTREAM_TLS_CONTEXT, message) };
+  return { name: EXTENSION.tlsTransportSocket, typed_config: packInterim(UPSTREAM_TLS_CONTEXT, message) };
 }
 
 /** The selector is the same for every socket of a node: built once per selection (compiled messages are never mutated). */

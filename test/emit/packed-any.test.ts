@@ -3,7 +3,7 @@
  * read it without decoding; users see only `type_url` and `value`, as in any other Any.
  */
 import { describe, expect, test } from "vitest";
-import { type MessageType, pack, packedMessage, typeUrl } from "../../src/envoy/any.js";
+import { type MessageType, pack, packedMessage, packInterim, typeUrl } from "../../src/envoy/any.js";
 import { lookupMessage, unpackAny } from "../../src/envoy/schema.js";
 import * as TYPES from "../../src/envoy/types.js";
 import { TRANSPORT_SOCKET_NAME_ACTION } from "../../src/envoy/types.js";
@@ -12,12 +12,16 @@ describe("a packed Any", () => {
   const message = { name: "waypoint" };
   const any = pack(TRANSPORT_SOCKET_NAME_ACTION, message);
 
-  test("shows only type_url and value: keys, spreads, JSON and equality", () => {
-    const plain = { type_url: typeUrl(TRANSPORT_SOCKET_NAME_ACTION.typeName), value: any.value };
-    expect(Object.keys(any)).toEqual(["type_url", "value"]);
-    expect(Reflect.ownKeys({ ...any })).toEqual(["type_url", "value"]);
-    expect(JSON.stringify(any)).toBe(JSON.stringify(plain));
-    expect(any).toStrictEqual(plain);
+  // An interim one (bytes that its resource's encoding takes over) carries one more hidden slot.
+  test.each([
+    ["packed", any],
+    ["packed interim", packInterim(TRANSPORT_SOCKET_NAME_ACTION, message)],
+  ])("shows only type_url and value: keys, spreads, JSON and equality (%s)", (_, packed) => {
+    const plain = { type_url: typeUrl(TRANSPORT_SOCKET_NAME_ACTION.typeName), value: packed.value };
+    expect(Object.keys(packed)).toEqual(["type_url", "value"]);
+    expect(Reflect.ownKeys({ ...packed })).toEqual(["type_url", "value"]);
+    expect(JSON.stringify(packed)).toBe(JSON.stringify(plain));
+    expect(packed).toStrictEqual(plain);
   });
 
   test("gives back the very message it was packed from", () => {

@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import type { AccessLog } from "../../gen/envoy/config/accesslog/v3/accesslog.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
+import type { Any } from "../../gen/google/protobuf/any.js";
 import { type CompileResult, compileNode } from "../../src/compile/compile-node.js";
 import type { ResourceKind } from "../../src/emit/text.js";
 import { diffResources, isEmptyDiff, toXdsResources, versionInfo, XDS_TYPE_URLS, type XdsResource, type XdsResources } from "../../src/emit/xds.js";
@@ -11,6 +12,7 @@ import { lookupMessage, unpackAny } from "../../src/envoy/schema.js";
 import { EXTENSION } from "../../src/envoy/types.js";
 import { localNodeFrom } from "../../src/model/node.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
+import { parseOutboundClusterName } from "../../src/naming.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
 import { compileCase, loadCase } from "../support/cases.js";
 import { RESOURCE_CODECS } from "../support/codecs.js";
@@ -156,22 +158,52 @@ describe("toXdsResources", () => {
           const logs = (unpackAny(filter.typed_config!)!.message as { access_log?: AccessLog[] }).access_log ?? [];
           if (filter.name !== EXTENSION.setFilterState) expect(logs, `${listener.name}: ${filter.name}`).toHaveLength(1);
           for (const config of [filter.typed_config!, ...logs.map((log) => log.typed_config!)]) {
-            const value = config.value!;
-            const inside =
-              value.buffer === encoding.buffer &&
-              value.byteOffset >= encoding.byteOffset &&
-              value.byteOffset + value.length <= encoding.byteOffset + encoding.length;
-            expect(inside, `${listener.name}: ${config.type_url}`).toBe(!carriedElsewhere);
-            // Whichever bytes it holds, they are its message's.
-            const { typeName, message } = unpackAny(config)!;
-            expect(value, `${listener.name}: ${typeName}`).toEqual(lookupMessage(typeName)!.codec!.encode(message).finish());
+            expect(isViewInside(config.value!, encoding), `${listener.name}: ${config.type_url}`).toBe(!carriedElsewhere);
+            expectMessageBytes(config, listener.name!);
           }
         }
       }
     }
     expect(shared!.typed_config!.value).toBe(sharedValue);
   });
+
+  test.each(["selector", "sockets"] as const)("an outbound cluster's TLS contexts end up as views of the cluster's bytes (%s mode)", (sourceIdentity) => {
+    const snapshot = parseSnapshot(meshDocument());
+    const index = indexSnapshot(snapshot);
+    // Two nodes of one cluster: the second reuses clusters the first built (and encoded).
+    const results = ["node-1", "node-3"].map((node) =>
+      compileNode(index, localNodeFrom(snapshot, "east", node), { eastWestWaypoint: "cross-cluster", sourceIdentity }),
+    );
+    let sockets = 0;
+    for (const result of results) {
+      const encodings = new Map(toXdsResources(result)[XDS_TYPE_URLS.clusters].map((r) => [r.name, r.resource.value!]));
+      for (const cluster of result.clusters.filter((c) => parseOutboundClusterName(c.name!))) {
+        const configs = [...(cluster.transport_socket_matches ?? []).map((m) => m.transport_socket!), cluster.transport_socket]
+          .filter((socket) => socket?.name === EXTENSION.tlsTransportSocket)
+          .map((socket) => socket!.typed_config!);
+        for (const config of configs) {
+          expect(isViewInside(config.value!, encodings.get(cluster.name!)!), cluster.name).toBe(true);
+          expectMessageBytes(config, cluster.name!);
+          sockets++;
+        }
+      }
+    }
+    expect(sockets).toBeGreaterThanOrEqual(6);
+  });
 });
+
+/** Whether `value` is a view of bytes inside `encoding`. */
+function isViewInside(value: Uint8Array, encoding: Uint8Array): boolean {
+  return (
+    value.buffer === encoding.buffer && value.byteOffset >= encoding.byteOffset && value.byteOffset + value.length <= encoding.byteOffset + encoding.length
+  );
+}
+
+/** Whichever bytes an Any holds, they are its message's. */
+function expectMessageBytes(config: Any, where: string): void {
+  const { typeName, message } = unpackAny(config)!;
+  expect(config.value, `${where}: ${typeName}`).toEqual(lookupMessage(typeName)!.codec!.encode(message).finish());
+}
 
 describe("diffResources", () => {
   const full = toXdsResources(compileEastNode1());
