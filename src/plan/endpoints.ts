@@ -15,6 +15,7 @@ import { type SharedAddress, sharedAddresses } from "../model/snapshot-checks.js
 import { outboundClusterName } from "../naming.js";
 import { AddressMap } from "../util/address-map.js";
 import { sameItems } from "../util/arrays.js";
+import { BoundedCache } from "../util/bounded-cache.js";
 import { compositeKey } from "../util/keys.js";
 import { getOrInsert, newMap, remember, setOwn } from "../util/maps.js";
 import { compareText, ipSortKey } from "../util/order.js";
@@ -305,7 +306,7 @@ class DirectTarget extends EncodingCell implements PlannedEndpoint {
     this.locality = internedLocality(record.locality);
     this.health = envoyHealth(record);
     this.sortKey = ipSortKey(record.ip);
-    this.lbEndpoint = buildLbEndpoint({ address: socketAddress(record.ip, port) }, this.health, endpointMetadata([record]), record.weight);
+    this.lbEndpoint = buildLbEndpoint({ address: socketAddress(record.ip, port) }, this.health, directMetadata(record), record.weight);
   }
 
   get route(): Route {
@@ -541,6 +542,19 @@ function endpointMetadata(pods: readonly ServiceEndpoint[], waypoint?: WaypointN
   const fields: Record<string, string> = {};
   for (const key of keys) setOwn(fields, key, (waypoint && reservedValue(waypoint, key)) ?? first[key]!);
   return lbMetadata(fields);
+}
+
+/**
+ * A direct endpoint's metadata, one object per distinct content: the pods of a deployment carry
+ * the same labels (app, version, pod-template-hash), so their endpoints share one. Process-wide,
+ * so bounded; a service's records are planned together, so its pods meet while their entry is
+ * kept, and a record whose entry was dropped gets its own.
+ */
+const DIRECT_METADATA = new BoundedCache<string, Metadata>(4096);
+
+function directMetadata(record: ServiceEndpoint): Metadata | undefined {
+  const metadata = endpointMetadata([record]);
+  return metadata && DIRECT_METADATA.get(JSON.stringify(metadata.filter_metadata), () => metadata);
 }
 
 /** The keys of user metadata every pod has with the same value, reserved keys left out. */

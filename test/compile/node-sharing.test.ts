@@ -141,6 +141,34 @@ describe("nodes sharing compiled pieces", () => {
     expect(w2!.endpoint).toEqual({ address: { socket_address: { address: "10.20.0.2", port_value: 15100 } } });
   });
 
+  test("direct endpoints whose pods carry the same metadata share one Metadata object, in any key order; other metadata gets its own", () => {
+    const local = (ip: string, metadata: Record<string, string>) => endpoint({ cluster: "east", ip, metadata });
+    const deployment = { app: "api", version: "v1", "pod-template-hash": "7d9f" };
+    const snapshot = mesh({
+      services: {
+        "shop/api": [
+          local("10.0.0.1", deployment),
+          local("10.0.0.2", { version: "v1", "pod-template-hash": "7d9f", app: "api" }),
+          local("10.0.0.3", { ...deployment, version: "v2" }),
+        ],
+        "shop/web": [local("10.0.0.4", { ...deployment, waypoint: "true" })],
+      },
+    });
+    const east = localNode("east", "e1", "10.10.0.1", []);
+    const lbEndpoints = (cluster: string) =>
+      compileNode(snapshot, east, { eastWestWaypoint: "cross-cluster" })
+        .endpoints.find((a) => a.cluster_name === cluster)!
+        .endpoints!.flatMap((group) => group.lb_endpoints!);
+    const [v1a, v1b, v2] = lbEndpoints("api.shop.mesh.test:8080");
+    const [web] = lbEndpoints("web.shop.mesh.test:8080");
+    expect(v1b!.metadata).toBe(v1a!.metadata);
+    expect(v1a!.metadata).toEqual({ filter_metadata: { "envoy.lb": deployment } });
+    expect(v2!.metadata).not.toBe(v1a!.metadata);
+    expect(v2!.metadata).toEqual({ filter_metadata: { "envoy.lb": { ...deployment, version: "v2" } } });
+    // The reserved key is dropped: what is left equals the first pod's, and is that same object.
+    expect(web!.metadata).toBe(v1a!.metadata);
+  });
+
   test("every pod's readiness probe shares one list of health checks", () => {
     const snapshot = twoNodeMesh();
     const n1 = localNode("east", "n1", "10.9.0.1", [pod("api-1", "api", "10.0.1.1"), pod("web-1", "web", "10.0.1.2")]);
