@@ -7,9 +7,9 @@
  * - the index itself (`SnapshotIndex.caches`): lives as long as that index.
  *
  * Each kind of entry is a `CacheSlot`, declared beside the code that fills it, with the one
- * function that builds its key and the type of its values. A slot's entries live in their own map
- * inside the cache, so two slots never share a key. README "What is cached, and for how long"
- * lists every slot.
+ * function that builds its key and the type of its values. A slot's entries live apart from the
+ * other slots' inside the cache, so two slots never share a key. README "What is cached, and for
+ * how long" lists every slot.
  */
 
 /** One kind of cache entry: its name (for readers and tests), how its key is built, its value type. */
@@ -47,11 +47,46 @@ export function singleEntrySlot<Value>(name: string): CacheSlot<[], Value> {
   return new CacheSlot<[], Value>(name, () => "");
 }
 
-/** The entries of several slots, each slot in a map of its own. */
+/**
+ * One slot's entries in one cache. Most slots of a service's cache hold one entry (one port, one
+ * EDS view), and a Map with its table is ~180 bytes where this object is ~50: the first entry is
+ * kept in fields, and a map is made from the second entry on.
+ */
+class SlotEntries {
+  #firstKey: string | undefined;
+  #firstValue: unknown;
+  #more: Map<string, unknown> | undefined;
+
+  get(key: string): unknown {
+    if (this.#more !== undefined) return this.#more.get(key);
+    return key === this.#firstKey ? this.#firstValue : undefined;
+  }
+
+  set(key: string, value: unknown): void {
+    if (this.#more !== undefined) this.#more.set(key, value);
+    else if (this.#firstKey === undefined || this.#firstKey === key) {
+      this.#firstKey = key;
+      this.#firstValue = value;
+    } else {
+      this.#more = new Map([
+        [this.#firstKey, this.#firstValue],
+        [key, value],
+      ]);
+      this.#firstKey = undefined;
+      this.#firstValue = undefined;
+    }
+  }
+
+  get size(): number {
+    return this.#more?.size ?? (this.#firstKey === undefined ? 0 : 1);
+  }
+}
+
+/** The entries of several slots, each slot's of its own. */
 export class SlotCache {
-  readonly #bySlot = new Map<CacheSlot<never, unknown>, Map<string, unknown>>();
+  readonly #bySlot = new Map<CacheSlot<never, unknown>, SlotEntries>();
   /** Entries of slots that carry over, as the owner's previous version left them. */
-  readonly #earlier = new Map<CacheSlot<never, unknown>, Map<string, unknown>>();
+  readonly #earlier = new Map<CacheSlot<never, unknown>, SlotEntries>();
 
   /**
    * Keeps `previous`'s entries of every slot that carries over readable here (`earlierEntriesOf`),
@@ -63,14 +98,14 @@ export class SlotCache {
     for (const [slot, entries] of previous.#earlier) if (!this.#earlier.has(slot)) this.#earlier.set(slot, entries);
   }
 
-  earlierEntriesOf(slot: CacheSlot<never, unknown>): ReadonlyMap<string, unknown> | undefined {
+  earlierEntriesOf(slot: CacheSlot<never, unknown>): Pick<SlotEntries, "get"> | undefined {
     return this.#earlier.get(slot);
   }
 
-  entriesOf(slot: CacheSlot<never, unknown>): Map<string, unknown> {
+  entriesOf(slot: CacheSlot<never, unknown>): SlotEntries {
     let entries = this.#bySlot.get(slot);
     if (!entries) {
-      entries = new Map();
+      entries = new SlotEntries();
       this.#bySlot.set(slot, entries);
     }
     return entries;

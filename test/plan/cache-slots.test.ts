@@ -19,6 +19,9 @@ describe("CacheSlot", () => {
     expect(a.get(cache, [1], compute("again"))).toBe("a1");
     expect(b.get(cache, [1], compute("b1"))).toBe("b1");
     expect(a.get(cache, [2], compute("a2"))).toBe("a2");
+    // A slot's first entry is kept apart until a second comes: both stay after that.
+    expect(a.get(cache, [1], compute("lost"))).toBe("a1");
+    expect(a.get(cache, [2], compute("lost"))).toBe("a2");
     expect(computed).toBe(3);
     expect([cache.sizeOf(a), cache.sizeOf(b)]).toEqual([2, 1]);
   });
