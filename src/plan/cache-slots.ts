@@ -82,7 +82,7 @@ class SlotEntries {
   }
 }
 
-/** The entries of several slots, each slot's of its own. */
+/** The entries of several slots, kept apart by slot. */
 export class SlotCache {
   readonly #bySlot = new Map<CacheSlot<never, unknown>, SlotEntries>();
   /** Entries of slots that carry over, as the owner's previous version left them. */
