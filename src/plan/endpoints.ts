@@ -16,7 +16,7 @@ import { outboundClusterName } from "../naming.js";
 import { AddressMap } from "../util/address-map.js";
 import { sameItems } from "../util/arrays.js";
 import { BoundedCache } from "../util/bounded-cache.js";
-import { compositeKey } from "../util/keys.js";
+import { compositeKey, compositeKeyOf } from "../util/keys.js";
 import { getOrInsert, newMap, remember, setOwn } from "../util/maps.js";
 import { compareText, ipSortKey } from "../util/order.js";
 import { CacheSlot, singleEntrySlot } from "./cache-slots.js";
@@ -527,13 +527,19 @@ function rollUpHealth(a: HealthStatus, b: HealthStatus): HealthStatus {
   return (HEALTH_RANK[a] ?? 2) <= (HEALTH_RANK[b] ?? 2) ? a : b;
 }
 
+/** The `envoy.lb` metadata of an endpoint standing for `pods` (`endpointFields`); undefined when there is none. */
+function endpointMetadata(pods: readonly ServiceEndpoint[], waypoint?: WaypointNode): Metadata | undefined {
+  const fields = endpointFields(pods, waypoint);
+  return fields && lbMetadata(fields);
+}
+
 /**
- * The `envoy.lb` metadata of an endpoint standing for `pods`: the user metadata they all agree on,
+ * The `envoy.lb` fields of an endpoint standing for `pods`: the user metadata they all agree on,
  * without aether-xds's reserved keys, and for a waypoint endpoint those keys naming its node; keys
- * sorted. Undefined when there is none. Built straight from the sorted keys, with no map of the
+ * sorted. Undefined when there are none. Built straight from the sorted keys, with no map of the
  * values in between: a view builds one per waypoint endpoint on every cold index.
  */
-function endpointMetadata(pods: readonly ServiceEndpoint[], waypoint?: WaypointNode): Metadata | undefined {
+function endpointFields(pods: readonly ServiceEndpoint[], waypoint?: WaypointNode): Record<string, string> | undefined {
   const first = pods[0]!.metadata;
   const keys = agreedKeys(pods);
   if (waypoint) keys.push(WAYPOINT_KEY, ORIGIN_CLUSTER_KEY, ORIGIN_NODE_KEY);
@@ -541,7 +547,7 @@ function endpointMetadata(pods: readonly ServiceEndpoint[], waypoint?: WaypointN
   keys.sort(compareText);
   const fields: Record<string, string> = {};
   for (const key of keys) setOwn(fields, key, (waypoint && reservedValue(waypoint, key)) ?? first[key]!);
-  return lbMetadata(fields);
+  return fields;
 }
 
 /**
@@ -553,8 +559,9 @@ function endpointMetadata(pods: readonly ServiceEndpoint[], waypoint?: WaypointN
 const DIRECT_METADATA = new BoundedCache<string, Metadata>(4096);
 
 function directMetadata(record: ServiceEndpoint): Metadata | undefined {
-  const metadata = endpointMetadata([record]);
-  return metadata && DIRECT_METADATA.get(JSON.stringify(metadata.filter_metadata), () => metadata);
+  const fields = endpointFields([record]);
+  // The fields come with their keys sorted, so equal metadata gives the same key.
+  return fields && DIRECT_METADATA.get(compositeKeyOf(Object.entries(fields).flat()), () => lbMetadata(fields));
 }
 
 /** The keys of user metadata every pod has with the same value, reserved keys left out. */
