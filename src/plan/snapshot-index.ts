@@ -504,18 +504,17 @@ function rivalsOnNode(hosted: readonly HostedEndpoint[]): NodeRivals {
 
 /**
  * The groups of a node's records claiming one netns, two or more each; almost always none, found
- * with one set operation per record (a netns claimed before leaves the set's size as it was). On
- * a cold index every node's records are read, each record and its string a cache miss: gathered
- * by a loop of their own first, whose loads do not wait on one another, the CPU overlaps those
- * misses, where a set operation between them took them one at a time (W1's scan of 2,001 nodes:
- * ~45 → ~28 ms).
+ * with one set operation per record (a netns claimed before leaves the set's size as it was).
+ * On a cold index each record and its string is a cache miss. The strings are gathered by a loop
+ * of their own first: its loads do not wait on one another, so the CPU overlaps their misses,
+ * where a set operation after each read took them one at a time (W1's 2,001 nodes: ~45 → ~28 ms).
  */
 function sharedClaims(hosted: readonly HostedEndpoint[]): HostedEndpoint[][] {
-  const netnses: string[] = [];
-  for (const record of hosted) if (record.netns.length > 0) netnses.push(record.netns);
+  const namespaces: string[] = [];
+  for (const record of hosted) if (record.netns.length > 0) namespaces.push(record.netns);
   const claimed = new Set<string>();
   let shared: Set<string> | undefined;
-  for (const netns of netnses) {
+  for (const netns of namespaces) {
     const size = claimed.size;
     claimed.add(netns);
     if (claimed.size > size) continue;
