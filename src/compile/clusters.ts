@@ -21,7 +21,7 @@ import { pack } from "../envoy/any.js";
 import { LB_METADATA_NAMESPACE } from "../envoy/core.js";
 import { httpProtocolOptions, type UpstreamHttp } from "../envoy/listener.js";
 import { descend, endpointMetadataInput, exactMatchTree, filterStateInput, useSocket } from "../envoy/matcher.js";
-import { selectedCertificateSocket, type UpstreamSocketSpec, upstreamSockets } from "../envoy/tls.js";
+import { selectedCertificateSockets, type UpstreamSocketSpec, upstreamSockets } from "../envoy/tls.js";
 import { AGGREGATE_CLUSTER_CONFIG, EXTENSION } from "../envoy/types.js";
 import { protocolOf } from "../model/snapshot.js";
 import { directSni, outboundStatName, type SocketVariant, serviceSpiffeId, socketName, subClusterName, waypointSni } from "../naming.js";
@@ -104,9 +104,8 @@ function edsCluster(plan: NodePlan, target: OutboundTarget, name: string, choice
  * variants, the endpoint's `waypoint` label picks one; with one, it is the cluster's socket.
  */
 function selectorSockets(plan: NodePlan, target: OutboundTarget): (variants: readonly SocketVariant[]) => SocketChoice {
-  const shared = socketSpec(plan, target);
-  const selection = plan.certificateSelection;
-  const socket = (variant: SocketVariant) => selectedCertificateSocket({ ...shared, sni: sniOf(plan, target, variant) }, selection);
+  const sockets = selectedCertificateSockets(socketSpec(plan, target), plan.certificateSelection);
+  const socket = (variant: SocketVariant) => sockets(sniOf(plan, target, variant));
   return (variants) => {
     if (variants.length === 1) return { table: [], fallback: socket(variants[0]!), perDownstreamPools: false };
     return {

@@ -10,7 +10,7 @@ import type { TypedExtensionConfig } from "../../gen/envoy/config/core/v3/extens
 import { type SubjectAltNameMatcher, SubjectAltNameMatcher_SanType } from "../../gen/envoy/extensions/transport_sockets/tls/v3/common.js";
 import { CommonTlsContext, type UpstreamTlsContext } from "../../gen/envoy/extensions/transport_sockets/tls/v3/tls.js";
 import { remember } from "../util/maps.js";
-import { pack, packEncodedInterim, packInterim } from "./any.js";
+import { pack, packEncodedInterim } from "./any.js";
 import { interimSpace } from "./slabs.js";
 import { DOWNSTREAM_TLS_CONTEXT, EXTENSION, FILTER_STATE_OVERRIDE, ON_DEMAND_SECRET, SPIFFE_VALIDATOR_CONFIG, UPSTREAM_TLS_CONTEXT } from "./types.js";
 import { BinaryWriter, delimitedFieldSize, putDelimitedHeader, writeDelimitedHeader, writeStringField } from "./wire.js";
@@ -87,19 +87,30 @@ export function upstreamSockets(
     const message: UpstreamTlsContext = perSource
       ? { common_tls_context: context, sni, max_session_keys: NO_SESSION_RESUMPTION }
       : { common_tls_context: context, sni };
-    // Written straight into slab space at its final size: the parts are copied once. One cluster
-    // carries each socket, so its bytes move into the cluster's encoding (`packEncodedInterim`).
     const sniField = sniFields.get(sni) ?? remember(sniFields, sni, encodedSniField(sni));
-    const contextLength = certificate.bytes.length + restBytes.length;
-    const contextField = delimitedFieldSize(UPSTREAM_TLS.commonTlsContext, contextLength);
-    const bytes = interimSpace(contextField + sniField.length + (perSource ? NO_RESUMPTION_FIELD.length : 0));
-    const payload = putDelimitedHeader(bytes, 0, UPSTREAM_TLS.commonTlsContext, contextLength);
-    bytes.set(certificate.bytes, payload);
-    bytes.set(restBytes, payload + certificate.bytes.length);
-    bytes.set(sniField, contextField);
-    if (perSource) bytes.set(NO_RESUMPTION_FIELD, contextField + sniField.length);
+    const bytes = splicedUpstreamContext(certificate.bytes, restBytes, sniField, perSource ? NO_RESUMPTION_FIELD : NOTHING);
     return { name: EXTENSION.tlsTransportSocket, typed_config: packEncodedInterim(UPSTREAM_TLS_CONTEXT.typeName, bytes, message) };
   };
+}
+
+const NOTHING = new Uint8Array(0);
+
+/**
+ * An UpstreamTlsContext's bytes from encoded parts: its `common_tls_context` as two parts (their
+ * fields in the generated encoder's order), then its `sni` field and any fields after it. Written
+ * straight into slab space at its final size, so the parts are copied once; one cluster carries
+ * each socket, so its bytes later move into the cluster's encoding (`packEncodedInterim`).
+ */
+function splicedUpstreamContext(contextHead: Uint8Array, contextTail: Uint8Array, sniField: Uint8Array, after: Uint8Array): Uint8Array {
+  const contextLength = contextHead.length + contextTail.length;
+  const contextField = delimitedFieldSize(UPSTREAM_TLS.commonTlsContext, contextLength);
+  const bytes = interimSpace(contextField + sniField.length + after.length);
+  const payload = putDelimitedHeader(bytes, 0, UPSTREAM_TLS.commonTlsContext, contextLength);
+  bytes.set(contextHead, payload);
+  bytes.set(contextTail, payload + contextHead.length);
+  bytes.set(sniField, contextField);
+  bytes.set(after, contextField + sniField.length);
+  return bytes;
 }
 
 /** The `sni` field as the generated encoder writes it (nothing for an empty SNI). */
@@ -121,15 +132,24 @@ export interface CertificateSelection {
 }
 
 /**
- * An upstream socket whose client certificate is chosen per connection, so one socket serves
- * every source and the cluster does not depend on which pods the node hosts. Its SNI names one
- * cluster, which alone carries it: its bytes move into that cluster's encoding (`packInterim`).
+ * Upstream sockets to one destination whose client certificate is chosen per connection, so one
+ * socket serves every source and the cluster does not depend on which pods the node hosts. They
+ * differ only in SNI: their context (pins, validation, ALPN, selector) is one object, encoded once
+ * and spliced into each socket's bytes (`splicedUpstreamContext`). Each SNI names one cluster,
+ * which alone carries that socket.
  */
-export function selectedCertificateSocket(spec: Omit<UpstreamSocketSpec, "source">, selection: CertificateSelection): TransportSocket {
-  const context = commonTlsContext(undefined, spec.alpn, spec.validation, spec.pinnedSans.map(uriSan));
+export function selectedCertificateSockets(
+  shared: Omit<UpstreamSocketSpec, "sni" | "source">,
+  selection: CertificateSelection,
+): (sni: string) => TransportSocket {
+  const context = commonTlsContext(undefined, shared.alpn, shared.validation, shared.pinnedSans.map(uriSan));
   context.custom_tls_certificate_selector = certificateSelector(selection);
-  const message: UpstreamTlsContext = { common_tls_context: context, sni: spec.sni, max_session_keys: NO_SESSION_RESUMPTION };
-  return { name: EXTENSION.tlsTransportSocket, typed_config: packInterim(UPSTREAM_TLS_CONTEXT, message) };
+  const contextBytes = CommonTlsContext.encode(context).finish();
+  return (sni) => {
+    const message: UpstreamTlsContext = { common_tls_context: context, sni, max_session_keys: NO_SESSION_RESUMPTION };
+    const bytes = splicedUpstreamContext(contextBytes, NOTHING, encodedSniField(sni), NO_RESUMPTION_FIELD);
+    return { name: EXTENSION.tlsTransportSocket, typed_config: packEncodedInterim(UPSTREAM_TLS_CONTEXT.typeName, bytes, message) };
+  };
 }
 
 /** The selector is the same for every socket of a node: built once per selection (compiled messages are never mutated). */
