@@ -13,3 +13,11 @@ export function pushAll<T>(list: T[], items: Iterable<T>): void {
 export function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
   return a.length === b.length && a.every((item, i) => item === b[i]);
 }
+
+/** An empty list to share: one frozen array, where many results would each keep an empty one. */
+export const NONE: readonly never[] = Object.freeze([]);
+
+/** The list, or the shared empty one. */
+export function orNone<T>(list: readonly T[]): readonly T[] {
+  return list.length === 0 ? NONE : list;
+}

@@ -19,12 +19,13 @@ import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION, FILTER_STATE } from "../envoy/types.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import { bundleSecretName, parseInboundChainName, type ServiceKey, trustDomainOf } from "../naming.js";
+import { orNone } from "../util/arrays.js";
 import { getOrInsert, newMap, remember } from "../util/maps.js";
 import type { CompiledNode, RegistryPod } from "./compiled-mesh.js";
 import type { StampedValue } from "./entry.js";
 import { chosenPriority, evaluateSocketMatcher, readsFilterState, selectFilterChain } from "./envoy-match.js";
 import { PathError } from "./failures.js";
-import type { Landing, PathSource, PathTarget, ReplayContext } from "./path.js";
+import type { Landing, PathFailure, PathSource, PathTarget, ReplayContext } from "./path.js";
 
 /** Where an endpoint listens, read once per endpoint object (nodes share them). */
 export interface Address {
@@ -86,8 +87,16 @@ export interface DialLevel {
   readonly dials: readonly Dial[];
 }
 
-/** One dial's landings, or the mistake that stops it, with the hops from the dial on (the path's own come before). */
-export type DialOutcome = { readonly landings: readonly Landing[] } | { readonly error: PathError; readonly hops: readonly string[] };
+/**
+ * What dialing a level yields for one kind of source calling one target: its landings, and the
+ * endpoints it fails on or cannot follow. Every path of that kind shares these lists (their hops
+ * start at the dial, after the path's own).
+ */
+export interface Dialed {
+  readonly landings: readonly Landing[];
+  readonly failures: readonly PathFailure[];
+  readonly unverified: readonly PathFailure[];
+}
 
 /**
  * What a dial reads of its path: the source, the target, and the values the entry shared with
@@ -105,7 +114,8 @@ interface Trip {
 
 /**
  * Each endpoint of the level dialed by one source calling one target: one trip for them all. Each
- * dial's hops start with the dial itself and `poolHop`, the upstream pool it uses.
+ * dial's hops start with the dial itself and `poolHop`, the upstream pool it uses. Its landings,
+ * or the mistake that stops it, go straight into the lists the paths share (no list per dial).
  */
 export function dialAll(
   context: ReplayContext,
@@ -114,25 +124,30 @@ export function dialAll(
   filterState: ReadonlyMap<string, StampedValue>,
   level: DialLevel,
   poolHop: string,
-): DialOutcome[] {
-  const outcomes = new Array<DialOutcome>(level.dials.length);
+): Dialed {
+  const landings: Landing[] = [];
+  const failures: PathFailure[] = [];
+  const unverified: PathFailure[] = [];
   const sourceDomain = context.memo.get("trust domain", source.identity, trustDomainOf);
   const trip: Trip = { source, sourceDomain, target, filterState, hops: [] };
-  for (let i = 0; i < level.dials.length; i++) {
-    const dial = level.dials[i]!;
+  for (const dial of level.dials) {
     trip.hops.length = 0;
     trip.hops.push(dial.hop, poolHop);
+    const landed = landings.length;
     try {
-      outcomes[i] = { landings: connect(context, trip, level, dial) };
+      connect(context, trip, level, dial, landings);
     } catch (error) {
       if (!(error instanceof PathError)) throw error;
-      outcomes[i] = { error, hops: trip.hops.slice() };
+      // A dial through a waypoint that failed on one of its pods lands on none of them.
+      landings.length = landed;
+      (error.code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code: error.code, reason: error.message, hops: trip.hops.slice() });
     }
   }
-  return outcomes;
+  return { landings: orNone(landings), failures: orNone(failures), unverified: orNone(unverified) };
 }
 
-function connect(context: ReplayContext, trip: Trip, level: DialLevel, dial: Dial): Landing[] {
+/** Dials one endpoint, adding where it lands to `landings`; throws the mistake that stops it. */
+function connect(context: ReplayContext, trip: Trip, level: DialLevel, dial: Dial, landings: Landing[]): void {
   const choice = socketOf(context, level.cluster, dial, trip.filterState);
   if (choice.hop !== undefined) trip.hops.push(choice.hop);
   if (choice.error) throw choice.error;
@@ -148,12 +163,15 @@ function connect(context: ReplayContext, trip: Trip, level: DialLevel, dial: Dia
     dial.waypointKnown = true;
   }
   const waypoint = dial.waypoint;
-  if (!waypoint) return [landing(dial, level.priority, choice, landDirectly(context, trip, dial, client), trip.hops)];
+  if (!waypoint) {
+    landings.push(landing(dial, level.priority, choice, landDirectly(context, trip, dial, client), trip.hops));
+    return;
+  }
   // Each pod a waypoint may forward to is its own branch of the trip.
-  return throughWaypoint(context, trip, waypoint, client.sni).map(({ pod, hop }) => {
+  for (const { pod, hop } of throughWaypoint(context, trip, waypoint, client.sni)) {
     const branch = { ...trip, hops: [...trip.hops, hop] };
-    return landing(dial, level.priority, choice, landOn(branch, pod, arrivalFor(context, pod, client.sni), client), branch.hops, waypoint);
-  });
+    landings.push(landing(dial, level.priority, choice, landOn(branch, pod, arrivalFor(context, pod, client.sni), client), branch.hops, waypoint));
+  }
 }
 
 /** A landing of the outcome, its hops copied to an array of their size: outcomes are kept for the whole replay. */

@@ -12,10 +12,10 @@ import type { Any } from "../../gen/google/protobuf/any.js";
 import { unpackAny } from "../envoy/schema.js";
 import { EXTENSION } from "../envoy/types.js";
 import type { ServiceKey } from "../naming.js";
-import { pushAll } from "../util/arrays.js";
+import { NONE } from "../util/arrays.js";
 import { newMap, remember } from "../util/maps.js";
 import type { CompiledNode, MeshView, NodeResources, PodLookup, TunnelLookup } from "./compiled-mesh.js";
-import { addressOf, Dial, type DialLevel, type DialOutcome, dialAll } from "./dial.js";
+import { addressOf, Dial, type Dialed, type DialLevel, dialAll } from "./dial.js";
 import { enterAtSource, type SourceEntry, type Stamped, targetNames } from "./entry.js";
 import { chosenPriority } from "./envoy-match.js";
 import { PATH_FAILURES, type PathFailureCode } from "./failures.js";
@@ -135,8 +135,7 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   const byTarget = chosen.outcomes.get(names.id) ?? firstOutcomes(context, chosen, names.id);
   const classId = facts.class?.stamped === stamped ? facts.class.id : classOf(context, facts, source, stamped);
   const dialed =
-    byTarget.get(classId) ??
-    remember(byTarget, classId, dialedFrom(dialAll(context, source, target, stamped.filterState, chosen, poolHop(chosen.cluster, stamped))));
+    byTarget.get(classId) ?? remember(byTarget, classId, dialAll(context, source, target, stamped.filterState, chosen, poolHop(chosen.cluster, stamped)));
   const failover =
     unroutable.get(source.cluster) ??
     remember(unroutable, source.cluster, unroutableFailover(context, clusters, { cluster: source.cluster, dialed: new Set(chosen.endpoints) }));
@@ -168,40 +167,6 @@ export function forgetTarget(context: ReplayContext, target: PathTarget): void {
   const id = targetNames(context, target).id;
   const levels = context.memo.take("levels dialed by target", id) as Chosen[] | undefined;
   for (const chosen of levels ?? []) chosen.outcomes.delete(id);
-}
-
-/** An empty list of a report: one frozen array shared by every report (most paths fail nowhere). */
-const NONE: readonly never[] = Object.freeze([]);
-
-/**
- * What dialing a level yields for one kind of source calling one target: its landings, and the
- * endpoints it fails on or cannot follow. Every path of that kind shares these lists (their hops
- * start at the dial, after the path's own).
- */
-interface Dialed {
-  readonly landings: readonly Landing[];
-  readonly failures: readonly PathFailure[];
-  readonly unverified: readonly PathFailure[];
-}
-
-function dialedFrom(outcomes: readonly DialOutcome[]): Dialed {
-  const landings: Landing[] = [];
-  const failures: PathFailure[] = [];
-  const unverified: PathFailure[] = [];
-  for (const outcome of outcomes) {
-    if ("landings" in outcome) {
-      pushAll(landings, outcome.landings);
-      continue;
-    }
-    const { code, message } = outcome.error;
-    (code === "POD_NODE_NOT_COMPILED" ? unverified : failures).push({ code, reason: message, hops: outcome.hops });
-  }
-  return { landings: orNone(landings), failures: orNone(failures), unverified: orNone(unverified) };
-}
-
-/** The list, or the shared empty one: a report keeps no empty array of its own. */
-function orNone<T>(list: readonly T[]): readonly T[] {
-  return list.length === 0 ? NONE : list;
 }
 
 /** What every path of one source reads alike, looked up once per source (not per path). */
