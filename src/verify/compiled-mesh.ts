@@ -15,6 +15,7 @@ import type { ServiceEndpoint } from "../model/registry.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { type ServiceKey, TUNNEL_LISTENER_NAME } from "../naming.js";
 import { asIndex, localNodeIn, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { NONE } from "../util/arrays.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareText, indexOfSorted } from "../util/order.js";
 
@@ -218,8 +219,6 @@ export interface NodeResources {
   /** The first listener named `ew_tunnel`. */
   readonly tunnel: Listener | undefined;
 }
-
-const NONE: readonly never[] = [];
 
 /**
  * Each node's `NodeResources`, built on first use. One per replay: tests change compiled output

@@ -288,6 +288,17 @@ describe("the check catches real mistakes", () => {
     expect(codes).toEqual(["TUNNEL_NO_CHAIN"]);
   });
 
+  test("a waypoint forwarding to a pod with no inbound listener: the dial through it fails and lands on none of its pods", () => {
+    const mesh = compileMesh(snapshot(true), crossCluster);
+    const west = node(mesh, "west/node-2") as unknown as { listeners: Listener[] };
+    west.listeners = west.listeners.filter((l) => l.name !== "inbound_checkout-9a1e-y2_team-a");
+    const path = checkCompiledMesh(mesh).paths.find((p) => p.source.pod?.name === "frontend-7d9f-abcde" && p.target.port === 8080)!;
+    expect(path.status).toBe("failed");
+    // y1 alone would answer, but Envoy's ingress cluster spreads the waypoint's connections over both.
+    expect(path.landings).toEqual([]);
+    expect(path.failures.map((f) => [f.code, f.hops.some((hop) => hop.startsWith("waypoint west/node-2"))])).toEqual([["NO_INBOUND_LISTENER", true]]);
+  });
+
   test("an inbound chain without the structured server name", () => {
     const codes = failuresAfter((mesh) => {
       for (const listener of node(mesh, "west/node-2").listeners.filter((l) => l.name!.startsWith("inbound_checkout"))) {
