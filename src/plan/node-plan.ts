@@ -18,7 +18,7 @@ import { pushAll, sameItems } from "../util/arrays.js";
 import { compositeKey } from "../util/keys.js";
 import { LayeredMap } from "../util/layered-map.js";
 import { getOrInsert } from "../util/maps.js";
-import { compareText, indexOfSorted } from "../util/order.js";
+import { compareText, indexOfSorted, indexOfSortedText } from "../util/order.js";
 import { type SlotCache, singleEntrySlot } from "./cache-slots.js";
 import { type EdsView, edsView } from "./eds-view.js";
 import { contextCache, type HostedEndpoint, type IndexedService, nodeKey, type SnapshotIndex } from "./snapshot-index.js";
@@ -397,7 +397,7 @@ function patchedScope(last: DependencyScope, keys: readonly ServiceKey[], servic
     const inScope = service !== undefined && service.ports.length > 0;
     if (at < 0) {
       // Not a member before: fine while it is none now, or not a dependency at all.
-      if (!inScope || indexOfSorted(keys, key, (k) => k) < 0) continue;
+      if (!inScope || indexOfSortedText(keys, key) < 0) continue;
       return undefined;
     }
     if (!inScope) return undefined;

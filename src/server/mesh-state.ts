@@ -13,7 +13,7 @@ import type { Snapshot } from "../model/snapshot.js";
 import { changedServices, type HostedEndpoint, indexSnapshot, localNodeIn, nodeKey, type SnapshotIndex, sameMeshInputs } from "../plan/snapshot-index.js";
 import { sameItems } from "../util/arrays.js";
 import { getOrInsert } from "../util/maps.js";
-import { indexOfSorted } from "../util/order.js";
+import { indexOfSortedText } from "../util/order.js";
 
 /** The three resource types, in the order Envoy warms them: clusters, their endpoints, listeners. */
 export const TYPE_ORDER: readonly XdsTypeUrl[] = [XDS_TYPE_URLS.clusters, XDS_TYPE_URLS.endpoints, XDS_TYPE_URLS.listeners];
@@ -137,7 +137,7 @@ function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeE
 
 /** Whether sorted `list` holds `key` (parseNode sorts a node's dependencies). */
 function includesSorted(list: readonly string[], key: string): boolean {
-  return indexOfSorted(list, key, (item) => item) >= 0;
+  return indexOfSortedText(list, key) >= 0;
 }
 
 /** The previous lists for types whose resources are all the same objects; the previous result when no type changed. */

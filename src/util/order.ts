@@ -19,6 +19,15 @@ export function indexOfSorted<T>(list: readonly T[], key: string, keyOf: (item: 
   return low < list.length && keyOf(list[low]!) === key ? low : -1;
 }
 
+/** Where `key` is in a list of strings sorted in text order, by binary search; -1 when it is not. */
+export function indexOfSortedText(list: readonly string[], key: string): number {
+  return indexOfSorted(list, key, itself);
+}
+
+function itself(text: string): string {
+  return text;
+}
+
 export function compareNumbers(a: number, b: number): number {
   return a - b;
 }

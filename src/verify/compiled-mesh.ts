@@ -17,7 +17,7 @@ import { type ServiceKey, TUNNEL_LISTENER_NAME } from "../naming.js";
 import { asIndex, localNodeIn, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { NONE } from "../util/arrays.js";
 import { getOrInsert } from "../util/maps.js";
-import { compareText, indexOfSorted } from "../util/order.js";
+import { compareText, indexOfSortedText } from "../util/order.js";
 
 export interface CompiledNode {
   readonly local: LocalNode;
@@ -263,7 +263,7 @@ function byName<T>(list: readonly T[], nameOf: (resource: T) => string): { all(n
     for (const [i, resource] of list.entries()) getOrInsert(named, names[i]!, () => []).push(resource);
     return { all: (name) => named.get(name) ?? NONE, first: (name) => named.get(name)?.[0] };
   }
-  const firstAt = (name: string) => indexOfSorted(names, name, itself);
+  const firstAt = (name: string) => indexOfSortedText(names, name);
   return {
     all: (name) => {
       const first = firstAt(name);
@@ -274,10 +274,6 @@ function byName<T>(list: readonly T[], nameOf: (resource: T) => string): { all(n
     },
     first: (name) => list[firstAt(name)],
   };
-}
-
-function itself(name: string): string {
-  return name;
 }
 
 function isSorted(names: readonly string[]): boolean {
