@@ -212,6 +212,8 @@ export function lazyPods(index: SnapshotIndex): PodLookup {
 export interface NodeResources {
   /** Every cluster of that name, in output order. */
   clusters(name: string): readonly Cluster[];
+  /** The first cluster of that name. */
+  cluster(name: string): Cluster | undefined;
   /** The first assignment for that cluster name. */
   assignment(clusterName: string): ClusterLoadAssignment | undefined;
   /** The first listener bound in a netns on a port. */
@@ -242,6 +244,7 @@ function indexResources(result: CompileResult): NodeResources {
   }
   return {
     clusters: clusters.all,
+    cluster: clusters.first,
     assignment: assignments.first,
     listenerIn: (netns, port) => bound.get(netns)?.get(port),
     tunnel: result.listeners.find((l) => l.name === TUNNEL_LISTENER_NAME),

@@ -367,7 +367,7 @@ function forwardTo(context: ReplayContext, waypoint: CompiledNode, nodeKey: stri
   const proxy = chain.filters?.find((f) => f.name === EXTENSION.tcpProxy);
   const ingressName = proxy?.typed_config ? (unpackAny(proxy.typed_config)?.message as TcpProxy | undefined)?.cluster : undefined;
   hops.push(`waypoint ${nodeKey}: ew_tunnel chain ${chain.name} → tcp_proxy ${ingressName ?? "(none)"}`);
-  const ingress = ingressName === undefined ? undefined : resources.clusters(ingressName)[0];
+  const ingress = ingressName === undefined ? undefined : resources.cluster(ingressName);
   if (!ingress) throw new PathError("INGRESS_CLUSTER_MISSING", `${ingressName} at ${nodeKey}`);
   if (ingress.transport_socket || ingress.transport_socket_matches?.length || ingress.transport_socket_matcher) {
     throw new PathError("TLS_ORIGINATED_AT_NODE", `${ingress.name} at ${nodeKey}`);

@@ -274,7 +274,10 @@ function levelFor(context: ReplayContext, { resources, levels }: SourceFacts, na
  * nodes).
  */
 function findLevel(context: ReplayContext, resources: NodeResources, name: string): Level {
-  const clusters = edsClustersOf(context, resources, name).map((cluster) => ({ cluster, assignment: assignmentOf(resources, cluster) }));
+  const first = resources.cluster(name);
+  if (!first) return NO_LEVEL;
+  if (!isAggregate(first)) return plainLevel(context, first, assignmentOf(resources, first));
+  const clusters = aggregateHalves(context, resources, first).map((cluster) => ({ cluster, assignment: assignmentOf(resources, cluster) }));
   if (clusters.length === 0) return NO_LEVEL;
   const { cluster, assignment } = clusters[0]!;
   const byAssignment = context.memo.get("levels", cluster, newMap<ClusterLoadAssignment | undefined, Level[]>);
@@ -283,6 +286,15 @@ function findLevel(context: ReplayContext, resources: NodeResources, name: strin
   const level = levelOf(context, clusters);
   known.push(level);
   return level;
+}
+
+/**
+ * The level of one EDS cluster with its assignment, kept by both objects: a check asks once per
+ * node and cluster name, and most nodes share both, so nothing is built for a level met before.
+ */
+function plainLevel(context: ReplayContext, cluster: Cluster, assignment: ClusterLoadAssignment | undefined): Level {
+  const byAssignment = context.memo.get("plain levels", cluster, newMap<ClusterLoadAssignment | undefined, Level>);
+  return byAssignment.get(assignment) ?? remember(byAssignment, assignment, levelOf(context, [{ cluster, assignment }]));
 }
 
 function assignmentOf(resources: NodeResources, cluster: Cluster): ClusterLoadAssignment | undefined {
@@ -304,12 +316,13 @@ function levelOf(context: ReplayContext, clusters: readonly EdsCluster[]): Level
   return { clusters, chosen: { ...level, dials, outcomes: new Map() }, unroutable: new Map() };
 }
 
-/** The EDS cluster(s) Envoy balances over: the cluster itself, or an aggregate's halves in order. */
-function edsClustersOf(context: ReplayContext, resources: NodeResources, name: string): readonly Cluster[] {
-  const cluster = resources.clusters(name)[0];
-  if (!cluster) return [];
-  if (cluster.cluster_type?.name !== EXTENSION.aggregateCluster) return [cluster];
-  const any = cluster.cluster_type.typed_config!;
+function isAggregate(cluster: Cluster): boolean {
+  return cluster.cluster_type?.name === EXTENSION.aggregateCluster;
+}
+
+/** The EDS clusters an aggregate cluster balances over: its halves, in order. */
+function aggregateHalves(context: ReplayContext, resources: NodeResources, cluster: Cluster): readonly Cluster[] {
+  const any = cluster.cluster_type!.typed_config!;
   const halves = context.memo.get("aggregate", any, halvesOf);
   return halves.flatMap((half) => resources.clusters(half));
 }
