@@ -199,6 +199,11 @@ function sharedAddressesOf(index: SnapshotIndex): ReadonlyMap<string, SharedAddr
   return SHARED_ADDRESSES.get(index.caches, [], () => new Map(sharedAddresses(index.snapshot.services).map((shared) => [shared.ip, shared])));
 }
 
+/** `sharedAddresses` of the index's snapshot, in IP order: found once per index, by the compile or by this. */
+export function sharedPodAddresses(index: SnapshotIndex): SharedAddress[] {
+  return [...sharedAddressesOf(index).values()];
+}
+
 /**
  * A port's emitted direct endpoints at an address that names pods of different services in
  * different clusters. Computed per index rather than cached with the port's plan: a change to

@@ -141,14 +141,19 @@ export function isHealthy(endpoint: LbEndpoint): boolean {
 
 /** The endpoints of the highest priority (lowest number) that has a healthy one, healthy only. */
 export function chosenPriority(assignment: ClusterLoadAssignment): { priority: number; endpoints: LbEndpoint[] } | undefined {
-  const byPriority = new Map<number, LbEndpoint[]>();
-  for (const group of assignment.endpoints ?? []) {
-    const list = byPriority.get(group.priority ?? 0) ?? [];
-    for (const lbEndpoint of group.lb_endpoints ?? []) if (isHealthy(lbEndpoint)) list.push(lbEndpoint);
-    byPriority.set(group.priority ?? 0, list);
+  const groups = assignment.endpoints ?? [];
+  let chosen: number | undefined;
+  for (const group of groups) {
+    const priority = group.priority ?? 0;
+    if ((chosen === undefined || priority < chosen) && (group.lb_endpoints ?? []).some(isHealthy)) chosen = priority;
   }
-  const priority = [...byPriority.keys()].sort((a, b) => a - b).find((p) => byPriority.get(p)!.length > 0);
-  return priority === undefined ? undefined : { priority, endpoints: byPriority.get(priority)! };
+  if (chosen === undefined) return undefined;
+  const endpoints: LbEndpoint[] = [];
+  for (const group of groups) {
+    if ((group.priority ?? 0) !== chosen) continue;
+    for (const lbEndpoint of group.lb_endpoints ?? []) if (isHealthy(lbEndpoint)) endpoints.push(lbEndpoint);
+  }
+  return { priority: chosen, endpoints };
 }
 
 /**

@@ -8,8 +8,9 @@ import { InputError } from "../errors.js";
 import { hostedPodName, type LocalNode } from "../model/node.js";
 import type { Options, OptionsInput } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
-import { type SharedAddress, sharedAddresses } from "../model/snapshot-checks.js";
+import type { SharedAddress } from "../model/snapshot-checks.js";
 import { parseServiceKey, type ServiceKey, serviceKey } from "../naming.js";
+import { sharedPodAddresses } from "../plan/endpoints.js";
 import { planNode } from "../plan/node-plan.js";
 import { localNodeIn, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { getOrInsert, remember } from "../util/maps.js";
@@ -91,7 +92,7 @@ export function checkOutcome(mesh: CompiledMesh, noPathFailed: boolean): Omit<Me
     mode: mesh.options.eastWestWaypoint,
     skippedNodes: mesh.skipped,
     unaddressedNodes: mesh.unaddressed,
-    sharedAddresses: sharedAddresses(mesh.index.snapshot.services),
+    sharedAddresses: sharedPodAddresses(mesh.index),
     failedNodes: mesh.failed,
   };
 }
@@ -190,7 +191,7 @@ export function withSharedPoolFailures(paths: PathReport[]): PathReport[] {
  */
 function mixedPoolKeys(paths: readonly PathReport[]): ReadonlyMap<string, ReadonlySet<string>> {
   const keys = new PoolKeys();
-  for (const { pool } of paths) keys.note(pool);
+  for (let i = 0; i < paths.length; i++) keys.note(paths[i]!.pool);
   return keys.mixed;
 }
 
