@@ -23,7 +23,19 @@ import { indexSnapshot, localNodeIn, type SnapshotIndex } from "../src/plan/snap
 import { explainPath } from "../src/verify/mesh-check.js";
 import type { EdsFigures } from "./eds-child.js";
 import { ackUntilQuiet, connectEnvoys, responsesSoFar } from "./fan-out.js";
-import { formatBytes, formatMs, type LappedTiming, median, settledHeap, summarize, type Timing, type TimingOptions, timeIt, timeOnce } from "./measure.js";
+import {
+  formatBytes,
+  formatMs,
+  type LappedTiming,
+  median,
+  settledHeap,
+  summarize,
+  type Timing,
+  type TimingOptions,
+  timeAlternating,
+  timeIt,
+  timeOnce,
+} from "./measure.js";
 import type { MemoryFigures } from "./memory-child.js";
 import { addService, healthFlip, nodeDrain, rollout, type Scenario } from "./scenarios.js";
 import type { VerifyFigures } from "./verify-child.js";
@@ -787,7 +799,8 @@ export function createBench(config: BenchConfig) {
 
   /**
    * `explain` of one path of N — its first hosted pod calling the first port of its first
-   * dependency — against compiling N alone; each round on a cold index built untimed.
+   * dependency — against compiling N alone, in alternating rounds; each round on a cold index
+   * built untimed.
    */
   function figure11(): Row[] {
     const { workload: w, node } = subject("W1");
@@ -798,22 +811,21 @@ export function createBench(config: BenchConfig) {
     const from = `${node.clusterName}/${pod.namespace}/${pod.name}`;
     const to = `${dependency}:${index.services.get(dependency)!.ports[0]}`;
     log(`figure 11: explain ${from} → ${to} ...`);
-    const rounds = { ...heavy, collectAfterSetup: true };
-    const compile = timeIt(
-      { ...rounds, label: "11 compile one node" },
-      () => indexSnapshot(fresh(w.snapshot)),
-      (cold) => compileNode(cold, node, OPTIONS),
-    );
+    const coldIndex = () => indexSnapshot(fresh(w.snapshot));
     let compiled = 0;
     let status = "";
-    const explain = timeIt(
-      { ...rounds, label: "11 explain one path" },
-      () => indexSnapshot(fresh(w.snapshot)),
-      (cold) => {
-        compiled = 0;
-        return explainPath(cold, from, to, OPTIONS, (done) => (compiled = done));
+    const [compile, explain] = timeAlternating(
+      { ...heavy, collectAfterSetup: true },
+      { label: "11 compile one node", setup: coldIndex, run: (cold) => compileNode(cold, node, OPTIONS) },
+      {
+        label: "11 explain one path",
+        setup: coldIndex,
+        run: (cold) => {
+          compiled = 0;
+          return explainPath(cold, from, to, OPTIONS, (done) => (compiled = done));
+        },
+        keep: ({ report }) => (status = `${report.status}, ${report.landings.length} landings`),
       },
-      ({ report }) => (status = `${report.status}, ${report.landings.length} landings`),
     );
     const ratio = explain.median / compile.median;
     return [
