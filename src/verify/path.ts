@@ -274,13 +274,17 @@ function levelFor(context: ReplayContext, { resources, levels }: SourceFacts, na
  * nodes).
  */
 function findLevel(context: ReplayContext, resources: NodeResources, name: string): Level {
-  const first = resources.cluster(name);
-  if (!first) return NO_LEVEL;
-  if (!isAggregate(first)) return plainLevel(context, first, assignmentOf(resources, first));
-  const clusters = aggregateHalves(context, resources, first).map((cluster) => ({ cluster, assignment: assignmentOf(resources, cluster) }));
+  const cluster = resources.cluster(name);
+  if (!cluster) return NO_LEVEL;
+  return isAggregate(cluster) ? aggregateLevel(context, resources, cluster) : plainLevel(context, cluster, assignmentOf(resources, cluster));
+}
+
+/** An aggregate cluster's level over its halves, kept by their cluster and assignment objects in order. */
+function aggregateLevel(context: ReplayContext, resources: NodeResources, aggregate: Cluster): Level {
+  const clusters = aggregateHalves(context, resources, aggregate).map((cluster) => ({ cluster, assignment: assignmentOf(resources, cluster) }));
   if (clusters.length === 0) return NO_LEVEL;
   const { cluster, assignment } = clusters[0]!;
-  const byAssignment = context.memo.get("levels", cluster, newMap<ClusterLoadAssignment | undefined, Level[]>);
+  const byAssignment = context.memo.get("aggregate levels", cluster, newMap<ClusterLoadAssignment | undefined, Level[]>);
   const known = byAssignment.get(assignment) ?? remember(byAssignment, assignment, []);
   for (const level of known) if (sameEdsClusters(level.clusters, clusters)) return level;
   const level = levelOf(context, clusters);
