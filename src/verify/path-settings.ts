@@ -38,8 +38,9 @@ export function pathSettingsLines(mesh: MeshView, report: PathReport): string[] 
   }
   for (const landing of report.landings) {
     const ref = { namespace: landing.pod.namespace, pod: landing.pod.name };
-    const app = findIn(mesh, landing.pod, (n) => n.result.clusters.find((c) => c.name === appClusterName(ref, report.target.port)));
-    const inbound = findIn(mesh, landing.pod, (n) => n.result.listeners.find((l) => l.name === inboundListenerName(ref)));
+    const hosts = hostsOf(mesh, landing.pod);
+    const app = findIn(mesh, hosts, (n) => n.result.clusters.find((c) => c.name === appClusterName(ref, report.target.port)));
+    const inbound = findIn(mesh, hosts, (n) => n.result.listeners.find((l) => l.name === inboundListenerName(ref)));
     const name = `${landing.pod.cluster}/${landing.pod.namespace}/${landing.pod.name}`;
     if (app) lines.push(`  to the app on ${name}: ${appProtocol(app)}; ${clusterLine(app)}${inbound && logs(inbound) ? "; destination access log" : ""}`);
   }
@@ -125,18 +126,18 @@ function logs(listener: Listener): boolean {
   );
 }
 
-/** The first node of the landing pod's cluster (by key) hosting a pod of that name or IP whose receiving side has what `find` looks for. */
-function findIn<T>(
-  mesh: MeshView,
-  pod: { readonly cluster: string; readonly name: string; readonly ip: string },
-  find: (node: CompiledNode) => T | undefined,
-): T | undefined {
-  const hosts = [...mesh.index.hostedBy]
-    .filter(
-      ([key, hosted]) => key.startsWith(`${pod.cluster}/`) && hosted.some(({ endpoint }) => endpoint.ip === pod.ip || hostedPodName(endpoint) === pod.name),
-    )
-    .map(([key]) => key)
-    .sort(compareText);
+/** The nodes of the landing pod's cluster hosting a pod of its name or IP, by key. */
+function hostsOf(mesh: MeshView, pod: { readonly cluster: string; readonly name: string; readonly ip: string }): string[] {
+  const prefix = `${pod.cluster}/`;
+  const hosts: string[] = [];
+  for (const [key, hosted] of mesh.index.hostedBy) {
+    if (key.startsWith(prefix) && hosted.some(({ endpoint }) => endpoint.ip === pod.ip || hostedPodName(endpoint) === pod.name)) hosts.push(key);
+  }
+  return hosts.sort(compareText);
+}
+
+/** What `find` finds on the first of `hosts` whose receiving side has it. */
+function findIn<T>(mesh: MeshView, hosts: readonly string[], find: (node: CompiledNode) => T | undefined): T | undefined {
   for (const key of hosts) {
     const node = mesh.receiving(key);
     const found = node && find(node);
