@@ -138,8 +138,8 @@ export function timeIt<S, R>(options: TimingOptions, setup: () => S, run: (state
 
 /**
  * Times the two of a ratio round by round, as `timeIt` times one: a round of each, the first
- * going first in even rounds and second in odd ones. Timed one after the other, a ratio read
- * 3.07 where the same code reads 1.9: the machine was faster while the denominator ran.
+ * going first in even rounds and second in odd ones, so both meet the same machine and JIT state.
+ * Timed one after the other, figure 11 read 3.07 in a full run and 1.88–1.95 alone, same code.
  */
 export function timeAlternating<S1, R1, S2, R2>(options: TimingOptions, a: Timed<S1, R1>, b: Timed<S2, R2>): [LappedTiming, LappedTiming] {
   const first = new Rounds(a, options);
