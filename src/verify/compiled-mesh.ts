@@ -179,27 +179,13 @@ export function lazyTunnels(mesh: MeshView): TunnelLookup {
 /** Registry pods at an IP, by cluster (pod CIDRs may overlap across clusters). */
 export type PodLookup = (ip: string) => ReadonlyMap<string, readonly RegistryPod[]>;
 
-const NO_PODS: ReadonlyMap<string, readonly RegistryPod[]> = new Map();
-
-/** Every registry pod by IP and cluster, for replaying many paths. */
-export function podsByAddress(index: SnapshotIndex): PodLookup {
-  const pods = new Map<string, Map<string, RegistryPod[]>>();
-  for (const service of index.services.values()) {
-    for (const endpoint of service.endpoints) {
-      const byCluster = getOrInsert(pods, endpoint.ip, () => new Map<string, RegistryPod[]>());
-      getOrInsert(byCluster, endpoint.clusterName, () => []).push({ service: service.key, endpoint });
-    }
-  }
-  return (ip) => pods.get(ip) ?? NO_PODS;
-}
-
 /**
- * The same answers, each IP's built when first asked: for replaying a few paths. The first ask
- * notes where every IP's records are in one pass (a path asks about every endpoint of its
- * cluster: a pass over all records per IP took W1's explain ~100 ms), without the pod lists
- * `podsByAddress` builds for every IP.
+ * Registry pods at an IP, by cluster, each IP's answer built when first asked. The first ask
+ * notes where every IP's records are, in one pass: a path asks about every endpoint of its
+ * cluster, and a pass over all records per IP took W1's explain ~100 ms; the mesh check, which
+ * asks about nearly every IP, gets each answer built once as well.
  */
-export function lazyPods(index: SnapshotIndex): PodLookup {
+export function podsByAddress(index: SnapshotIndex): PodLookup {
   const answers = new Map<string, ReadonlyMap<string, readonly RegistryPod[]>>();
   let records: RecordsByIp | undefined;
   return (ip) =>

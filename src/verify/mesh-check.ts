@@ -20,7 +20,6 @@ import {
   type CompileProgress,
   compileMesh,
   lazyMesh,
-  lazyPods,
   lazyTunnels,
   type MeshView,
   podsByAddress,
@@ -280,7 +279,7 @@ export function explainPath(
   const source = findSource(mesh, from);
   const target = parseTarget(mesh.index, to);
   if (!mesh.node(source.node)) throw noSource(from);
-  const context = { mesh, tunnels: lazyTunnels(mesh), pods: lazyPods(mesh.index), resources: resourceLookups(), memo: new ReplayMemo() };
+  const context = { mesh, tunnels: lazyTunnels(mesh), pods: podsByAddress(mesh.index), resources: resourceLookups(), memo: new ReplayMemo() };
   const report = replayPath(context, source, target);
   return { report, trace: [formatPathReport(report), ...pathSettingsLines(mesh, report)].join("\n") };
 }
