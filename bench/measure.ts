@@ -92,8 +92,8 @@ class Rounds<S, R> {
   readonly #laps = new Map<string, number[]>();
 
   constructor(
-    readonly timed: Timed<S, R>,
-    readonly options: TimingOptions,
+    private readonly timed: Timed<S, R>,
+    private readonly options: TimingOptions,
   ) {}
 
   once(counted: boolean): void {
