@@ -35,7 +35,7 @@ export interface Address {
 }
 
 export function addressOf(context: ReplayContext, endpoint: LbEndpoint): Address {
-  return context.memo.get("address", endpoint, readAddress);
+  return context.memo.forTarget("address", endpoint, readAddress);
 }
 
 function readAddress(endpoint: LbEndpoint): Address {
@@ -227,7 +227,7 @@ function socketOf(context: ReplayContext, cluster: Cluster, dial: Dial, filterSt
   if (dial.socket) return dial.socket;
   const matcher = cluster.transport_socket_matcher;
   if (matcher && context.memo.get("reads filter state", matcher, readsFilterState)) return chooseSocket(context, cluster, dial.endpoint, filterState);
-  const byEndpoint = context.memo.get("socket choice", cluster, newMap<LbEndpoint, SocketChoice>);
+  const byEndpoint = context.memo.forTarget("socket choice", cluster, newMap<LbEndpoint, SocketChoice>);
   dial.socket = byEndpoint.get(dial.endpoint) ?? remember(byEndpoint, dial.endpoint, chooseSocket(context, cluster, dial.endpoint, filterState));
   return dial.socket;
 }
@@ -236,7 +236,7 @@ function chooseSocket(context: ReplayContext, cluster: Cluster, endpoint: LbEndp
   const hops: string[] = [];
   try {
     const { name, socket } = socketFor(hops, cluster, endpoint, filterState);
-    const client = context.memo.get("client TLS", socket, clientTls, context);
+    const client = context.memo.forTarget("client TLS", socket, clientTls, context);
     const chosen = { name, client, hops: client.hops.get(name) ?? remember(client.hops, name, new Map<string, string>()) };
     return hops.length > 0 ? { ...chosen, hop: hops[0] } : chosen;
   } catch (error) {
@@ -333,7 +333,7 @@ function throughWaypoint(context: ReplayContext, trip: Trip, nodeKey: string, sn
   if (mode === "off") throw new PathError("WAYPOINT_IN_OFF_MODE", nodeKey);
   if (mode === "cross-cluster" && waypoint.local.clusterName === trip.source.cluster) throw new PathError("SAME_CLUSTER_VIA_WAYPOINT", nodeKey);
   const resources = context.resources(waypoint);
-  const bySni = context.memo.get("forwarded", resources, () => new Map<string, Map<ServiceKey, Forwarded>>());
+  const bySni = context.memo.forTarget("forwarded", resources, () => new Map<string, Map<ServiceKey, Forwarded>>());
   const byService = getOrInsert(bySni, sni, () => new Map<ServiceKey, Forwarded>());
   const forwarded = getOrInsert(byService, trip.target.service, () => forwardedBy(context, waypoint, nodeKey, sni, trip.target.service));
   trip.hops.push(...forwarded.hops);
@@ -446,7 +446,7 @@ function arrivalAt(context: ReplayContext, endpoint: ServiceEndpoint, sni: strin
       identity,
       domain: context.memo.get("trust domain", identity, trustDomainOf),
       accepts: acceptedDomains(context, server.common_tls_context ?? {}),
-      mtlsHops: context.memo.get("mTLS hops", identity, newMap<string, string>),
+      mtlsHops: context.memo.forTarget("mTLS hops", identity, newMap<string, string>),
     };
   } catch (error) {
     if (!(error instanceof PathError)) throw error;
@@ -456,7 +456,7 @@ function arrivalAt(context: ReplayContext, endpoint: ServiceEndpoint, sni: strin
 
 /** What a connection with this SNI meets at the pod, kept per pod and SNI. */
 function arrivalFor(context: ReplayContext, target: RegistryPod, sni: string): Arrival {
-  const bySni = context.memo.get("arrivals", target.endpoint, newMap<string, Arrival>);
+  const bySni = context.memo.forTarget("arrivals", target.endpoint, newMap<string, Arrival>);
   return bySni.get(sni) ?? remember(bySni, sni, arrivalAt(context, target.endpoint, sni));
 }
 

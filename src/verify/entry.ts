@@ -98,7 +98,7 @@ export interface SourceEntry {
 /** `source`: what its paths share (`SourceEntry`); `names`: the target's (`targetNames`). */
 export function enterAtSource(context: ReplayContext, facts: SourceEntry, source: PathSource, target: PathTarget, names: TargetNames): Entry {
   const cluster = names.cluster;
-  if (!source.pod) return context.memo.get("node proxy entry", cluster, nodeProxyEntry);
+  if (!source.pod) return context.memo.forTarget("node proxy entry", cluster, nodeProxyEntry);
   if (!source.netns) return { kind: "not-captured", reason: "the pod has no network namespace of its own, so no outbound listeners" };
   if (names.protocol !== "tcp") return throughEgress(context, facts, source.netns, names.authority);
   const vip = names.vip;
@@ -136,7 +136,7 @@ function throughEgress(context: ReplayContext, facts: SourceEntry, netns: string
   const { listener, hop, virtualHost } = facts.egress;
   if (!listener) return failed("NO_OUTBOUND_LISTENER", `egress port ${context.mesh.options.egressPort} in ${netns}`, []);
   const vhost = virtualHost(authority);
-  const route = vhost && context.memo.get("catch-all route", vhost, catchAllRoute);
+  const route = vhost && context.memo.forTarget("catch-all route", vhost, catchAllRoute);
   if (!route?.hop) return failed("NO_ROUTE", `${authority} at ${listener.name}${route?.answered ?? ""}`, [hop + authority]);
   const stamped = facts.egress.stamped ?? stampedOf(context, facts.egress);
   return { kind: "entered", cluster: route.cluster, stamped, hops: [hop + authority, route.hop, stamped.hop] };

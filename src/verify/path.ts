@@ -132,7 +132,7 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   }
   if (!chosen) return { source, target, cluster, status: "unreachable", hops, landings: NONE, failures: NONE, unverified: NONE };
   const { stamped } = entry;
-  const byTarget = chosen.outcomes.get(names.id) ?? firstOutcomes(context, chosen, names.id);
+  const byTarget = chosen.outcomes.get(names.id) ?? remember(chosen.outcomes, names.id, new Map<number, Dialed>());
   const classId = facts.class?.stamped === stamped ? facts.class.id : classOf(context, facts, source, stamped);
   const dialed =
     byTarget.get(classId) ?? remember(byTarget, classId, dialAll(context, source, target, stamped.filterState, chosen, poolHop(chosen.cluster, stamped)));
@@ -147,32 +147,8 @@ export function replayPath(context: ReplayContext, source: PathSource, target: P
   return { source, target, cluster, status, hops, landings, failures, unverified, pool: poolUse(source, chosen.cluster, stamped) };
 }
 
-/** A level's table of outcomes for a target, noted as one `forgetTarget` empties. */
-function firstOutcomes(context: ReplayContext, chosen: Chosen, target: number): Map<number, Dialed> {
-  context.memo.get("levels dialed by target", target, newList<Chosen>).push(chosen);
-  return remember(chosen.outcomes, target, new Map());
-}
-
-function newList<T>(): T[] {
-  return [];
-}
-
-/**
- * Drops what dialing yielded for one target's paths: a replay that takes the paths target by
- * target (the mesh check) reads none of it again once that target is done, so it need not be held
- * for the rest of the replay (on W1, ~0.19 kB per path: held to the end, a third of what the replay
- * kept). Paths replayed for that target afterwards dial again.
- */
-export function forgetTarget(context: ReplayContext, target: PathTarget): void {
-  const id = targetNames(context, target).id;
-  const levels = context.memo.take("levels dialed by target", id) as Chosen[] | undefined;
-  for (const chosen of levels ?? []) chosen.outcomes.delete(id);
-}
-
 /** What every path of one source reads alike, looked up once per source (not per path). */
 interface SourceFacts extends SourceEntry {
-  /** The source node's levels by cluster name (`levelFor`): one map per node, shared by its sources. */
-  readonly levels: Map<string, Level>;
   /**
    * The source's class for the last stamp it entered with (`sourceClass`): a source enters through
    * one chain, or a few, so one entry rather than a map per source (a W1 check has 100,000).
@@ -182,7 +158,7 @@ interface SourceFacts extends SourceEntry {
 
 function sourceFacts(source: PathSource, context: ReplayContext): SourceFacts {
   const resources = context.resources(context.mesh.node(source.node)!);
-  return { resources, levels: context.memo.get("node levels", resources, newMap<string, Level>) };
+  return { resources };
 }
 
 function classOf(context: ReplayContext, facts: SourceFacts, source: PathSource, stamped: Stamped): number {
@@ -250,7 +226,7 @@ interface EdsCluster {
 /** The level Envoy picks, its endpoints to dial, and what dialing them yields, by path class. */
 interface Chosen extends DialLevel {
   readonly endpoints: readonly LbEndpoint[];
-  /** What dialing it yields, by target id, then source class (`sourceClass`); a target's, while its paths are replayed (`forgetTarget`). */
+  /** What dialing it yields, by target id (a misrouted path enters another target's cluster), then source class (`sourceClass`). */
   readonly outcomes: Map<number, Map<number, Dialed>>;
 }
 
@@ -263,9 +239,13 @@ interface Level {
 
 const NO_LEVEL: Level = { clusters: [], unroutable: new Map() };
 
-/** The level of a cluster of a node: kept per node and cluster name, for every source of the node. */
-function levelFor(context: ReplayContext, { resources, levels }: SourceFacts, name: string): Level {
-  return levels.get(name) ?? remember(levels, name, findLevel(context, resources, name));
+/**
+ * The level of a cluster of a node, kept per cluster name and node for every source of the node:
+ * one table per name, as a target's paths ask for its cluster from every node.
+ */
+function levelFor(context: ReplayContext, { resources }: SourceFacts, name: string): Level {
+  const byNode = context.memo.forTarget("levels by node", name, newMap<NodeResources, Level>);
+  return byNode.get(resources) ?? remember(byNode, resources, findLevel(context, resources, name));
 }
 
 /**
@@ -284,7 +264,7 @@ function aggregateLevel(context: ReplayContext, resources: NodeResources, aggreg
   const clusters = aggregateHalves(context, resources, aggregate).map((cluster) => ({ cluster, assignment: assignmentOf(resources, cluster) }));
   if (clusters.length === 0) return NO_LEVEL;
   const { cluster, assignment } = clusters[0]!;
-  const byAssignment = context.memo.get("aggregate levels", cluster, newMap<ClusterLoadAssignment | undefined, Level[]>);
+  const byAssignment = context.memo.forTarget("aggregate levels", cluster, newMap<ClusterLoadAssignment | undefined, Level[]>);
   const known = byAssignment.get(assignment) ?? remember(byAssignment, assignment, []);
   for (const level of known) if (sameEdsClusters(level.clusters, clusters)) return level;
   const level = levelOf(context, clusters);
@@ -297,7 +277,7 @@ function aggregateLevel(context: ReplayContext, resources: NodeResources, aggreg
  * node and cluster name, and most nodes share both, so nothing is built for a level met before.
  */
 function plainLevel(context: ReplayContext, cluster: Cluster, assignment: ClusterLoadAssignment | undefined): Level {
-  const byAssignment = context.memo.get("plain levels", cluster, newMap<ClusterLoadAssignment | undefined, Level>);
+  const byAssignment = context.memo.forTarget("plain levels", cluster, newMap<ClusterLoadAssignment | undefined, Level>);
   return byAssignment.get(assignment) ?? remember(byAssignment, assignment, levelOf(context, [{ cluster, assignment }]));
 }
 
@@ -327,7 +307,7 @@ function isAggregate(cluster: Cluster): boolean {
 /** The EDS clusters an aggregate cluster balances over: its halves, in order. */
 function aggregateHalves(context: ReplayContext, resources: NodeResources, cluster: Cluster): readonly Cluster[] {
   const any = cluster.cluster_type!.typed_config!;
-  const halves = context.memo.get("aggregate", any, halvesOf);
+  const halves = context.memo.forTarget("aggregate", any, halvesOf);
   return halves.flatMap((half) => resources.clusters(half));
 }
 

@@ -7,29 +7,43 @@ export class ReplayMemo {
   // Maps, not WeakMaps: the memo lives only as long as one replay, and weak keys cost the GC. A
   // table per kind keeps each small.
   readonly #tables = new Map<string, Map<unknown, unknown>>();
+  /** What only the current target's paths read (`forTarget`), dropped by `endTarget`. */
+  readonly #targetTables = new Map<string, Map<unknown, unknown>>();
 
   /**
-   * The value for `key` in the table `kind`, built by `build(key, arg)` on first use. `build` is
-   * best a function declared once, not a closure: the replay asks millions of times.
+   * The value for `key` in the table `kind`, built by `build(key, arg)` on first use and kept for
+   * the whole replay. `build` is best a function declared once, not a closure: the replay asks
+   * millions of times.
    */
   get<K, V, A = undefined>(kind: string, key: K, build: (key: K, arg: A) => V, arg?: A): V {
-    let table = this.#tables.get(kind);
-    if (!table) {
-      table = new Map();
-      this.#tables.set(kind, table);
-    }
-    const known = table.get(key);
-    if (known !== undefined || table.has(key)) return known as V;
-    const value = build(key, arg as A);
-    table.set(key, value);
-    return value;
+    return lookup(this.#tables, kind, key, build, arg as A);
   }
 
-  /** Removes the value for `key` from the table `kind`, returning it (undefined when there was none). */
-  take(kind: string, key: unknown): unknown {
-    const table = this.#tables.get(kind);
-    const value = table?.get(key);
-    table?.delete(key);
-    return value;
+  /**
+   * As `get`, kept only until `endTarget`: for what the paths to one service port derive from its
+   * clusters (their levels, dials, sockets, the pods they land on), which other targets' paths do
+   * not read. A replay that takes the paths target by target (the mesh check) then holds one
+   * target's worth of it at a time, and most of it dies young.
+   */
+  forTarget<K, V, A = undefined>(kind: string, key: K, build: (key: K, arg: A) => V, arg?: A): V {
+    return lookup(this.#targetTables, kind, key, build, arg as A);
   }
+
+  /** Drops what `forTarget` kept: the paths replayed after this build it again. */
+  endTarget(): void {
+    this.#targetTables.clear();
+  }
+}
+
+function lookup<K, V, A>(tables: Map<string, Map<unknown, unknown>>, kind: string, key: K, build: (key: K, arg: A) => V, arg: A): V {
+  let table = tables.get(kind);
+  if (!table) {
+    table = new Map();
+    tables.set(kind, table);
+  }
+  const known = table.get(key);
+  if (known !== undefined || table.has(key)) return known as V;
+  const value = build(key, arg);
+  table.set(key, value);
+  return value;
 }

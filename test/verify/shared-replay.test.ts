@@ -9,7 +9,7 @@ import { generateDocument, SMOKE_WORKLOADS } from "../../bench/workloads.js";
 import { SOURCE_IDENTITIES, type SocketSelection, type SourceIdentity, WAYPOINT_MODES, type WaypointMode } from "../../src/model/options.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
 import { compileMesh } from "../../src/verify/compiled-mesh.js";
-import { checkCompiledMesh, replayContext, sourcesOf } from "../../src/verify/mesh-check.js";
+import { checkCompiledMesh, meshPaths, replayContext, replayEach, sourcesOf } from "../../src/verify/mesh-check.js";
 import { type PathReport, replayPath } from "../../src/verify/path.js";
 import { ReplayMemo } from "../../src/verify/replay-memo.js";
 
@@ -102,5 +102,57 @@ describe("the mesh check reports every path in source order", () => {
     expect(paths.some((path) => path.failures.some((failure) => failure.code === "POOL_SHARED_ACROSS_SOURCES"))).toBe(false);
     expect(new Set(paths.map((path) => path.target.service)).size).toBeGreaterThan(1);
     expect(paths).toEqual(inSourceOrder);
+  });
+});
+
+describe("the mesh check holds what it derives for one target at a time", () => {
+  /** Records, for each target the replay ends, the cluster names its paths asked for levels of. */
+  class TargetLog extends ReplayMemo {
+    readonly ended: Set<unknown>[] = [];
+    #names = new Set<unknown>();
+
+    override forTarget<K, V, A = undefined>(kind: string, key: K, build: (key: K, arg: A) => V, arg?: A): V {
+      if (kind === "levels by node") this.#names.add(key);
+      return super.forTarget(kind, key, build, arg);
+    }
+
+    override endTarget(): void {
+      this.ended.push(this.#names);
+      this.#names = new Set();
+      super.endTarget();
+    }
+  }
+
+  test("what a target derives is built again after it ends; what the whole replay shares is not", () => {
+    const memo = new ReplayMemo();
+    let builds = 0;
+    const build = (key: string) => {
+      builds++;
+      return { key };
+    };
+    const shared = memo.get("kind", "a", build);
+    const own = memo.forTarget("kind", "a", build);
+    expect(own).not.toBe(shared);
+    expect(memo.forTarget("kind", "a", build)).toBe(own);
+    memo.endTarget();
+    expect(memo.get("kind", "a", build)).toBe(shared);
+    expect(memo.forTarget("kind", "a", build)).not.toBe(own);
+    expect(builds).toBe(3);
+  });
+
+  test.each(MODES)("%s / %s / %s", (sourceIdentity, mode, socketSelection) => {
+    // Levels, dials, sockets and arrivals are a target's alone: each target's are dropped before the next one's are built.
+    const mesh = compileMesh(isolated, { eastWestWaypoint: mode, sourceIdentity, socketSelection });
+    const memo = new TargetLog();
+    const paths = meshPaths(mesh);
+    const reports: PathReport[] = [];
+    replayEach({ ...replayContext(mesh), memo }, paths, undefined, (at, report) => {
+      reports[at] = report;
+    });
+    const targets = new Set(reports.map((report) => `${report.target.service}:${report.target.port}`));
+    expect(memo.ended.length).toBe(targets.size);
+    // Each target's paths enter its own cluster (an aggregate's halves are looked up inside its level): one name, its own.
+    expect(memo.ended.every((names) => names.size === 1)).toBe(true);
+    expect(new Set(memo.ended.flatMap((names) => [...names])).size).toBe(targets.size);
   });
 });
