@@ -174,7 +174,7 @@ function connect(context: ReplayContext, trip: Trip, level: DialLevel, dial: Dia
   }
 }
 
-/** A landing, its hops copied to an array of their size: what a level's dials yield is kept for the whole replay. */
+/** A landing, its hops copied to an array of their size: the reports that share it hold it to the end of the check. */
 function landing(dial: Dial, priority: number, { name, client }: ChosenSocket, pod: Landing["pod"], trip: readonly string[], via?: string): Landing {
   const hops = trip.slice();
   return via
