@@ -76,6 +76,16 @@ export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode 
   return result;
 }
 
+/**
+ * Lets go of the node's last outbound walk, which a recompile of the same node and options would
+ * reuse: for a caller done with the node's full output but keeping its receiving side (the mesh
+ * check node by node holds one node's outbound clusters at a time).
+ */
+export function releaseOutboundWalk(index: SnapshotIndex, node: LocalNode, options: Options): void {
+  const reuse = reuseByNode.get(planNode(index, node, options).recompileKey);
+  if (reuse) reuse.walk = undefined;
+}
+
 type NodeSide = ReturnType<typeof nodeSide>;
 
 /** What a recompile of one parsed node and options pair reuses: its last node side (with the inputs it came from) and outbound walk. */
@@ -274,6 +284,9 @@ function outboundCacheLimit(index: SnapshotIndex): number {
 export function compileNodeSide(snapshot: Snapshot | SnapshotIndex, node: LocalNode | LocalNodeInput, options: Options | OptionsInput = {}): CompileResult {
   const index = asIndex(snapshot);
   const plan = planNode(index, parseNode(node), parseOptions(options));
+  // Refused as `compileNode` refuses it: a node the full compile would not serve receives nothing.
+  checkPodPorts(plan);
+  checkNodeLimits(plan);
   const side = reuseIfUnchanged(recompileReuse(plan).side, nodeSideInputs(plan), () => nodeSide(plan));
   return lintCompileResult({
     node: { cluster: plan.node.clusterName, name: plan.node.nodeName, ip: plan.node.nodeIp, locality: plan.node.locality },

@@ -5,14 +5,15 @@
  * none of the paths that went well (the reports are most of a full check's memory: ~0.9 kB per
  * path at its peak), and only the first of those that failed.
  */
-import type { Options, OptionsInput } from "../model/options.js";
+import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
-import type { SnapshotIndex } from "../plan/snapshot-index.js";
+import { asIndex, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { type CompiledMesh, type CompileProgress, compileMesh } from "./compiled-mesh.js";
 import {
   type CheckProgress,
   checkCompiledMesh,
   checkOutcome,
+  checksNodeByNode,
   type MeshCheckReport,
   type MeshPaths,
   meshPaths,
@@ -21,6 +22,7 @@ import {
   type ReplayProgress,
   replayContext,
   replayEach,
+  replayNodeByNode,
   sourceName,
   withSharedPoolFailures,
 } from "./mesh-check.js";
@@ -62,14 +64,49 @@ export interface MatrixSize {
   readonly destinations: number;
 }
 
-/** `verifyMesh`, summarized as it goes: the same ok, counts and failed paths as the full report. */
+/**
+ * `verifyMesh`, summarized as it goes: the same ok, counts and failed paths as the full report.
+ * In `sockets` mode node by node, as `verifyMesh` checks it (`checksNodeByNode`).
+ */
 export function summarizeMesh(
   snapshot: Snapshot | SnapshotIndex,
   options: Options | OptionsInput = {},
   onProgress?: CompileProgress | CheckProgress,
 ): MeshCheckSummary {
   const progress = progressOf(onProgress);
-  return summarizeCompiledMesh(compileMesh(snapshot, options, progress.compiled), progress.replayed);
+  const parsed = parseOptions(options);
+  if (checksNodeByNode(parsed)) return summarizeNodeByNode(asIndex(snapshot), parsed, progress);
+  return summarizeCompiledMesh(compileMesh(snapshot, parsed, progress.compiled), progress.replayed);
+}
+
+/**
+ * The node-by-node check summarized: its reports come in report order with their pool failures
+ * applied, so the first failed ones are the first to come, and every report is kept only while the
+ * matrix would still show them.
+ */
+function summarizeNodeByNode(index: SnapshotIndex, options: Options, progress: CheckProgress): MeshCheckSummary {
+  const counts: Partial<Record<PathStatus, number>> = {};
+  const failureCodes: Partial<Record<PathFailureCode, number>> = {};
+  const failed: PathReport[] = [];
+  const sources = new Set<string>();
+  const destinations = new Set<string>();
+  let every: PathReport[] | undefined = [];
+  let total = 0;
+  const nodes = replayNodeByNode(index, options, progress.compiled, (report) => {
+    total++;
+    counts[report.status] = (counts[report.status] ?? 0) + 1;
+    if (report.status === "failed") {
+      countCodes(failureCodes, report, 1);
+      if (failed.length < FAILED_PATHS_KEPT) failed.push(report);
+    }
+    sources.add(sourceName(report.source));
+    destinations.add(destinationName(report));
+    if (every && fits({ sources: sources.size, destinations: destinations.size })) every.push(report);
+    else every = undefined;
+  });
+  progress.replayed?.(total, total);
+  const size = { sources: sources.size, destinations: destinations.size };
+  return { ...checkOutcome(nodes, (counts.failed ?? 0) === 0), total, counts, failed, failureCodes, matrix: every ? { paths: every } : size };
 }
 
 /** A full report summarized (what `formatMeshReport` prints of it). */

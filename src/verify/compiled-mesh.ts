@@ -6,7 +6,7 @@
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
-import { type CompileResult, compileNode, compileNodeSide } from "../compile/compile-node.js";
+import { type CompileResult, compileNode, compileNodeSide, releaseOutboundWalk } from "../compile/compile-node.js";
 import { hostPort } from "../envoy/core.js";
 import { isCompileInvariantError, isInputError } from "../errors.js";
 import type { LocalNode } from "../model/node.js";
@@ -61,12 +61,20 @@ export interface CompiledMesh extends MeshView {
 /** Called after each node is compiled: nodes compiled so far, nodes in the mesh. For progress lines. */
 export type CompileProgress = (done: number, total: number) => void;
 
-type Outcome = { readonly kind: "compiled"; readonly node: CompiledNode } | { readonly kind: "skipped" | "failed"; readonly reason: string };
+/** A node compiled, or why not: its input (`skipped`) or an output invariant (`failed`). */
+export type Outcome = { readonly kind: "compiled"; readonly node: CompiledNode } | { readonly kind: "skipped" | "failed"; readonly reason: string };
 
 function compileOne(index: SnapshotIndex, options: Options, cluster: string, name: string, compile = compileNode): Outcome {
-  try {
+  return outcomeOf(() => {
     const local = localNodeIn(index, cluster, name);
-    return { kind: "compiled", node: { local, result: compile(index, local, options) } };
+    return { local, result: compile(index, local, options) };
+  });
+}
+
+/** What `compile` gives, its input and invariant errors caught as the mesh check reports them. */
+export function outcomeOf(compile: () => CompiledNode): Outcome {
+  try {
+    return { kind: "compiled", node: compile() };
   } catch (error) {
     if (isInputError(error)) return { kind: "skipped", reason: error.issues.map((issue) => issue.message).join("; ") };
     if (isCompileInvariantError(error)) return { kind: "failed", reason: error.message };
@@ -122,8 +130,68 @@ export function lazyMesh(snapshot: Snapshot | SnapshotIndex, optionsInput: Optio
   return { index, options, node, receiving: (key) => (full.has(key) ? node(key) : lookup(sides, key, compileNodeSide)) };
 }
 
+/**
+ * The mesh as a node-by-node replay sees it: the node whose paths are replayed, compiled in full;
+ * every node's receiving side, compiled when first reached and kept. One parsed node per key, so
+ * the full compile and the receiving side share the node's listeners (the node side).
+ */
+export class NodeByNodeMesh implements MeshView {
+  readonly #names: ReadonlyMap<string, readonly [cluster: string, name: string]>;
+  readonly #locals = new Map<string, LocalNode>();
+  readonly #sides = new Map<string, Outcome>();
+  #current: { readonly key: string; readonly node: CompiledNode } | undefined;
+
+  constructor(
+    readonly index: SnapshotIndex,
+    readonly options: Options,
+  ) {
+    this.#names = new Map(meshNodes(index).map(([key, cluster, name]) => [key, [cluster, name] as const]));
+  }
+
+  node(key: string): CompiledNode | undefined {
+    return this.#current?.key === key ? this.#current.node : undefined;
+  }
+
+  receiving(key: string): CompiledNode | undefined {
+    if (!this.#names.has(key)) return undefined;
+    const outcome = getOrInsert(this.#sides, key, () =>
+      outcomeOf(() => {
+        const local = this.#local(key);
+        return { local, result: compileNodeSide(this.index, local, this.options) };
+      }),
+    );
+    return outcome.kind === "compiled" ? outcome.node : undefined;
+  }
+
+  /** The node compiled in full: `node(key)` until `release(key)`. */
+  compileInFull(key: string): Outcome {
+    const outcome = outcomeOf(() => {
+      const local = this.#local(key);
+      return { local, result: compileNode(this.index, local, this.options) };
+    });
+    if (outcome.kind === "compiled") this.#current = { key, node: outcome.node };
+    return outcome;
+  }
+
+  /** Lets go of the node's full compile: its outbound clusters and assignments are garbage once its paths are done. */
+  release(key: string): void {
+    if (this.#current?.key !== key) return;
+    releaseOutboundWalk(this.index, this.#current.node.local, this.options);
+    this.#current = undefined;
+  }
+
+  #local(key: string): LocalNode {
+    const known = this.#locals.get(key);
+    if (known) return known;
+    const [cluster, name] = this.#names.get(key)!;
+    const local = localNodeIn(this.index, cluster, name);
+    this.#locals.set(key, local);
+    return local;
+  }
+}
+
 /** Every node's key, cluster and name, sorted by key. */
-function meshNodes(index: SnapshotIndex): [string, string, string][] {
+export function meshNodes(index: SnapshotIndex): [string, string, string][] {
   const keys = new Map<string, [string, string, string]>();
   for (const node of index.snapshot.nodes) keys.set(nodeKey(node.cluster, node.name), [nodeKey(node.cluster, node.name), node.cluster, node.name]);
   for (const records of index.hostedBy.values()) {

@@ -6,13 +6,13 @@
 
 import { InputError } from "../errors.js";
 import { hostedPodName, type LocalNode } from "../model/node.js";
-import type { Options, OptionsInput } from "../model/options.js";
+import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import type { Snapshot } from "../model/snapshot.js";
 import type { SharedAddress } from "../model/snapshot-checks.js";
 import { parseServiceKey, type ServiceKey, serviceKey } from "../naming.js";
 import { sharedPodAddresses } from "../plan/endpoints.js";
 import { planNode } from "../plan/node-plan.js";
-import { localNodeIn, type SnapshotIndex } from "../plan/snapshot-index.js";
+import { asIndex, localNodeIn, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { getOrInsert, remember } from "../util/maps.js";
 import { compareText } from "../util/order.js";
 import {
@@ -22,6 +22,8 @@ import {
   lazyMesh,
   lazyTunnels,
   type MeshView,
+  meshNodes,
+  NodeByNodeMesh,
   podsByAddress,
   resourceLookups,
   tunnelAddresses,
@@ -57,14 +59,27 @@ export interface CheckProgress {
   readonly replayed?: ReplayProgress;
 }
 
-/** `onProgress`: a function hears the compile only (nodes compiled / total); a `CheckProgress` hears both phases. */
+/**
+ * `onProgress`: a function hears the compile only (nodes compiled / total); a `CheckProgress` hears
+ * both phases. In `sockets` mode each node is compiled and its paths replayed in turn
+ * (`replayNodeByNode`): `compiled` hears each node as its turn comes, `replayed` only the end.
+ */
 export function verifyMesh(
   snapshot: Snapshot | SnapshotIndex,
   options: Options | OptionsInput = {},
   onProgress?: CompileProgress | CheckProgress,
 ): MeshCheckReport {
   const progress = progressOf(onProgress);
-  return checkCompiledMesh(compileMesh(snapshot, options, progress.compiled), progress.replayed);
+  const parsed = parseOptions(options);
+  if (!checksNodeByNode(parsed)) return checkCompiledMesh(compileMesh(snapshot, parsed, progress.compiled), progress.replayed);
+  const reports: PathReport[] = [];
+  let failed = false;
+  const nodes = replayNodeByNode(asIndex(snapshot), parsed, progress.compiled, (report) => {
+    reports.push(report);
+    if (report.status === "failed") failed = true;
+  });
+  progress.replayed?.(reports.length, reports.length);
+  return { ...checkOutcome(nodes, !failed), paths: reports };
 }
 
 /** Both phases' callbacks: a plain function hears the compile only. */
@@ -85,7 +100,10 @@ export function checkCompiledMesh(mesh: CompiledMesh, onReplayed?: ReplayProgres
 }
 
 /** Everything of a check's report but its paths, given whether every path went without failure. */
-export function checkOutcome(mesh: CompiledMesh, noPathFailed: boolean): Omit<MeshCheckReport, "paths"> {
+export function checkOutcome(
+  mesh: Pick<CompiledMesh, "index" | "options" | "skipped" | "unaddressed" | "failed">,
+  noPathFailed: boolean,
+): Omit<MeshCheckReport, "paths"> {
   return {
     ok: mesh.failed.size === 0 && mesh.skipped.size === 0 && noPathFailed,
     mode: mesh.options.eastWestWaypoint,
@@ -153,6 +171,84 @@ export function replayEach(
     done += at.length / 2;
     onReplayed?.(done, count);
   }
+}
+
+/**
+ * The memo's kinds kept from one node's paths to the next: what arrivals at pods and waypoints
+ * derive (from receiving sides, which stay) and names. Every other table may hold the node's own
+ * output (its clusters, sockets, chains), so it goes with the node.
+ */
+const KEPT_ACROSS_NODES: ReadonlySet<string> = new Set([
+  "address",
+  "arrivals",
+  "forwarded",
+  "mTLS hops",
+  "shared trust domain",
+  "source class ids",
+  "target ids",
+  "target names",
+  "trust domain",
+]);
+
+/** The nodes a node-by-node check compiled, skipped, or found broken: its report but the paths. */
+export type NodesCompiled = Pick<CompiledMesh, "index" | "options" | "skipped" | "unaddressed" | "failed">;
+
+/**
+ * Whether the mesh check goes node by node (`replayNodeByNode`): in `sockets` mode, where each
+ * node's outbound clusters carry a socket per hosted identity (~15 MB a node on the figure-10 mesh)
+ * and no two nodes share them. The replay then shares nothing between nodes' outbound clusters,
+ * while holding every node compiled (`compileMesh`, then target by target) grows with the mesh
+ * until it no longer fits: W10k's check peaked at 3.7 GB of RSS that way, 1.0 GB node by node.
+ */
+export function checksNodeByNode(options: Options): boolean {
+  return options.sourceIdentity === "sockets";
+}
+
+/**
+ * Every path of the mesh, node by node in key order, each node's sources and their targets in
+ * turn: the reports come in the order `checkCompiledMesh` lists them, each with the pool failures
+ * of its node applied (a pool is a node's own, so its node's reports are all it can be shared
+ * across). Each node is compiled in full when its turn comes and let go after its paths; what
+ * stays is its receiving side (`NodeByNodeMesh`), which other nodes' paths read. The reports are
+ * those of the check over every node compiled up front, but for a node whose outbound clusters
+ * break a compile invariant (a compiler bug, reported in `failedNodes` either way): paths arriving
+ * at its pods are followed through its receiving side here, and left unverified there.
+ * `onCompiled` hears each node as its turn comes.
+ */
+export function replayNodeByNode(
+  index: SnapshotIndex,
+  options: Options,
+  onCompiled: CompileProgress | undefined,
+  each: (report: PathReport) => void,
+): NodesCompiled {
+  const view = new NodeByNodeMesh(index, options);
+  const context: ReplayContext = { mesh: view, tunnels: lazyTunnels(view), pods: podsByAddress(index), resources: resourceLookups(), memo: new ReplayMemo() };
+  const targets = targetLookup(view);
+  const skipped = new Map<string, string>();
+  const failed = new Map<string, string>();
+  const unaddressed: string[] = [];
+  const all = meshNodes(index);
+  for (const [done, [key]] of all.entries()) {
+    onCompiled?.(done + 1, all.length);
+    if (!index.nodeAddresses.has(key)) {
+      unaddressed.push(key);
+      continue;
+    }
+    const outcome = view.compileInFull(key);
+    if (outcome.kind !== "compiled") {
+      (outcome.kind === "skipped" ? skipped : failed).set(key, outcome.reason);
+      continue;
+    }
+    const { local } = outcome.node;
+    const reports: PathReport[] = [];
+    for (const source of sourcesOf(view, local)) {
+      for (const target of targetsOf(view, local, source, targets)) reports.push(replayPath(context, source, target));
+    }
+    for (const report of withSharedPoolFailures(reports)) each(report);
+    view.release(key);
+    context.memo.endNode(KEPT_ACROSS_NODES);
+  }
+  return { index, options, skipped, failed, unaddressed };
 }
 
 /**
@@ -241,8 +337,8 @@ export function sourcesOf(mesh: Pick<MeshView, "index" | "options">, local: Loca
 }
 
 /** The service ports a source calls: its service's dependencies (the node's for the node itself). */
-function targetsOf(
-  mesh: CompiledMesh,
+export function targetsOf(
+  mesh: Pick<MeshView, "index">,
   local: LocalNode,
   source: PathSource,
   targets: (keys: readonly ServiceKey[]) => readonly PathTarget[],
@@ -255,7 +351,7 @@ function targetsOf(
  * Each service's ports as targets, one object per service port for the whole check (the replay
  * memoizes by target), and a list of services' targets once per list (sources of a service share it).
  */
-function targetLookup(mesh: CompiledMesh): (keys: readonly ServiceKey[]) => readonly PathTarget[] {
+export function targetLookup(mesh: Pick<MeshView, "index">): (keys: readonly ServiceKey[]) => readonly PathTarget[] {
   const byService = new Map<ServiceKey, readonly PathTarget[]>();
   const ofService = (key: ServiceKey) => getOrInsert(byService, key, () => (mesh.index.services.get(key)?.ports ?? []).map((port) => ({ service: key, port })));
   const byList = new Map<readonly ServiceKey[], readonly PathTarget[]>();

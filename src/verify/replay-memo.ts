@@ -33,6 +33,17 @@ export class ReplayMemo {
   endTarget(): void {
     this.#targetTables.clear();
   }
+
+  /**
+   * Drops every table, of either scope, but those of the kinds `kept`: for a replay that takes the
+   * paths node by node, which keeps what arrivals at other nodes derive (their sides stay) and
+   * drops whatever may hold the node's own output.
+   */
+  endNode(kept: ReadonlySet<string>): void {
+    for (const tables of [this.#tables, this.#targetTables]) {
+      for (const kind of tables.keys()) if (!kept.has(kind)) tables.delete(kind);
+    }
+  }
 }
 
 function lookup<K, V, A>(tables: Map<string, Map<unknown, unknown>>, kind: string, key: K, build: (key: K, arg: A) => V, arg: A): V {
