@@ -128,7 +128,9 @@ Compiles every node of the mesh, then replays each hosted pod (and each node its
 service port it depends on, over the compiled resources as Envoy would: priority choice, the
 transport-socket matcher, the waypoint's tunnel chain and ingress, the destination pod's inbound
 chain and the mTLS identities. Prints a source × destination matrix and every failure; exits 1
-if any path fails.
+if any path fails. With --source-identity sockets, where no two nodes share outbound clusters,
+each node is compiled and its paths replayed in turn, so one node's outbound clusters are held
+at a time.
 
   --snapshot FILE                       the mesh file (JSON or YAML)
 ${OPTION_FLAGS_HELP}

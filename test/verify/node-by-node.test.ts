@@ -14,7 +14,7 @@ import { type MeshFileInput, parseSnapshot } from "../../src/model/snapshot.js";
 import { indexSnapshot, localNodeIn } from "../../src/plan/snapshot-index.js";
 import { summarizeCompiledMesh, summarizeMesh } from "../../src/verify/check-summary.js";
 import { compileMesh, NodeByNodeMesh } from "../../src/verify/compiled-mesh.js";
-import { checkCompiledMesh, verifyMesh } from "../../src/verify/mesh-check.js";
+import { checkCompiledMesh, explainPath, verifyMesh } from "../../src/verify/mesh-check.js";
 import { ReplayMemo } from "../../src/verify/replay-memo.js";
 
 // The figure-10 workload at smoke size: 30 nodes in 3 clusters, 15 services, pods in several zones.
@@ -121,6 +121,17 @@ describe("the node-by-node mesh holds one node compiled in full at a time", () =
     const again = compileNode(index, local, options);
     expect(again.clusters).not.toBe(first.clusters);
     expect(again.clusters).toEqual(first.clusters);
+  });
+
+  test("explaining a path to a refused node's pods reports what the check reports", () => {
+    for (const sourceIdentity of ["sockets", "selector"] as const) {
+      const reports = verifyMesh(refused, { sourceIdentity, eastWestWaypoint: "cross-cluster" }).paths;
+      const path = reports.find((report) => report.source.pod && report.unverified.some((skip) => skip.code === "POD_NODE_NOT_COMPILED"))!;
+      const { cluster, pod } = path.source;
+      const from = `${cluster}/${pod!.namespace}/${pod!.name}`;
+      const explained = explainPath(refused, from, `${path.target.service}:${path.target.port}`, { sourceIdentity, eastWestWaypoint: "cross-cluster" });
+      expect(explained.report).toEqual(path);
+    }
   });
 
   test("a node's receiving side is refused as its full compile is (a pod port that is the inbound port)", () => {
