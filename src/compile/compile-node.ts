@@ -77,13 +77,12 @@ export function compileNode(snapshot: Snapshot | SnapshotIndex, node: LocalNode 
 }
 
 /**
- * Lets go of the node's last outbound walk, which a recompile of the same node and options would
- * reuse: for a caller done with the node's full output but keeping its receiving side (the mesh
- * check node by node holds one node's outbound clusters at a time).
+ * Lets go of what a recompile of the same node and options would reuse — its last node side and
+ * outbound walk — for a caller that keeps the node but is done compiling it: the mesh check node
+ * by node holds one node's full output at a time, and of the others only what arrives there reads.
  */
-export function releaseOutboundWalk(index: SnapshotIndex, node: LocalNode, options: Options): void {
-  const reuse = reuseByNode.get(planNode(index, node, options).recompileKey);
-  if (reuse) reuse.walk = undefined;
+export function releaseRecompileReuse(index: SnapshotIndex, node: LocalNode, options: Options): void {
+  reuseByNode.delete(planNode(index, node, options).recompileKey);
 }
 
 type NodeSide = ReturnType<typeof nodeSide>;

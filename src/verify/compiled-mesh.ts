@@ -6,8 +6,10 @@
 import type { Cluster } from "../../gen/envoy/config/cluster/v3/cluster.js";
 import type { ClusterLoadAssignment } from "../../gen/envoy/config/endpoint/v3/endpoint.js";
 import type { Listener } from "../../gen/envoy/config/listener/v3/listener.js";
-import { type CompileResult, compileNode, compileNodeSide, releaseOutboundWalk } from "../compile/compile-node.js";
+import type { TcpProxy } from "../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.js";
+import { type CompileResult, compileNode, compileNodeSide, releaseRecompileReuse } from "../compile/compile-node.js";
 import { hostPort } from "../envoy/core.js";
+import { EXTENSION } from "../envoy/types.js";
 import { isCompileInvariantError, isInputError } from "../errors.js";
 import type { LocalNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
@@ -18,6 +20,7 @@ import { asIndex, localNodeIn, nodeKey, type SnapshotIndex } from "../plan/snaps
 import { NONE } from "../util/arrays.js";
 import { getOrInsert } from "../util/maps.js";
 import { compareText, indexOfSortedText } from "../util/order.js";
+import { filterConfig } from "./entry.js";
 
 export interface CompiledNode {
   readonly local: LocalNode;
@@ -132,8 +135,10 @@ export function lazyMesh(snapshot: Snapshot | SnapshotIndex, optionsInput: Optio
 
 /**
  * The mesh as a node-by-node replay sees it: the node whose paths are replayed, compiled in full;
- * every node's receiving side, compiled when first reached and kept. One parsed node per key, so
- * the full compile and the receiving side share the node's listeners (the node side).
+ * of every node, what a path arriving there reads (`receivingPart`), compiled when first reached
+ * and kept. Nothing a recompile would reuse is kept for a node once it is compiled: the rest of
+ * its node side (its pods' egress and capture listeners, application and probe clusters) is most
+ * of what it would hold.
  */
 export class NodeByNodeMesh implements MeshView {
   readonly #names: ReadonlyMap<string, readonly [cluster: string, name: string]>;
@@ -157,7 +162,9 @@ export class NodeByNodeMesh implements MeshView {
     const outcome = getOrInsert(this.#sides, key, () =>
       outcomeOf(() => {
         const local = this.#local(key);
-        return { local, result: compileNodeSide(this.index, local, this.options) };
+        const result = receivingPart(compileNodeSide(this.index, local, this.options), this.options);
+        if (this.#current?.key !== key) releaseRecompileReuse(this.index, local, this.options);
+        return { local, result };
       }),
     );
     return outcome.kind === "compiled" ? outcome.node : undefined;
@@ -173,10 +180,10 @@ export class NodeByNodeMesh implements MeshView {
     return outcome;
   }
 
-  /** Lets go of the node's full compile: its outbound clusters and assignments are garbage once its paths are done. */
+  /** Lets go of the node's full compile: once its paths are done, all but its receiving part is garbage. */
   release(key: string): void {
     if (this.#current?.key !== key) return;
-    releaseOutboundWalk(this.index, this.#current.node.local, this.options);
+    releaseRecompileReuse(this.index, this.#current.node.local, this.options);
     this.#current = undefined;
   }
 
@@ -188,6 +195,27 @@ export class NodeByNodeMesh implements MeshView {
     this.#locals.set(key, local);
     return local;
   }
+}
+
+/**
+ * What a path arriving at a node reads of its output: its tunnel listener, the clusters the
+ * tunnel's chains forward to and their assignments, and its listeners on the inbound port, each
+ * list in output order (so every lookup of `NodeResources` a receiver makes answers as over the
+ * whole output). No diagnostics: the check reads none.
+ */
+export function receivingPart(result: CompileResult, options: Options): CompileResult {
+  const tunnel = result.listeners.find((listener) => listener.name === TUNNEL_LISTENER_NAME);
+  const forwardedTo = new Set((tunnel?.filter_chains ?? []).map((chain) => filterConfig<TcpProxy>(chain, EXTENSION.tcpProxy)?.cluster));
+  const clusters = result.clusters.filter((cluster) => forwardedTo.has(cluster.name));
+  const assignments = new Set(clusters.map((cluster) => cluster.eds_cluster_config?.service_name || cluster.name || ""));
+  return {
+    node: result.node,
+    options: result.options,
+    clusters,
+    endpoints: result.endpoints.filter((assignment) => assignments.has(assignment.cluster_name ?? "")),
+    listeners: result.listeners.filter((listener) => listener === tunnel || listener.address?.socket_address?.port_value === options.inboundPort),
+    diagnostics: NONE,
+  };
 }
 
 /** Every node's key, cluster and name, sorted by key. */

@@ -245,7 +245,8 @@ function stampedValues(filters: readonly Filter[]): Map<string, StampedValue> {
   return values;
 }
 
-function filterConfig<T>(chain: FilterChain | undefined, name: string): T | undefined {
+/** The config of the chain's first filter of that name. */
+export function filterConfig<T>(chain: FilterChain | undefined, name: string): T | undefined {
   const filter = chain?.filters?.find((candidate) => candidate.name === name);
   return filter ? configOf<T>(filter) : undefined;
 }

@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { generateDocument, SMOKE_WORKLOADS } from "../../bench/workloads.js";
-import { compileNode, compileNodeSide, releaseOutboundWalk } from "../../src/compile/compile-node.js";
+import { compileNode, compileNodeSide, releaseRecompileReuse } from "../../src/compile/compile-node.js";
 import { isInputError } from "../../src/errors.js";
 import { parseOptions, type SocketSelection, WAYPOINT_MODES, type WaypointMode } from "../../src/model/options.js";
 import type { ServiceEndpointInput } from "../../src/model/registry.js";
@@ -111,16 +111,35 @@ describe("the node-by-node mesh holds one node compiled in full at a time", () =
     expect(mesh.node(second)).toBeDefined();
   });
 
-  test("a released node's outbound clusters are built again by its next compile, not kept for it", () => {
+  test("a released node's output is built again by its next compile, not kept for it", () => {
     const index = indexSnapshot(isolated);
     const local = localNodeIn(index, "cluster-0", "node-0");
     const first = compileNode(index, local, options);
-    // Kept for a recompile: the same lists come back.
-    expect(compileNode(index, local, options).clusters).toBe(first.clusters);
-    releaseOutboundWalk(index, local, options);
+    // Kept for a recompile: the same lists and listeners come back.
+    const recompiled = compileNode(index, local, options);
+    expect(recompiled.clusters).toBe(first.clusters);
+    expect(recompiled.listeners).toBe(first.listeners);
+    releaseRecompileReuse(index, local, options);
     const again = compileNode(index, local, options);
     expect(again.clusters).not.toBe(first.clusters);
-    expect(again.clusters).toEqual(first.clusters);
+    expect(again.listeners[0]).not.toBe(first.listeners[0]);
+    expect(again).toEqual(first);
+  });
+
+  test("of a node it is not replaying, the mesh keeps what arrivals read: the tunnel, its ingress clusters, the inbound listeners", () => {
+    const index = indexSnapshot(isolated);
+    const mesh = new NodeByNodeMesh(index, parseOptions({ sourceIdentity: "sockets", eastWestWaypoint: "cross-cluster" }));
+    const key = "cluster-0/node-0";
+    const { local, result } = mesh.receiving(key)!;
+    const full = compileNode(index, local, mesh.options);
+    expect(result.listeners.map((l) => l.name)).toEqual(
+      full.listeners.filter((l) => l.name === "ew_tunnel" || l.address?.socket_address?.port_value === 15008).map((l) => l.name),
+    );
+    expect(result.listeners.length).toBeLessThan(full.listeners.length);
+    expect(result.clusters.length).toBeGreaterThan(0);
+    expect(result.clusters.every((c) => c.name?.startsWith("ew_ingress_"))).toBe(true);
+    expect(result.clusters).toEqual(full.clusters.filter((c) => c.name?.startsWith("ew_ingress_")));
+    expect(result.endpoints).toEqual(full.endpoints.filter((a) => a.cluster_name?.startsWith("ew_ingress_")));
   });
 
   test("explaining a path to a refused node's pods reports what the check reports", () => {
