@@ -12,7 +12,7 @@
  */
 import { readFileSync } from "node:fs";
 import { deserialize, GCProfiler } from "node:v8";
-import { type Options, parseOptions } from "../src/model/options.js";
+import { type Options, parseOptions, SOURCE_IDENTITIES, type SourceIdentity } from "../src/model/options.js";
 import type { Snapshot } from "../src/model/snapshot.js";
 import { indexSnapshot } from "../src/plan/snapshot-index.js";
 import { compileMesh } from "../src/verify/compiled-mesh.js";
@@ -71,9 +71,9 @@ function verifyAll(snapshot: Snapshot, options: Options): Timed<{ paths: number;
   return { ms, cpuMs, result: { paths: result.paths.length, ok: result.ok, peakHeap } };
 }
 
-function measure(snapshotPath: string, rounds: number): VerifyFigures {
+function measure(snapshotPath: string, rounds: number, sourceIdentity: SourceIdentity): VerifyFigures {
   const snapshot = deserialize(readFileSync(snapshotPath)) as Snapshot;
-  const options = parseOptions({ eastWestWaypoint: "cross-cluster", sourceIdentity: "selector" });
+  const options = parseOptions({ eastWestWaypoint: "cross-cluster", sourceIdentity });
   const compiles: Timed<number>[] = [];
   const checks: ReturnType<typeof verifyAll>[] = [];
   for (let round = 0; round < rounds; round++) {
@@ -95,6 +95,8 @@ function measure(snapshotPath: string, rounds: number): VerifyFigures {
   };
 }
 
-const [path, rounds = "1"] = process.argv.slice(2);
-if (!path || !(Number(rounds) >= 1)) throw new Error("usage: verify-child.ts SNAPSHOT.v8 [ROUNDS]");
-console.log(JSON.stringify(measure(path, Number(rounds))));
+const [path, rounds = "1", sourceIdentity = "selector"] = process.argv.slice(2);
+if (!path || !(Number(rounds) >= 1) || !SOURCE_IDENTITIES.includes(sourceIdentity as SourceIdentity)) {
+  throw new Error("usage: verify-child.ts SNAPSHOT.v8 [ROUNDS] [selector|sockets]");
+}
+console.log(JSON.stringify(measure(path, Number(rounds), sourceIdentity as SourceIdentity)));

@@ -28,7 +28,10 @@ export { PATH_FAILURES, type PathFailureCode, type PathReport } from "../verify/
  * and reports where the connection lands — a pod of that service, with end-to-end mTLS — or the
  * mistake that stops it. `ok` is false when any path fails or any node's compile failed closed.
  * `onProgress`: a function is called as nodes are compiled (done, total); a `CheckProgress`
- * also hears the replay (paths replayed, paths in all), which on a big mesh takes as long.
+ * also hears the replay (paths replayed, paths in all), which on a big mesh takes as long. In
+ * `sockets` mode, where no two nodes share outbound clusters, each node is compiled and its paths
+ * replayed in turn (one node's outbound clusters held at a time): `compiled` then hears each node
+ * as its turn comes, and the replay is heard once, at its end.
  */
 export function verifyMesh(
   snapshot: Snapshot | SnapshotIndex,
