@@ -1,10 +1,11 @@
 /**
  * Figure 10, run in a fresh process (forked by figures.ts with --expose-gc) so its peak heap is
- * its own. argv: the path of a `v8.serialize`d Snapshot and the number of rounds. Each round
- * compiles every node of the mesh (`compileMesh`), then, on a fresh index, runs the whole mesh
- * check (`verifyMesh`); both start cold: a new index each, nothing cached. Prints one JSON line
- * (`VerifyFigures`) on stdout: each phase's median over the rounds, so one GC landing in one
- * phase does not decide the ratio (single runs of the same code gave 1.5–2.2).
+ * its own. argv: the path of a `v8.serialize`d Snapshot, the number of rounds and the source
+ * identity mode (`selector` unless given; in `sockets` mode `verifyMesh` goes node by node).
+ * Each round compiles every node of the mesh (`compileMesh`), then, on a fresh index, runs the
+ * whole mesh check (`verifyMesh`); both start cold: a new index each, nothing cached. Prints one
+ * JSON line (`VerifyFigures`) on stdout: each phase's median over the rounds, so one GC landing in
+ * one phase does not decide the ratio (single runs of the same code gave 1.5–2.2).
  *
  * Peak heap: the largest heap + external in use the GC profiler saw just before any GC during
  * `verifyMesh` (or at its end), over every round — everything live then, the snapshot and the
