@@ -22,7 +22,7 @@ import { bundleSecretName, parseInboundChainName, type ServiceKey, trustDomainOf
 import { orNone } from "../util/arrays.js";
 import { getOrInsert, newMap, remember } from "../util/maps.js";
 import type { CompiledNode, RegistryPod } from "./compiled-mesh.js";
-import type { StampedValue } from "./entry.js";
+import { filterConfig, type StampedValue } from "./entry.js";
 import { chosenPriority, evaluateSocketMatcher, readsFilterState, selectFilterChain } from "./envoy-match.js";
 import { PathError } from "./failures.js";
 import type { Landing, PathFailure, PathSource, PathTarget, ReplayContext } from "./path.js";
@@ -364,8 +364,8 @@ function forwardTo(context: ReplayContext, waypoint: CompiledNode, nodeKey: stri
   const chain = selectFilterChain(tunnel.filter_chains ?? [], sni);
   if (!chain) throw new PathError("TUNNEL_NO_CHAIN", `SNI "${sni}" at ${nodeKey}`);
   if (chain.transport_socket) throw new PathError("TLS_TERMINATED_AT_NODE", `${nodeKey} chain ${chain.name}`);
-  const proxy = chain.filters?.find((f) => f.name === EXTENSION.tcpProxy);
-  const ingressName = proxy?.typed_config ? (unpackAny(proxy.typed_config)?.message as TcpProxy | undefined)?.cluster : undefined;
+  // The same reading as `receivingPart`'s, which keeps of a waypoint the clusters its chains name.
+  const ingressName = filterConfig<TcpProxy>(chain, EXTENSION.tcpProxy)?.cluster;
   hops.push(`waypoint ${nodeKey}: ew_tunnel chain ${chain.name} → tcp_proxy ${ingressName ?? "(none)"}`);
   const ingress = ingressName === undefined ? undefined : resources.cluster(ingressName);
   if (!ingress) throw new PathError("INGRESS_CLUSTER_MISSING", `${ingressName} at ${nodeKey}`);
