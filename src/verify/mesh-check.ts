@@ -30,7 +30,7 @@ import {
 } from "./compiled-mesh.js";
 import { PATH_FAILURES, type PathReport, type PathSource, type PathTarget, type PoolUse, type ReplayContext, replayPath } from "./path.js";
 import { pathSettingsLines } from "./path-settings.js";
-import { ReplayMemo } from "./replay-memo.js";
+import { type MemoKind, ReplayMemo } from "./replay-memo.js";
 
 /** The mesh path check's result: every path replayed, and the nodes that could not be compiled. */
 export interface MeshCheckReport {
@@ -179,7 +179,7 @@ export function replayEach(
  * endpoints, which the index keeps anyway) and names. Every other table may hold the node's own
  * output (its clusters, sockets, chains), so it goes with the node.
  */
-const KEPT_ACROSS_NODES: ReadonlySet<string> = new Set([
+const KEPT_ACROSS_NODES: ReadonlySet<MemoKind> = new Set<MemoKind>([
   "address",
   "arrivals",
   "forwarded",

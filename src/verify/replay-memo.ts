@@ -3,19 +3,47 @@
  * for an SNI, a socket's TLS context, what an entry chain shares upstream), kept for one replay in
  * tables by kind. One per replay: tests change compiled output between two checks of the same mesh.
  */
+/**
+ * Every table's kind, named once here: a kind spelled differently at one call site, or renamed at
+ * one and not in a list of kinds (the node-by-node check keeps some across nodes), does not compile.
+ */
+export type MemoKind =
+  | "address"
+  | "aggregate"
+  | "aggregate levels"
+  | "arrivals"
+  | "catch-all route"
+  | "client TLS"
+  | "forwarded"
+  | "levels by node"
+  | "mTLS hops"
+  | "node proxy entry"
+  | "plain levels"
+  | "reads filter state"
+  | "shared trust domain"
+  | "socket choice"
+  | "source class ids"
+  | "source facts"
+  | "stamped"
+  | "target ids"
+  | "target names"
+  | "trust domain"
+  | "trusted domains"
+  | "virtual hosts";
+
 export class ReplayMemo {
   // Maps, not WeakMaps: the memo lives only as long as one replay, and weak keys cost the GC. A
   // table per kind keeps each small.
-  readonly #tables = new Map<string, Map<unknown, unknown>>();
+  readonly #tables = new Map<MemoKind, Map<unknown, unknown>>();
   /** What only the current target's paths read (`forTarget`), dropped by `endTarget`. */
-  readonly #targetTables = new Map<string, Map<unknown, unknown>>();
+  readonly #targetTables = new Map<MemoKind, Map<unknown, unknown>>();
 
   /**
    * The value for `key` in the table `kind`, built by `build(key, arg)` on first use and kept for
    * the whole replay. `build` is best a function declared once, not a closure: the replay asks
    * millions of times.
    */
-  get<K, V, A = undefined>(kind: string, key: K, build: (key: K, arg: A) => V, arg?: A): V {
+  get<K, V, A = undefined>(kind: MemoKind, key: K, build: (key: K, arg: A) => V, arg?: A): V {
     return lookup(this.#tables, kind, key, build, arg as A);
   }
 
@@ -25,7 +53,7 @@ export class ReplayMemo {
    * not read. A replay that takes the paths target by target (the mesh check) then holds one
    * target's worth of it at a time, and most of it dies young.
    */
-  forTarget<K, V, A = undefined>(kind: string, key: K, build: (key: K, arg: A) => V, arg?: A): V {
+  forTarget<K, V, A = undefined>(kind: MemoKind, key: K, build: (key: K, arg: A) => V, arg?: A): V {
     return lookup(this.#targetTables, kind, key, build, arg as A);
   }
 
@@ -39,14 +67,14 @@ export class ReplayMemo {
    * paths node by node, which keeps what arrivals at other nodes derive (their sides stay) and
    * drops whatever may hold the node's own output.
    */
-  endNode(kept: ReadonlySet<string>): void {
+  endNode(kept: ReadonlySet<MemoKind>): void {
     for (const tables of [this.#tables, this.#targetTables]) {
       for (const kind of tables.keys()) if (!kept.has(kind)) tables.delete(kind);
     }
   }
 }
 
-function lookup<K, V, A>(tables: Map<string, Map<unknown, unknown>>, kind: string, key: K, build: (key: K, arg: A) => V, arg: A): V {
+function lookup<K, V, A>(tables: Map<MemoKind, Map<unknown, unknown>>, kind: MemoKind, key: K, build: (key: K, arg: A) => V, arg: A): V {
   let table = tables.get(kind);
   if (!table) {
     table = new Map();

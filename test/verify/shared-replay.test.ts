@@ -11,7 +11,7 @@ import { parseSnapshot } from "../../src/model/snapshot.js";
 import { compileMesh } from "../../src/verify/compiled-mesh.js";
 import { checkCompiledMesh, meshPaths, replayContext, replayEach, sourcesOf } from "../../src/verify/mesh-check.js";
 import { type PathReport, replayPath } from "../../src/verify/path.js";
-import { ReplayMemo } from "../../src/verify/replay-memo.js";
+import { type MemoKind, ReplayMemo } from "../../src/verify/replay-memo.js";
 
 // The figure-10 workload at smoke size: 30 nodes in 3 clusters, 15 services, pods in several zones.
 const document = generateDocument(SMOKE_WORKLOADS.W10K);
@@ -111,7 +111,7 @@ describe("the mesh check holds what it derives for one target at a time", () => 
     readonly ended: Set<unknown>[] = [];
     #names = new Set<unknown>();
 
-    override forTarget<K, V, A = undefined>(kind: string, key: K, build: (key: K, arg: A) => V, arg?: A): V {
+    override forTarget<K, V, A = undefined>(kind: MemoKind, key: K, build: (key: K, arg: A) => V, arg?: A): V {
       if (kind === "levels by node") this.#names.add(key);
       return super.forTarget(kind, key, build, arg);
     }
@@ -130,13 +130,13 @@ describe("the mesh check holds what it derives for one target at a time", () => 
       builds++;
       return { key };
     };
-    const shared = memo.get("kind", "a", build);
-    const own = memo.forTarget("kind", "a", build);
+    const shared = memo.get("address", "a", build);
+    const own = memo.forTarget("address", "a", build);
     expect(own).not.toBe(shared);
-    expect(memo.forTarget("kind", "a", build)).toBe(own);
+    expect(memo.forTarget("address", "a", build)).toBe(own);
     memo.endTarget();
-    expect(memo.get("kind", "a", build)).toBe(shared);
-    expect(memo.forTarget("kind", "a", build)).not.toBe(own);
+    expect(memo.get("address", "a", build)).toBe(shared);
+    expect(memo.forTarget("address", "a", build)).not.toBe(own);
     expect(builds).toBe(3);
   });
 
