@@ -116,7 +116,7 @@ export function compileMesh(snapshot: Snapshot | SnapshotIndex, optionsInput: Op
 export function lazyMesh(snapshot: Snapshot | SnapshotIndex, optionsInput: Options | OptionsInput = {}, onProgress?: CompileProgress): MeshView {
   const index = asIndex(snapshot);
   const options = parseOptions(optionsInput);
-  const names = new Map(meshNodes(index).map(([key, cluster, name]) => [key, [cluster, name] as const]));
+  const names = meshNodeNames(index);
   const full = new Map<string, Outcome>();
   const sides = new Map<string, Outcome>();
   const lookup = (outcomes: Map<string, Outcome>, key: string, compile: typeof compileNode): CompiledNode | undefined => {
@@ -150,7 +150,7 @@ export class NodeByNodeMesh implements MeshView {
     readonly index: SnapshotIndex,
     readonly options: Options,
   ) {
-    this.#names = new Map(meshNodes(index).map(([key, cluster, name]) => [key, [cluster, name] as const]));
+    this.#names = meshNodeNames(index);
   }
 
   node(key: string): CompiledNode | undefined {
@@ -228,6 +228,11 @@ export function meshNodes(index: SnapshotIndex): [string, string, string][] {
     keys.set(key, [key, clusterName, kubernetesMetadata.nodeName]);
   }
   return [...keys.values()].sort(([a], [b]) => compareText(a, b));
+}
+
+/** Every node's cluster and name by its key, in key order. */
+function meshNodeNames(index: SnapshotIndex): Map<string, readonly [cluster: string, name: string]> {
+  return new Map(meshNodes(index).map(([key, cluster, name]) => [key, [cluster, name] as const]));
 }
 
 /** Which node's `ew_tunnel` listens on an `"ip:port"` address. */
