@@ -128,9 +128,15 @@ function valueType(checker: ts.TypeChecker, symbol: ts.Symbol): ts.Type {
   return checker.getTypeOfSymbolAtLocation(symbol, symbol.valueDeclaration!);
 }
 
-/** Each overload as written: parameter and return types as the source spells them. */
+/**
+ * Each overload as written: parameter and return types as the source spells them. An overloaded
+ * function's implementation signature is left out: callers cannot call it (nor does the .d.ts
+ * carry it).
+ */
 function signatures(checker: ts.TypeChecker, symbol: ts.Symbol): string[] {
-  return (symbol.declarations ?? []).filter(ts.isFunctionDeclaration).map((declaration) => {
+  const declarations = (symbol.declarations ?? []).filter(ts.isFunctionDeclaration);
+  const callable = declarations.length > 1 ? declarations.filter((declaration) => declaration.body === undefined) : declarations;
+  return callable.map((declaration) => {
     const typeParameters = declaration.typeParameters ? `<${declaration.typeParameters.map((p) => p.getText()).join(", ")}>` : "";
     const parameters = declaration.parameters.map((p) => `${p.name.getText()}${p.questionToken || p.initializer ? "?" : ""}: ${typeText(checker, p)}`);
     const returns =

@@ -248,12 +248,12 @@ function validated(snapshot: Snapshot): Snapshot {
 }
 
 /**
- * `validated` for a snapshot made from a validated one with one service's records replaced by
- * `endpoints`: everything else is shared with that one, already frozen, so only the new records
- * and services map are frozen (an update costs its records, not the mesh's).
+ * `validated` for a snapshot made from a validated one with some services' records replaced (the
+ * `replaced` lists): everything else is shared with that one, already frozen, so only the new
+ * records and services map are frozen (an update costs its records, not the mesh's).
  */
-function validatedUpdate(snapshot: Snapshot, endpoints: readonly ServiceEndpoint[]): Snapshot {
-  freezeRecords(endpoints);
+function validatedUpdate(snapshot: Snapshot, replaced: readonly (readonly ServiceEndpoint[])[]): Snapshot {
+  for (const endpoints of replaced) freezeRecords(endpoints);
   seal(snapshot.services);
   return registered(snapshot);
 }
@@ -437,7 +437,7 @@ function plainRecord(endpoint: ServiceEndpoint, namespace: string): ServiceEndpo
 }
 
 /**
- * How a snapshot made by `withServiceRecords` came from another: the service it replaced, that
+ * How a snapshot made by `withServiceRecords` came from another: the services it replaced, that
  * snapshot by its serial, and that one's own lineage. No snapshot is referenced (not even weakly:
  * a WeakRef keeps its target alive to the end of the job, and an update loop is one job): a
  * registry watch chains updates without end, and holding earlier snapshots — or the first one,
@@ -445,7 +445,7 @@ function plainRecord(endpoint: ServiceEndpoint, namespace: string): ServiceEndpo
  */
 interface Lineage {
   readonly parent: number;
-  readonly changed: ServiceKey;
+  readonly changed: readonly ServiceKey[];
   /** Cut after `MAX_LINEAGE_STEPS`, so a chain holds that many small records at most. */
   readonly previous: Lineage | undefined;
   readonly steps: number;
@@ -461,36 +461,73 @@ const lineages = new WeakMap<Snapshot, Lineage>();
  * endpoints), validated like `parseSnapshot` validates them; everything else is shared. Index it
  * with `indexSnapshot(next, previousIndex)`: only the changed services are redone, which is what
  * makes recompiling after an endpoint change cheap.
+ *
+ * With a map of service key → records, every service in it at once: validated together (a pod
+ * may move from one service to another in the same update), all or nothing, and the services map
+ * copied once. Its cost is one copy of that map plus the new records, where one call per service
+ * copies the map once per service (W1's 5,000 services: ~0.6 ms a copy). An empty map returns
+ * `snapshot` itself.
  */
-export function withServiceRecords(snapshot: Snapshot, key: string, records: readonly unknown[]): Snapshot {
+export function withServiceRecords(snapshot: Snapshot, key: string, records: readonly unknown[]): Snapshot;
+export function withServiceRecords(snapshot: Snapshot, updates: ReadonlyMap<string, readonly unknown[]>): Snapshot;
+export function withServiceRecords(snapshot: Snapshot, keyOrUpdates: string | ReadonlyMap<string, readonly unknown[]>, records?: readonly unknown[]): Snapshot {
   if (!isValidatedSnapshot(snapshot)) {
     throw new InputError("snapshot", [{ path: "", message: "not a snapshot from parseSnapshot, parseMeshFile or withServiceRecords" }]);
   }
-  if (!Array.isArray(records))
-    throw new InputError("snapshot", [{ path: formatPath(["services", String(key)]), message: `expected a list of records, found ${describeValue(records)}` }]);
-  const issues: InputIssue[] = [];
-  if (typeof key !== "string" || !isServiceKey(key))
-    issues.push({ path: formatPath(["services", key]), message: 'not a service key "<namespace>/<service>" of two DNS-1123 labels' });
-  else if (records.length > SNAPSHOT_LIMITS.endpointsPerService) {
-    issues.push({ path: formatPath(["services", key]), message: `${records.length} endpoints, over the limit of ${SNAPSHOT_LIMITS.endpointsPerService}` });
-  }
-  if (issues.length === 0)
-    pushAll(
-      issues,
-      unsafeInputIssues(records).map((issue) => ({ ...issue, path: formatPath(["services", key]) + issue.path })),
-    );
-  const endpoints = issues.length === 0 ? parseRecords(key as ServiceKey, records, issues) : [];
-  if (issues.length === 0) pushAll(issues, recordCrossIssues(snapshot, key as ServiceKey, endpoints));
-  if (issues.length > 0) throw new InputError("snapshot", issues);
-  const kept = keptWhereUnchanged(snapshot.services.get(key as ServiceKey) ?? [], endpoints);
+  const updates: readonly (readonly [unknown, unknown])[] = keyOrUpdates instanceof Map ? [...keyOrUpdates] : [[keyOrUpdates, records]];
+  if (updates.length === 0) return snapshot;
+  const parsed = parseUpdates(updates);
   const services = new Map(snapshot.services);
-  services.set(key as ServiceKey, kept);
-  if (snapshot.services.has(key as ServiceKey)) sameServiceKeys(snapshot.services, services);
-  const next = validatedUpdate({ ...snapshot, services }, kept);
+  for (const [key, endpoints] of parsed) services.set(key, keptWhereUnchanged(snapshot.services.get(key) ?? [], endpoints));
+  if (services.size === snapshot.services.size) sameServiceKeys(snapshot.services, services);
+  const issues = [...parsed.keys()].flatMap((key) => recordCrossIssues(snapshot, services, key));
+  if (issues.length > 0) throw new InputError("snapshot", issues);
+  const next = validatedUpdate(
+    { ...snapshot, services },
+    [...parsed.keys()].map((key) => services.get(key)!),
+  );
   const lineage = lineages.get(snapshot);
   const previous = lineage !== undefined && lineage.steps < MAX_LINEAGE_STEPS ? lineage : undefined;
-  lineages.set(next, { parent: serials.get(snapshot)!, changed: key as ServiceKey, previous, steps: (previous?.steps ?? 0) + 1 });
+  lineages.set(next, { parent: serials.get(snapshot)!, changed: [...parsed.keys()], previous, steps: (previous?.steps ?? 0) + 1 });
   return next;
+}
+
+/** Each update's records parsed, by its service key; throws with every issue of every update. */
+function parseUpdates(updates: readonly (readonly [unknown, unknown])[]): Map<ServiceKey, ServiceEndpoint[]> {
+  const issues: InputIssue[] = [];
+  const parsed = new Map<ServiceKey, ServiceEndpoint[]>();
+  for (const [key, records] of updates) {
+    const before = issues.length;
+    const endpoints = parseServiceUpdate(key, records, issues);
+    if (issues.length === before) parsed.set(key as ServiceKey, endpoints);
+  }
+  if (issues.length > 0) throw new InputError("snapshot", issues);
+  return parsed;
+}
+
+function parseServiceUpdate(key: unknown, records: unknown, issues: InputIssue[]): ServiceEndpoint[] {
+  const path = formatPath(["services", String(key)]);
+  if (!Array.isArray(records)) {
+    issues.push({ path, message: `expected a list of records, found ${describeValue(records)}` });
+    return [];
+  }
+  if (typeof key !== "string" || !isServiceKey(key)) {
+    issues.push({ path: formatPath(["services", key as PropertyKey]), message: 'not a service key "<namespace>/<service>" of two DNS-1123 labels' });
+    return [];
+  }
+  if (records.length > SNAPSHOT_LIMITS.endpointsPerService) {
+    issues.push({ path, message: `${records.length} endpoints, over the limit of ${SNAPSHOT_LIMITS.endpointsPerService}` });
+    return [];
+  }
+  const unsafe = unsafeInputIssues(records);
+  if (unsafe.length > 0) {
+    pushAll(
+      issues,
+      unsafe.map((issue) => ({ ...issue, path: path + issue.path })),
+    );
+    return [];
+  }
+  return parseRecords(key, records, issues);
 }
 
 /**
@@ -517,19 +554,21 @@ export function changesSince(snapshot: Snapshot, base: Snapshot): ReadonlySet<Se
   if (target === undefined) return undefined;
   const changed = new Set<ServiceKey>();
   for (let lineage = lineages.get(snapshot); lineage !== undefined; lineage = lineage.previous) {
-    changed.add(lineage.changed);
+    for (const key of lineage.changed) changed.add(key);
     if (lineage.parent === target) return changed;
   }
   return undefined;
 }
 
 /** The mesh-wide checks `parseSnapshot` makes on records, for one replaced service. */
-function recordCrossIssues(snapshot: Snapshot, key: ServiceKey, endpoints: readonly ServiceEndpoint[]): InputIssue[] {
+/** What a service's new records must agree on with the rest of the snapshot, `services` being the updated map. */
+function recordCrossIssues(snapshot: Snapshot, services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>, key: ServiceKey): InputIssue[] {
+  const endpoints = services.get(key)!;
   const sni = structuredSniProblem(snapshot.mesh.meshDomain, parseServiceKey(key)!);
   if (sni) return [{ path: formatPath(["services", key]), message: sni }];
   const ports = portCountIssues(key, endpoints, [...(snapshot.protocols.get(key)?.keys() ?? [])]);
   if (ports.length > 0) return ports;
-  const pods = replacedServicePodIssues(snapshot.services, key, endpoints);
+  const pods = replacedServicePodIssues(services, key, endpoints);
   if (pods.length > 0) return pods;
   const trust = snapshot.mesh.trust;
   if (trust.mode !== "federated") return [];

@@ -2,8 +2,8 @@
  * etcd as a registry source (npm `etcd3`): one read of everything under the prefix, then a watch
  * from the revision after it. Each watch response — whole revisions, so a transaction's keys
  * arrive together — becomes one snapshot: never half of an update. Endpoint changes re-validate
- * only the services they touch (`withServiceRecords`, so the index stays incremental); a change
- * to the mesh settings or a node's status rebuilds the snapshot. After a disconnect the client
+ * only the services they touch, in one update (`withServiceRecords` with a map, so the index stays
+ * incremental); a change to the mesh settings or a node's status rebuilds the snapshot. After a disconnect the client
  * resumes the watch from the last revision it saw; when that revision has been compacted away
  * (the watch is cancelled), the source reads everything afresh and watches from there.
  *
@@ -147,14 +147,7 @@ export class EtcdSource implements RegistrySource {
   #publish(touched: ReadonlySet<ServiceKey> | undefined, problems: string[]): void {
     let next: Snapshot | undefined;
     if (touched && this.#snapshot) {
-      next = this.#snapshot;
-      for (const service of [...touched].sort()) {
-        try {
-          next = withServiceRecords(next, service, serviceRecords(this.#state, service));
-        } catch (error) {
-          problems.push(`${this.prefix} service ${service} keeps its last good records: ${describeError(error)}`);
-        }
-      }
+      next = this.#withTouched(this.#snapshot, [...touched].sort(), problems);
     } else {
       try {
         next = parseSnapshot(document(this.#state));
@@ -166,6 +159,27 @@ export class EtcdSource implements RegistrySource {
     if (next && next !== this.#snapshot) {
       this.#snapshot = next;
       this.#channel.push({ snapshot: next });
+    }
+  }
+
+  /**
+   * The touched services' records on top of `snapshot`: in one update (the services map copied
+   * once, however many services a batch touches), or, when that is refused, one service at a
+   * time, each refused one keeping its last good records.
+   */
+  #withTouched(snapshot: Snapshot, services: readonly ServiceKey[], problems: string[]): Snapshot {
+    try {
+      return withServiceRecords(snapshot, new Map(services.map((service) => [service, serviceRecords(this.#state, service)])));
+    } catch {
+      let next = snapshot;
+      for (const service of services) {
+        try {
+          next = withServiceRecords(next, service, serviceRecords(this.#state, service));
+        } catch (error) {
+          problems.push(`${this.prefix} service ${service} keeps its last good records: ${describeError(error)}`);
+        }
+      }
+      return next;
     }
   }
 }

@@ -292,6 +292,90 @@ describe("snapshots derived by withServiceRecords", () => {
     );
   });
 
+  describe("from a map of service key → records", () => {
+    const ledger = {
+      ip: "10.244.2.30",
+      clusterName: "east",
+      port: 7000,
+      locality: { region: "eu-west-1", zone: "eu-west-1b" },
+      containerMetadata: { networkNamespace: "/var/run/netns/cni-ledger" },
+      kubernetesMetadata: { podName: "ledger-1", nodeName: "node-3", nodeIp: "10.10.0.13" },
+    };
+
+    test("end where the same updates one at a time end, and tell the index every service they changed", () => {
+      const base = parseSnapshot(meshDocument());
+      const frontend = base.services.get("team-a/frontend")!;
+      const updates = new Map<string, readonly unknown[]>([
+        ["team-b/payments", base.services.get("team-b/payments")!.slice(1)],
+        ["team-c/ledger", [ledger]],
+        ["team-a/frontend", [{ ...frontend[0]!, health: "UNHEALTHY" }, frontend[1]!]],
+      ]);
+      const batch = withServiceRecords(base, updates);
+      let oneByOne = base;
+      for (const [key, records] of updates) oneByOne = withServiceRecords(oneByOne, key, records);
+      // A new service goes last, an existing one keeps its place, as one update at a time leaves them.
+      expect([...batch.services.keys()]).toEqual(["team-a/frontend", "team-a/checkout", "team-b/payments", "team-c/ledger"]);
+      expect([...batch.services]).toEqual([...oneByOne.services]);
+      // A record equal to the one it replaces is that one, so what was derived from it is kept.
+      expect(batch.services.get("team-a/frontend")![1]).toBe(frontend[1]);
+      expect(changesSince(batch, base)).toEqual(new Set(updates.keys()));
+      expect(changesSince(flipped(batch, "team-a/checkout"), base)).toEqual(new Set([...updates.keys(), "team-a/checkout"]));
+      expect(Object.isFrozen(batch.services.get("team-c/ledger")![0]!.kubernetesMetadata)).toBe(true);
+      expect(() => (batch.services as Map<string, unknown>).delete("team-c/ledger")).toThrow(/read-only/);
+    });
+
+    test("are checked together: a pod may move from one service to another in the same update", () => {
+      const base = parseSnapshot(meshDocument());
+      const [moving, staying] = base.services.get("team-a/frontend")!;
+      const checkout = [...base.services.get("team-a/checkout")!, moving!];
+      // One at a time, the pod is in both services between the two updates, whichever goes first.
+      expect(() => withServiceRecords(base, "team-a/checkout", checkout)).toThrow(/pod team-a\/frontend-7d9f-abcde on node east\/node-1 is also/);
+      const moved = withServiceRecords(
+        base,
+        new Map([
+          ["team-a/checkout", checkout],
+          ["team-a/frontend", [staying!]],
+        ]),
+      );
+      expect(moved.services.get("team-a/checkout")!.map((record) => record.kubernetesMetadata.podName)).toContain("frontend-7d9f-abcde");
+      expect(moved.services.get("team-a/frontend")).toEqual([staying]);
+    });
+
+    test("are all or nothing, and a refusal names every service's problems by path", () => {
+      const base = parseSnapshot(meshDocument());
+      const frontend = base.services.get("team-a/frontend")!;
+      const refusal = (updates: Map<string, unknown>) => {
+        try {
+          withServiceRecords(base, updates as Map<string, readonly unknown[]>);
+        } catch (error) {
+          return error as InputError;
+        }
+        throw new Error("not refused");
+      };
+      const both = refusal(
+        new Map<string, unknown>([
+          ["team-a/frontend", [{ ...frontend[0]!, ip: "not an ip" }]],
+          ["team-c/ledger", "not a list"],
+          ["team-b/payments", []],
+        ]),
+      );
+      expect(both).toBeInstanceOf(InputError);
+      expect(both.issues.map((issue) => issue.path)).toEqual(['services["team-a/frontend"][0].ip', 'services["team-c/ledger"]']);
+      const clash = refusal(
+        new Map([
+          ["team-c/ledger", [ledger]],
+          ["team-a/frontend", [{ ...frontend[0]!, kubernetesMetadata: { ...frontend[0]!.kubernetesMetadata, namespace: "team-b" } }]],
+        ]),
+      );
+      expect(clash.issues.map((issue) => issue.path)).toEqual(['services["team-a/frontend"][0].kubernetesMetadata.namespace']);
+    });
+
+    test("an empty map is no update: the snapshot itself", () => {
+      const base = parseSnapshot(meshDocument());
+      expect(withServiceRecords(base, new Map())).toBe(base);
+    });
+  });
+
   test("do not keep the snapshots they came from alive: a registry watch derives them without end", async () => {
     setFlagsFromString("--expose-gc");
     const gc = runInNewContext("gc") as () => void;

@@ -54,6 +54,26 @@ describe("incremental recompiles", () => {
     expect(versions(fromPrevious)).toEqual(versions(compiled(parseSnapshot(doc))));
   });
 
+  test("a snapshot from one update of several services, indexed from the previous index, compiles exactly like a fresh one", () => {
+    const base = parseSnapshot(meshDocument());
+    const index = indexSnapshot(base);
+    compiled(base, index);
+    const checkout = base.services.get("team-a/checkout")!;
+    const next = withServiceRecords(
+      base,
+      new Map<string, readonly unknown[]>([
+        ["team-b/payments", recovered(base)],
+        ["team-a/checkout", checkout.slice(1)],
+      ]),
+    );
+    expect([...changedServices(index, next).changed].sort()).toEqual(["team-a/checkout", "team-b/payments"]);
+    const fromPrevious = compiled(next, indexSnapshot(next, index));
+    const doc = meshDocument();
+    doc.services["team-b/payments"][2].health = "HEALTHY";
+    doc.services["team-a/checkout"].shift();
+    expect(versions(fromPrevious)).toEqual(versions(compiled(parseSnapshot(doc))));
+  });
+
   test("a registry watch re-sends every record of a service: those equal to the previous ones stay the same objects, and so do the index's lists of nodes where nothing changed", () => {
     const base = parseSnapshot(meshDocument());
     const index = indexSnapshot(base);

@@ -175,6 +175,49 @@ describe.runIf(enabled)("etcd registry source", () => {
     expect(bytes(pushed)).toEqual(expected(parseSnapshot(recoveredDoc()))[EDS].map((r) => Buffer.from(r.resource.value!)));
   }, 30_000);
 
+  test("a transaction moving a pod from one service to another is served as written: the services are checked together", async () => {
+    const prefix = await seed();
+    const { events, server } = await serve(prefix);
+    const before = events.filter((e) => e.event === "snapshot").length;
+    const moving = parseSnapshot(meshDocument()).services.get("team-a/frontend" as never)![0]!;
+    // checkout sorts first: one service at a time, it would claim the pod while frontend still did.
+    await etcd.client
+      .if("/never-written", "Version", "==", 0)
+      .then(
+        etcd.client.delete().key(endpointEntryKey(prefix, "team-a/frontend", moving)),
+        etcd.client.put(endpointEntryKey(prefix, "team-a/checkout", moving)).value(Buffer.from(encodeServiceEndpoint(moving))),
+      )
+      .commit();
+    await expect.poll(() => events.filter((e) => e.event === "snapshot").length).toBe(before + 1);
+    const pods = (service: string) => server.snapshot!.services.get(service as never)!.map((record) => record.kubernetesMetadata.podName);
+    expect(pods("team-a/checkout")).toContain(moving.kubernetesMetadata.podName);
+    expect(pods("team-a/frontend")).not.toContain(moving.kubernetesMetadata.podName);
+    expect(events.filter((e) => e.event === "source-error")).toEqual([]);
+  });
+
+  test("a transaction with one service's records refused serves the others; the refused one keeps its last good records", async () => {
+    const prefix = await seed();
+    const { events, server } = await serve(prefix);
+    const snapshot = parseSnapshot(meshDocument());
+    const frontendPod = snapshot.services.get("team-a/frontend" as never)![0]!;
+    // A second pod of checkout named as frontend's pod on the same node: two services claim one pod.
+    const clash = { ...frontendPod, ip: "10.244.1.99" };
+    const payments = snapshot.services.get("team-b/payments" as never)!.map((record) => ({ ...record, weight: 7 }));
+    await writeAtomically(
+      etcd.client,
+      new Map([
+        [endpointEntryKey(prefix, "team-a/checkout", clash), Buffer.from(encodeServiceEndpoint(clash))],
+        ...payments.map((record) => [endpointEntryKey(prefix, "team-b/payments", record), Buffer.from(encodeServiceEndpoint(record))] as const),
+      ]),
+    );
+    await expect.poll(() => events.find((e) => e.event === "source-error")).toBeDefined();
+    expect((events.find((e) => e.event === "source-error") as { error: string }).error).toMatch(
+      /service team-a\/checkout keeps its last good records: .*pod team-a\/frontend-7d9f-abcde on node east\/node-1/s,
+    );
+    await expect.poll(() => server.snapshot!.services.get("team-b/payments" as never)!.every((record) => record.weight === 7)).toBe(true);
+    expect(server.snapshot!.services.get("team-a/checkout" as never)).toEqual(snapshot.services.get("team-a/checkout" as never));
+  });
+
   test("a record that disagrees with its key is left out and reported with its key; the rest is served", async () => {
     const prefix = await seed();
     const { events, server } = await serve(prefix);
