@@ -474,7 +474,11 @@ export function withServiceRecords(snapshot: Snapshot, keyOrUpdates: string | Re
   if (!isValidatedSnapshot(snapshot)) {
     throw new InputError("snapshot", [{ path: "", message: "not a snapshot from parseSnapshot, parseMeshFile or withServiceRecords" }]);
   }
-  const updates: readonly (readonly [unknown, unknown])[] = keyOrUpdates instanceof Map ? [...keyOrUpdates] : [[keyOrUpdates, records]];
+  if (typeof keyOrUpdates === "object" && keyOrUpdates !== null && !isMapLike(keyOrUpdates)) {
+    const message = `expected a service key and its records, or a Map of service key → records; found ${describeValue(keyOrUpdates)}`;
+    throw new InputError("snapshot", [{ path: "services", message }]);
+  }
+  const updates: readonly (readonly [unknown, unknown])[] = isMapLike(keyOrUpdates) ? [...keyOrUpdates.entries()] : [[keyOrUpdates, records]];
   if (updates.length === 0) return snapshot;
   const parsed = parseUpdates(updates);
   const services = new Map(snapshot.services);
@@ -490,6 +494,11 @@ export function withServiceRecords(snapshot: Snapshot, keyOrUpdates: string | Re
   const previous = lineage !== undefined && lineage.steps < MAX_LINEAGE_STEPS ? lineage : undefined;
   lineages.set(next, { parent: serials.get(snapshot)!, changed: [...parsed.keys()], previous, steps: (previous?.steps ?? 0) + 1 });
   return next;
+}
+
+/** A `Map`, or any object with the `ReadonlyMap` methods the updates are read by. */
+function isMapLike(value: unknown): value is ReadonlyMap<unknown, unknown> {
+  return typeof value === "object" && value !== null && typeof (value as ReadonlyMap<unknown, unknown>).entries === "function";
 }
 
 /** Each update's records parsed, by its service key; throws with every issue of every update. */

@@ -370,6 +370,16 @@ describe("snapshots derived by withServiceRecords", () => {
       expect(clash.issues.map((issue) => issue.path)).toEqual(['services["team-a/frontend"][0].kubernetesMetadata.namespace']);
     });
 
+    test("any ReadonlyMap is read as one; a plain object is refused with what is expected", () => {
+      const base = parseSnapshot(meshDocument());
+      const readOnly: ReadonlyMap<string, readonly unknown[]> = new Map([["team-a/frontend", []]]);
+      const mapLike = { entries: () => readOnly.entries() } as unknown as ReadonlyMap<string, readonly unknown[]>;
+      expect(withServiceRecords(base, mapLike).services.get("team-a/frontend")).toEqual([]);
+      expect(() => withServiceRecords(base, { "team-a/frontend": [] } as never)).toThrow(
+        /services: expected a service key and its records, or a Map of service key → records; found an object/,
+      );
+    });
+
     test("an empty map is no update: the snapshot itself", () => {
       const base = parseSnapshot(meshDocument());
       expect(withServiceRecords(base, new Map())).toBe(base);
