@@ -12,6 +12,7 @@
  * is served.
  */
 import { Etcd3, type IKeyValue, type Watcher } from "etcd3";
+import { asRecordsUpdate } from "../model/records-update.js";
 import { parseSnapshot, type Snapshot, withServiceRecords } from "../model/snapshot.js";
 import type { ServiceKey } from "../naming.js";
 import { getOrInsert } from "../util/maps.js";
@@ -150,7 +151,8 @@ export class EtcdSource implements RegistrySource {
       next = this.#withTouched(this.#snapshot, [...touched].sort(), problems);
     } else {
       try {
-        next = parseSnapshot(document(this.#state));
+        const parsed = parseSnapshot(document(this.#state));
+        next = this.#snapshot ? asRecordsUpdate(this.#snapshot, parsed) : parsed;
       } catch (error) {
         problems.push(`${this.prefix}: ${describeError(error)}`);
       }

@@ -2,12 +2,17 @@
  * A mesh file (JSON or YAML) as a registry source: read now and again whenever it changes on
  * disk (written in place or replaced by a rename, as editors and `kubectl cp` do). A file that
  * does not parse or validate yields its path-qualified errors and the server keeps serving the
- * last good snapshot; the same bytes read twice yield nothing.
+ * last good snapshot; the same bytes read twice yield nothing, and so does a file whose contents
+ * did not change (a comment, another key order). A file in which only service records changed
+ * is pushed as an update of the last snapshot (`asRecordsUpdate`): the server re-indexes those
+ * services and recompiles only the nodes they reach.
  */
 import { createHash } from "node:crypto";
 import { type FSWatcher, readFileSync, watch } from "node:fs";
 import { basename, dirname } from "node:path";
 import { meshFileFormat, parseMeshFile } from "../model/mesh-file.js";
+import { asRecordsUpdate } from "../model/records-update.js";
+import type { Snapshot } from "../model/snapshot.js";
 import { Channel, describeError, type RegistrySource, type SourceUpdate } from "./source.js";
 
 /** How long a burst of file events settles before the file is read (an editor writes in steps). */
@@ -19,6 +24,8 @@ export class MeshFileSource implements RegistrySource {
   #watcher: FSWatcher | undefined;
   #timer: NodeJS.Timeout | undefined;
   #lastHash: string | undefined;
+  /** The last snapshot pushed: a file that changed only records is pushed as an update of it. */
+  #snapshot: Snapshot | undefined;
 
   constructor(readonly path: string) {}
 
@@ -55,10 +62,16 @@ export class MeshFileSource implements RegistrySource {
     const hash = createHash("sha256").update(text).digest("hex");
     if (hash === this.#lastHash) return;
     this.#lastHash = hash;
+    let parsed: Snapshot;
     try {
-      this.#channel.push({ snapshot: parseMeshFile(text, meshFileFormat(this.path)) });
+      parsed = parseMeshFile(text, meshFileFormat(this.path));
     } catch (error) {
       this.#channel.push({ error: `${this.path}: ${describeError(error)}` });
+      return;
     }
+    const next = this.#snapshot ? asRecordsUpdate(this.#snapshot, parsed) : parsed;
+    if (next === this.#snapshot) return;
+    this.#snapshot = next;
+    this.#channel.push({ snapshot: next });
   }
 }

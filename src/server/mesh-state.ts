@@ -1,7 +1,8 @@
 /**
  * What the server serves: the current snapshot, its index and, per node that has connected, its
- * compiled xDS resources. A new snapshot is indexed from the previous index and every known node
- * recompiled; a node keeps its `LocalNode` while nothing it is derived from changed, so the
+ * compiled xDS resources. A new snapshot is indexed from the previous index and the known nodes it
+ * can reach recompiled (a snapshot read afresh in which only records changed is taken as an
+ * update of the previous one, see `asUpdateOf`); a node keeps its `LocalNode` while nothing it is derived from changed, so the
  * compiler reuses its per-node work, and a type's resource list keeps its identity while none of
  * its resources changed, so streams can tell "nothing to push" by `===`.
  */
@@ -9,7 +10,8 @@ import { compileNode } from "../compile/compile-node.js";
 import { toXdsResources, versionInfo, XDS_TYPE_URLS, type XdsResource, type XdsResources, type XdsTypeUrl } from "../emit/xds.js";
 import type { LocalNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
-import type { Snapshot } from "../model/snapshot.js";
+import { asRecordsUpdate } from "../model/records-update.js";
+import { isValidatedSnapshot, type Snapshot } from "../model/snapshot.js";
 import { changedServices, type HostedEndpoint, indexSnapshot, localNodeIn, nodeKey, type SnapshotIndex, sameMeshInputs } from "../plan/snapshot-index.js";
 import { sameItems } from "../util/arrays.js";
 import { getOrInsert } from "../util/maps.js";
@@ -72,11 +74,13 @@ export class MeshState {
   }
 
   /**
-   * Replaces the snapshot and recompiles every known node. Returns the nodes whose resources
-   * changed, and the nodes the new snapshot cannot compile (with the error), which are forgotten.
+   * Replaces the snapshot (see `asUpdateOf`) and recompiles the known nodes the change can reach.
+   * Returns the nodes whose resources changed, and the nodes the new snapshot cannot compile (with
+   * the error), which are forgotten.
    */
-  update(snapshot: Snapshot): { changed: NodeResources[]; failed: { key: string; error: unknown }[] } {
+  update(given: Snapshot): { changed: NodeResources[]; failed: { key: string; error: unknown }[] } {
     const previous = this.#index;
+    const snapshot = asUpdateOf(this.#snapshot, given);
     this.#index = indexSnapshot(snapshot, previous);
     this.#snapshot = snapshot;
     const touches = touchedBy(previous, this.#index);
@@ -106,6 +110,17 @@ export class MeshState {
     const compiled = previous ? reuseUnchanged(previous.compiled, key, resources) : { key, resources };
     return { key, cluster, name, inputs, hosted, local, compiled };
   }
+}
+
+/**
+ * `next`, or, when indexing it from `previous`'s index would start from scratch (other mesh,
+ * nodes, exports or protocols objects: a registry read afresh) but only records differ, the same
+ * content as an update of `previous` (`asRecordsUpdate`), so that the index redoes only the
+ * changed services and only the nodes they reach are recompiled.
+ */
+function asUpdateOf(previous: Snapshot, next: Snapshot): Snapshot {
+  if (sameMeshInputs(previous, next) || !isValidatedSnapshot(previous) || !isValidatedSnapshot(next)) return next;
+  return asRecordsUpdate(previous, next);
 }
 
 /**

@@ -4,7 +4,8 @@
  * pod renamed, a pod going away) on a random mesh where some pods of a node claim one netns (what
  * a change tells the other services in that netns is the subtle part), and after each one every
  * node's served resources — names and versions of every type — equal a compile of the same
- * snapshot on a fresh index. What the recompile reuses (a node's last sorted lists patched in
+ * snapshot on a fresh index, whether the server was given the updated snapshot or the same mesh
+ * parsed anew (which it takes as an update of what it serves). What the recompile reuses (a node's last sorted lists patched in
  * place, lists unchanged by identity, a node's unchanged records, services whose netns rivals did
  * not change) must never serve a stale resource.
  */
@@ -81,6 +82,14 @@ function outcome(compile: () => XdsResources): Record<string, string[]> | "refus
   }
 }
 
+/** `doc` with `snapshot`'s records: what a source reading the whole registry again would parse. */
+function asDocument(doc: MeshDocument, snapshot: Snapshot): MeshDocument {
+  return {
+    ...structuredClone(doc),
+    services: Object.fromEntries([...snapshot.services].map(([key, records]) => [key, structuredClone([...records]) as Record<string, unknown>[]])),
+  };
+}
+
 /** A compile on a fresh index: a new snapshot object shares nothing with the server's. */
 function cold(snapshot: Snapshot, node: NodeRef, options: object): XdsResources {
   const copy = { ...snapshot };
@@ -92,8 +101,8 @@ describe("incremental recompiles", () => {
     "after every registry event, every node's served resources equal a cold compile",
     () => {
       assertProperty(
-        [meshDocumentArb({ withoutNetns: 2 }), fc.array(eventArb, { minLength: 1, maxLength: 4 }), fc.nat()],
-        (doc: MeshDocument, events: Event[], selection: number) => {
+        [meshDocumentArb({ withoutNetns: 2 }), fc.array(eventArb, { minLength: 1, maxLength: 4 }), fc.nat(), fc.nat({ max: 1 })],
+        (doc: MeshDocument, events: Event[], selection: number, reread: number) => {
           const selections = everyModeSelection();
           const options = selections[selection % selections.length]!;
           let snapshot = parseSnapshot(structuredClone(doc));
@@ -102,7 +111,12 @@ describe("incremental recompiles", () => {
           for (const node of nodes) outcome(() => state.resources(node.cluster, node.name).resources);
           for (const [i, event] of events.entries()) {
             snapshot = applied(snapshot, event);
-            state.update(snapshot);
+            // Some events reach the server with the next one (a watch batch), so an update may
+            // change several services.
+            if (event.other % 3 === 0 && i < events.length - 1) continue;
+            // Every other event as a source that reads everything afresh serves it: parsed anew,
+            // which the server takes as an update of what it serves when only records differ.
+            state.update(i % 2 === reread ? parseSnapshot(asDocument(doc, snapshot)) : snapshot);
             for (const node of nodes) {
               const served = outcome(() => state.resources(node.cluster, node.name).resources);
               expect(served, `after event ${i} (${event.kind}), node ${node.cluster}/${node.name}`).toEqual(outcome(() => cold(snapshot, node, options)));

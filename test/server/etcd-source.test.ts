@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { compileNode, localNodeFrom, type Snapshot, toXdsResources } from "../../src/entry/index.js";
 import { AdsServer, EtcdSource, type ServerEvent } from "../../src/entry/server.js";
 import { encodeServiceEndpoint } from "../../src/model/registry.js";
-import { parseSnapshot } from "../../src/model/snapshot.js";
+import { changesSince, parseSnapshot } from "../../src/model/snapshot.js";
 import { CuttableProxy, type EtcdServer, endpointEntryKey, etcdSuiteEnabled, registryEntries, startEtcd, writeAtomically } from "../support/etcd.js";
 import { meshDocument } from "../support/fixtures.js";
 import { AdsClient, CDS, EDS, LDS, type SotwResponse } from "./ads-client.js";
@@ -154,12 +154,13 @@ describe.runIf(enabled)("etcd registry source", () => {
     expect(events.filter((e) => e.event === "source-error")).toEqual([]);
   }, 30_000);
 
-  test("a watch whose revision was compacted away reads everything afresh", async () => {
+  test("a watch whose revision was compacted away reads everything afresh; what changed meanwhile is only records, so it is an update", async () => {
     const prefix = await seed();
     const proxy = new CuttableProxy(etcd.port);
     const endpoint = await proxy.start();
     cleanups.push(() => proxy.stop());
-    const { target } = await serve(prefix, endpoint);
+    const { target, server } = await serve(prefix, endpoint);
+    const before = server.snapshot!;
     const ads = client(target);
     await warm(
       ads,
@@ -173,6 +174,9 @@ describe.runIf(enabled)("etcd registry source", () => {
     proxy.restore();
     const pushed = await ads.next(20_000);
     expect(bytes(pushed)).toEqual(expected(parseSnapshot(recoveredDoc()))[EDS].map((r) => Buffer.from(r.resource.value!)));
+    // Read afresh, yet derived from the snapshot before: the index redoes only payments.
+    expect(server.snapshot!.nodes).toBe(before.nodes);
+    expect(changesSince(server.snapshot!, before)).toEqual(new Set(["team-b/payments"]));
   }, 30_000);
 
   test("a transaction moving a pod from one service to another is served as written: the services are checked together", async () => {

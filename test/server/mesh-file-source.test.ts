@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { stringify } from "yaml";
 import { AdsServer, MeshFileSource, type ServerEvent } from "../../src/entry/server.js";
+import { changesSince } from "../../src/model/snapshot.js";
 import { EXAMPLE_MESH, meshDocument } from "../support/fixtures.js";
 import { AdsClient, EDS, type SotwResponse } from "./ads-client.js";
 
@@ -84,4 +85,24 @@ test("a bad file keeps the last good snapshot and reports every problem with its
   // Fixed again: served.
   writeFileSync(path, recovered());
   expect((await ads.next()).version_info).not.toBe(first.version_info);
+});
+
+test("a file in which only records changed is served as an update of the last snapshot; one that says the same in other words is not served again", async () => {
+  const first = await subscribeEds();
+  const before = server.snapshot!;
+  const snapshots = () => events.filter((e) => e.event === "snapshot").length;
+  const served = snapshots();
+  // The same mesh with a comment and another key order: new bytes, same snapshot.
+  const doc = meshDocument();
+  writeFileSync(path, `# regenerated\n${stringify({ ...doc, services: Object.fromEntries(Object.entries(doc.services).reverse()) })}`);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  expect(snapshots()).toBe(served);
+  expect(server.snapshot).toBe(before);
+
+  writeFileSync(path, recovered());
+  expect((await ads.next()).version_info).not.toBe(first.version_info);
+  expect(snapshots()).toBe(served + 1);
+  // Derived from the snapshot before: the server re-indexed payments only.
+  expect(server.snapshot!.mesh).toBe(before.mesh);
+  expect(changesSince(server.snapshot!, before)).toEqual(new Set(["team-b/payments"]));
 });

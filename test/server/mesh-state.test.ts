@@ -6,7 +6,7 @@
 import { describe, expect, test } from "vitest";
 import { compileNode, localNodeFrom, type Snapshot, toXdsResources, withServiceRecords, type XdsResources } from "../../src/entry/index.js";
 import type { OptionsInput } from "../../src/model/options.js";
-import { parseSnapshot } from "../../src/model/snapshot.js";
+import { changesSince, parseSnapshot } from "../../src/model/snapshot.js";
 import { MeshState } from "../../src/server/mesh-state.js";
 import { exampleSnapshot, meshDocument } from "../support/fixtures.js";
 
@@ -115,5 +115,34 @@ describe.each(["off", "cross-cluster", "always"] as const)("eastWestWaypoint %s"
         expect(versions(state.resources(...(node.split("/") as [string, string])).resources), `${what}: ${node}`).toEqual(fresh(snapshot, node, options));
       }
     }
+  });
+});
+
+describe("a snapshot read afresh (new mesh and nodes objects)", () => {
+  const nodes = ["east/node-1", "east/node-2", "west/node-1", "west/node-3"];
+
+  test("in which only records changed is served as an update of the last one, and every node gets what a fresh compile gives", () => {
+    const options = { eastWestWaypoint: "cross-cluster" } as const;
+    const first = exampleSnapshot();
+    const state = new MeshState(first, options);
+    for (const node of nodes) state.resources(...(node.split("/") as [string, string]));
+    const doc = meshDocument();
+    for (const record of doc.services["team-b/payments"]) if (record.health === "UNHEALTHY") record.health = "HEALTHY";
+    const reread = parseSnapshot(doc);
+    const { changed } = state.update(reread);
+    expect(state.snapshot).not.toBe(reread);
+    expect(state.snapshot.nodes).toBe(first.nodes);
+    expect(changesSince(state.snapshot, first)).toEqual(new Set(["team-b/payments"]));
+    expect(changed.length).toBeGreaterThan(0);
+    for (const node of nodes) expect(versions(state.resources(...(node.split("/") as [string, string])).resources), node).toEqual(fresh(reread, node, options));
+  });
+
+  test("in which anything else changed is served as it is", () => {
+    const state = new MeshState(exampleSnapshot(), { eastWestWaypoint: "cross-cluster" });
+    const doc = meshDocument();
+    doc.nodes[0].ready = false;
+    const reread = parseSnapshot(doc);
+    state.update(reread);
+    expect(state.snapshot).toBe(reread);
   });
 });
