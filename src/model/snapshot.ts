@@ -474,11 +474,7 @@ export function withServiceRecords(snapshot: Snapshot, keyOrUpdates: string | Re
   if (!isValidatedSnapshot(snapshot)) {
     throw new InputError("snapshot", [{ path: "", message: "not a snapshot from parseSnapshot, parseMeshFile or withServiceRecords" }]);
   }
-  if (typeof keyOrUpdates === "object" && keyOrUpdates !== null && !isMapLike(keyOrUpdates)) {
-    const message = `expected a service key and its records, or a Map of service key → records; found ${describeValue(keyOrUpdates)}`;
-    throw new InputError("snapshot", [{ path: "services", message }]);
-  }
-  const updates: readonly (readonly [unknown, unknown])[] = isMapLike(keyOrUpdates) ? [...keyOrUpdates.entries()] : [[keyOrUpdates, records]];
+  const updates = updatesOf(keyOrUpdates, records);
   if (updates.length === 0) return snapshot;
   const parsed = parseUpdates(updates);
   const services = new Map(snapshot.services);
@@ -496,9 +492,17 @@ export function withServiceRecords(snapshot: Snapshot, keyOrUpdates: string | Re
   return next;
 }
 
-/** A `Map`, or any object with the `ReadonlyMap` methods the updates are read by. */
-function isMapLike(value: unknown): value is ReadonlyMap<unknown, unknown> {
-  return typeof value === "object" && value !== null && typeof (value as ReadonlyMap<unknown, unknown>).entries === "function";
+/**
+ * The (key, records) pairs of either form: a key and its records, or a map of them (a `Map`, or
+ * any object with `entries`). A plain object or a list of pairs, likely mistaken for a map, is
+ * refused.
+ */
+function updatesOf(keyOrUpdates: unknown, records: unknown): (readonly [unknown, unknown])[] {
+  if (typeof keyOrUpdates !== "object" || keyOrUpdates === null) return [[keyOrUpdates, records]];
+  if (!Array.isArray(keyOrUpdates) && typeof (keyOrUpdates as ReadonlyMap<unknown, unknown>).entries === "function")
+    return [...(keyOrUpdates as ReadonlyMap<unknown, unknown>).entries()];
+  const message = `expected a service key and its records, or a Map of service key → records; found ${describeValue(keyOrUpdates)}`;
+  throw new InputError("snapshot", [{ path: "services", message }]);
 }
 
 /** Each update's records parsed, by its service key; throws with every issue of every update. */

@@ -370,7 +370,7 @@ describe("snapshots derived by withServiceRecords", () => {
       expect(clash.issues.map((issue) => issue.path)).toEqual(['services["team-a/frontend"][0].kubernetesMetadata.namespace']);
     });
 
-    test("any ReadonlyMap is read as one; a plain object is refused with what is expected", () => {
+    test("any ReadonlyMap is read as one; a plain object or a list of pairs is refused with what is expected", () => {
       const base = parseSnapshot(meshDocument());
       const readOnly: ReadonlyMap<string, readonly unknown[]> = new Map([["team-a/frontend", []]]);
       const mapLike = { entries: () => readOnly.entries() } as unknown as ReadonlyMap<string, readonly unknown[]>;
@@ -378,6 +378,7 @@ describe("snapshots derived by withServiceRecords", () => {
       expect(() => withServiceRecords(base, { "team-a/frontend": [] } as never)).toThrow(
         /services: expected a service key and its records, or a Map of service key → records; found an object/,
       );
+      expect(() => withServiceRecords(base, [["team-a/frontend", []]] as never)).toThrow(/services: expected .* found a list of 1/);
     });
 
     test("an empty map is no update: the snapshot itself", () => {
