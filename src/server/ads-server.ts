@@ -136,10 +136,11 @@ export class AdsServer {
   }
 
   /**
-   * Serves `snapshot` from now on: the connected nodes the change can reach are recompiled (reusing
-   * the index and per-node work of the last snapshot, see `indexSnapshot`; a snapshot read afresh
-   * in which only records changed counts as an update of the last one), and only streams whose
-   * resources changed get a push. A stream whose node the new snapshot cannot compile is closed (NOT_FOUND).
+   * Serves `snapshot` from now on: the connected nodes the change can reach are recompiled
+   * (reusing the index and per-node work of the last snapshot, see `indexSnapshot`; a snapshot
+   * read afresh in which only records changed counts as an update of the last one), and only
+   * streams whose resources changed get a push. A stream whose node the new snapshot cannot
+   * compile is closed (NOT_FOUND).
    */
   setSnapshot(snapshot: Snapshot): SnapshotUpdate {
     const started = performance.now();

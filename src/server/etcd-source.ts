@@ -2,10 +2,12 @@
  * etcd as a registry source (npm `etcd3`): one read of everything under the prefix, then a watch
  * from the revision after it. Each watch response — whole revisions, so a transaction's keys
  * arrive together — becomes one snapshot: never half of an update. Endpoint changes re-validate
- * only the services they touch, in one update (`withServiceRecords` with a map, so the index stays
- * incremental); a change to the mesh settings or a node's status rebuilds the snapshot. After a disconnect the client
- * resumes the watch from the last revision it saw; when that revision has been compacted away
- * (the watch is cancelled), the source reads everything afresh and watches from there.
+ * only the services they touch, in one update (`withServiceRecords` with a map, so the index
+ * stays incremental); a change to the mesh settings or a node's status rebuilds the snapshot.
+ * After a disconnect the client resumes the watch from the last revision it saw; when that
+ * revision has been compacted away (the watch is cancelled), the source reads everything afresh
+ * and watches from there, and what it read is pushed as an update of the last snapshot when only
+ * records changed (`asRecordsUpdate`).
  *
  * A record that disagrees with its key or does not decode is left out and reported; a service
  * whose records do not validate keeps its last good records (reported); the rest of the update
