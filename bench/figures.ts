@@ -393,7 +393,7 @@ export function createBench(config: BenchConfig) {
     return [...scenario.apply().services].filter(([key, records]) => snapshot.services.get(key) !== records);
   }
 
-  /** `scenario`'s snapshot as a registry watch builds it: one `withServiceRecords` of every changed service. */
+  /** `scenario`'s snapshot as a registry watch builds it: one `withServiceRecords` of the changes. */
   function viaRegistry(snapshot: Snapshot, scenario: Scenario): Snapshot {
     return withServiceRecords(snapshot, new Map(changedRecords(snapshot, scenario)));
   }

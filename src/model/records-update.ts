@@ -28,7 +28,7 @@ export function asRecordsUpdate(previous: Snapshot, next: Snapshot): Snapshot {
   return changed.size === 0 ? previous : withServiceRecords(previous, changed);
 }
 
-/** Every part of the two snapshots but their records, deep-equal (a part added to `Snapshot` is compared too). */
+/** Every part of the two snapshots but their records, deep-equal (a part added to `Snapshot` too). */
 function sameSettings(a: Snapshot, b: Snapshot): boolean {
   const { services: _a, ...settingsA } = a;
   const { services: _b, ...settingsB } = b;
