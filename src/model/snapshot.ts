@@ -486,10 +486,7 @@ export function withServiceRecords(snapshot: Snapshot, keyOrUpdates: string | Re
     { ...snapshot, services },
     [...parsed.keys()].map((key) => services.get(key)!),
   );
-  const lineage = lineages.get(snapshot);
-  const previous = lineage !== undefined && lineage.steps < MAX_LINEAGE_STEPS ? lineage : undefined;
-  lineages.set(next, { parent: serials.get(snapshot)!, changed: [...parsed.keys()], previous, steps: (previous?.steps ?? 0) + 1 });
-  return next;
+  return descended(snapshot, next, [...parsed.keys()]);
 }
 
 /**
@@ -541,6 +538,23 @@ function parseServiceUpdate(key: unknown, records: unknown, issues: InputIssue[]
     return [];
   }
   return parseRecords(key, records, issues);
+}
+
+/**
+ * `snapshot` with another node list, the statuses of a validated snapshot whose records the
+ * result is then given (`asRegistryUpdate` does, with `withServiceRecords`): only for deriving
+ * that snapshot's content from `snapshot`. Its lineage says no service changed.
+ */
+export function withNodeList(snapshot: Snapshot, nodes: readonly NodeStatus[]): Snapshot {
+  return descended(snapshot, registered({ ...snapshot, nodes: Object.freeze(nodes) }), []);
+}
+
+/** `next`, noted as `snapshot` with the records of `changed` replaced (for `changesSince`). */
+function descended(snapshot: Snapshot, next: Snapshot, changed: readonly ServiceKey[]): Snapshot {
+  const lineage = lineages.get(snapshot);
+  const previous = lineage !== undefined && lineage.steps < MAX_LINEAGE_STEPS ? lineage : undefined;
+  lineages.set(next, { parent: serials.get(snapshot)!, changed, previous, steps: (previous?.steps ?? 0) + 1 });
+  return next;
 }
 
 /**

@@ -17,6 +17,7 @@ import { pickNodeAddress } from "../model/node-address.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import { changesSince, type NodeStatus, type PortProtocol, protocolOf, type Snapshot } from "../model/snapshot.js";
 import { parseServiceKey, type ServiceKey, type ServiceRef } from "../naming.js";
+import { sameItems } from "../util/arrays.js";
 import { LayeredMap } from "../util/layered-map.js";
 import { getOrInsert, remember } from "../util/maps.js";
 import { compareNumbers, compareText, ipSortKey } from "../util/order.js";
@@ -87,14 +88,14 @@ let serials = 0;
 
 /**
  * The index of a snapshot; built on first use and then reused for the same snapshot object. With
- * `previous` (the index of an earlier snapshot with the same mesh settings, node list, exports
- * and protocols objects), every service whose records array is the same object
- * keeps its entry and caches: see `withServiceRecords`.
+ * `previous` (the index of an earlier snapshot with the same mesh settings, exports and protocols
+ * objects), every service whose records array is the same object, and none of whose records are
+ * on a node whose status object changed, keeps its entry and caches: see `withServiceRecords`.
  */
 export function indexSnapshot(snapshot: Snapshot, previous?: SnapshotIndex): SnapshotIndex {
   let index = indexes.get(snapshot);
   if (!index) {
-    index = previous && sameMeshInputs(previous.snapshot, snapshot) ? updateIndex(previous, snapshot) : buildIndex(snapshot);
+    index = previous && updatable(previous.snapshot, snapshot) ? updateIndex(previous, snapshot) : buildIndex(snapshot);
     indexes.set(snapshot, index);
     builtIndexes.add(index);
   }
@@ -120,15 +121,18 @@ export function localNodeIn(index: SnapshotIndex, cluster: string, node: string)
   return localNodeOf(index.snapshot, cluster, node, index.hostedBy.get(key) ?? [], index.nodes.get(key));
 }
 
-/** Whether two snapshots share the inputs an index update keeps (mesh, nodes, exports, protocols): then only records differ for it. */
-export function sameMeshInputs(a: Snapshot, b: Snapshot): boolean {
-  return a.mesh === b.mesh && a.nodes === b.nodes && a.exports === b.exports && a.protocols === b.protocols;
+/**
+ * Whether an index of `a` can be updated to one of `b`: the same mesh settings, exports and
+ * protocols objects; records and node statuses may differ (an update redoes what they touch).
+ */
+function updatable(a: Snapshot, b: Snapshot): boolean {
+  return a.mesh === b.mesh && a.exports === b.exports && a.protocols === b.protocols;
 }
 
 function buildIndex(snapshot: Snapshot): SnapshotIndex {
   const services = new Map<ServiceKey, IndexedService>();
   for (const key of serviceKeysOf(snapshot)) services.set(key, indexService(snapshot, key));
-  const nodes = new Map(snapshot.nodes.map((node) => [nodeKey(node.cluster, node.name), node]));
+  const nodes = nodesByKey(snapshot);
   const hostedBy = hostedEndpoints(services.values());
   return {
     snapshot,
@@ -136,7 +140,7 @@ function buildIndex(snapshot: Snapshot): SnapshotIndex {
     serviceKeys: [...services.keys()],
     nodes,
     nodeAddresses: withoutUnknown(nodeAddresses(nodes, hostedBy, new Set([...nodes.keys(), ...hostedBy.keys()]))),
-    clustersWithNodeList: new Set(snapshot.nodes.map((node) => node.cluster)),
+    clustersWithNodeList: clusterNodeLists(snapshot),
     hostedBy,
     contexts: new Map(),
     caches: new SlotCache(),
@@ -155,11 +159,14 @@ function serviceKeysOf(snapshot: Snapshot): ServiceKey[] {
  * array is compared with the previous one.
  */
 function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex {
+  const { nodes, changedNodes } = nodesUpdate(previous, snapshot);
+  // A cluster that gains or loses its node list changes how every remote pod there is routed (NODE_GONE).
+  if (!sameItems([...clusterNodeLists(snapshot)].sort(compareText), [...previous.clustersWithNodeList].sort(compareText))) return buildIndex(snapshot);
   const { changed: changedKeys, sameKeys } = changedServices(previous, snapshot);
   const keys = sameKeys ? previous.serviceKeys : serviceKeysOf(snapshot);
   const changed = [...changedKeys].filter((key) => snapshot.services.has(key) || snapshot.protocols.has(key)).map((key) => indexService(snapshot, key));
   const replaced = [...changedKeys].flatMap((key) => previous.services.get(key) ?? []);
-  const touchedNodes = nodesOfChangedRecords(changed, replaced);
+  const touchedNodes = new Set([...nodesOfChangedRecords(changed, replaced), ...changedNodes]);
   const hostedByChanged = hostedEndpoints(changed);
   const hostedByChanges = new Map<string, readonly HostedEndpoint[] | undefined>();
   for (const node of touchedNodes) {
@@ -172,13 +179,14 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
   const claims = claimsChanged(previous, changed, replaced);
   if (claims.kept) keepNoRivals(previous.hostedBy, hostedByChanges);
   const hostedBy = LayeredMap.of(previous.hostedBy, hostedByChanges);
-  const addresses = nodeAddresses(previous.nodes, hostedBy, touchedNodes);
+  const addresses = nodeAddresses(nodes, hostedBy, touchedNodes);
   // A node whose address comes from its records moves when they do: every other service with a
   // pod there has a waypoint endpoint at the old address cached, so it is indexed afresh too.
   const moved = [...addresses].filter(([node, address]) => address !== previous.nodeAddresses.get(node)).map(([node]) => node);
+  // So does one whose status changed (ready, zone, listed or not): its waypoint endpoints change.
   const stale = new Set(
     [
-      ...moved.flatMap((node) => (hostedBy.get(node) ?? []).map((hosted) => hosted.service)),
+      ...[...moved, ...changedNodes].flatMap((node) => (hostedBy.get(node) ?? []).map((hosted) => hosted.service)),
       ...netnsNeighbours(hostedBy, touchedNodes, claims.services),
     ].filter((key) => !changedKeys.has(key)),
   );
@@ -195,6 +203,7 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
     snapshot,
     services,
     serviceKeys: keys,
+    nodes,
     nodeAddresses: LayeredMap.of(previous.nodeAddresses, addresses),
     hostedBy,
     caches: new SlotCache(),
@@ -202,6 +211,26 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
   const sharingBefore = sharingByIndex.get(previous);
   if (sharingBefore) sharingByIndex.set(index, sharingAfter(sharingBefore, hostedByChanges));
   return index;
+}
+
+/**
+ * The node statuses by key, and the keys whose status object changed (or that joined or left the
+ * list): the previous map when the node list is the same object.
+ */
+function nodesUpdate(previous: SnapshotIndex, snapshot: Snapshot): { nodes: ReadonlyMap<string, NodeStatus>; changedNodes: readonly string[] } {
+  if (snapshot.nodes === previous.snapshot.nodes) return { nodes: previous.nodes, changedNodes: [] };
+  const nodes = nodesByKey(snapshot);
+  const changedNodes = [...new Set([...previous.nodes.keys(), ...nodes.keys()])].filter((key) => previous.nodes.get(key) !== nodes.get(key));
+  return { nodes, changedNodes };
+}
+
+function nodesByKey(snapshot: Snapshot): Map<string, NodeStatus> {
+  return new Map(snapshot.nodes.map((node) => [nodeKey(node.cluster, node.name), node]));
+}
+
+/** The clusters whose nodes the snapshot lists. */
+function clusterNodeLists(snapshot: Snapshot): Set<string> {
+  return new Set(snapshot.nodes.map((node) => node.cluster));
 }
 
 /**

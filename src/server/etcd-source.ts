@@ -3,18 +3,18 @@
  * from the revision after it. Each watch response — whole revisions, so a transaction's keys
  * arrive together — becomes one snapshot: never half of an update. Endpoint changes re-validate
  * only the services they touch, in one update (`withServiceRecords` with a map, so the index
- * stays incremental); a change to the mesh settings or a node's status rebuilds the snapshot.
+ * stays incremental); a change to the mesh settings or a node's status parses everything again.
  * After a disconnect the client resumes the watch from the last revision it saw; when that
  * revision has been compacted away (the watch is cancelled), the source reads everything afresh
- * and watches from there, and what it read is pushed as an update of the last snapshot when only
- * records changed (`asRecordsUpdate`).
+ * and watches from there. What is parsed again is pushed as an update of the last snapshot when
+ * only records and node statuses changed (`asRegistryUpdate`), and not at all when nothing did.
  *
  * A record that disagrees with its key or does not decode is left out and reported; a service
  * whose records do not validate keeps its last good records (reported); the rest of the update
  * is served.
  */
 import { Etcd3, type IKeyValue, type Watcher } from "etcd3";
-import { asRecordsUpdate } from "../model/records-update.js";
+import { asRegistryUpdate } from "../model/registry-update.js";
 import { parseSnapshot, type Snapshot, withServiceRecords } from "../model/snapshot.js";
 import type { ServiceKey } from "../naming.js";
 import { getOrInsert } from "../util/maps.js";
@@ -154,7 +154,7 @@ export class EtcdSource implements RegistrySource {
     } else {
       try {
         const parsed = parseSnapshot(document(this.#state));
-        next = this.#snapshot ? asRecordsUpdate(this.#snapshot, parsed) : parsed;
+        next = this.#snapshot ? asRegistryUpdate(this.#snapshot, parsed) : parsed;
       } catch (error) {
         problems.push(`${this.prefix}: ${describeError(error)}`);
       }

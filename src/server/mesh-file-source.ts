@@ -4,14 +4,14 @@
  * does not parse or validate yields its path-qualified errors and the server keeps serving the
  * last good snapshot; the same bytes read twice yield nothing, and so does a file whose contents
  * did not change (a comment, another key order). A file in which only service records changed
- * is pushed as an update of the last snapshot (`asRecordsUpdate`): the server re-indexes those
+ * is pushed as an update of the last snapshot (`asRegistryUpdate`): the server re-indexes those
  * services and recompiles only the nodes they reach.
  */
 import { createHash } from "node:crypto";
 import { type FSWatcher, readFileSync, watch } from "node:fs";
 import { basename, dirname } from "node:path";
 import { meshFileFormat, parseMeshFile } from "../model/mesh-file.js";
-import { asRecordsUpdate } from "../model/records-update.js";
+import { asRegistryUpdate } from "../model/registry-update.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { Channel, describeError, type RegistrySource, type SourceUpdate } from "./source.js";
 
@@ -69,7 +69,7 @@ export class MeshFileSource implements RegistrySource {
       this.#channel.push({ error: `${this.path}: ${describeError(error)}` });
       return;
     }
-    const next = this.#snapshot ? asRecordsUpdate(this.#snapshot, parsed) : parsed;
+    const next = this.#snapshot ? asRegistryUpdate(this.#snapshot, parsed) : parsed;
     if (next === this.#snapshot) return;
     this.#snapshot = next;
     this.#channel.push({ snapshot: next });

@@ -10,9 +10,9 @@ import { compileNode } from "../compile/compile-node.js";
 import { toXdsResources, versionInfo, XDS_TYPE_URLS, type XdsResource, type XdsResources, type XdsTypeUrl } from "../emit/xds.js";
 import type { LocalNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
-import { asRecordsUpdate } from "../model/records-update.js";
+import { asRegistryUpdate } from "../model/registry-update.js";
 import { isValidatedSnapshot, type Snapshot } from "../model/snapshot.js";
-import { changedServices, type HostedEndpoint, indexSnapshot, localNodeIn, nodeKey, type SnapshotIndex, sameMeshInputs } from "../plan/snapshot-index.js";
+import { changedServices, type HostedEndpoint, indexSnapshot, localNodeIn, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
 import { sameItems } from "../util/arrays.js";
 import { getOrInsert } from "../util/maps.js";
 import { indexOfSortedText } from "../util/order.js";
@@ -103,8 +103,8 @@ export class MeshState {
   #compile(cluster: string, name: string, previous: NodeEntry | undefined): NodeEntry {
     const key = nodeKey(cluster, name);
     const hosted = this.#index.hostedBy.get(key);
-    const { mesh, nodes, dependencies } = this.#snapshot;
-    const inputs = [mesh, nodes, dependencies, hosted];
+    const { mesh, dependencies } = this.#snapshot;
+    const inputs = [mesh, this.#index.nodes.get(key), dependencies, hosted];
     const local = previous && sameItems(previous.inputs, inputs) ? previous.local : localNodeIn(this.#index, cluster, name);
     const resources = toXdsResources(compileNode(this.#index, local, this.options));
     const compiled = previous ? reuseUnchanged(previous.compiled, key, resources) : { key, resources };
@@ -113,41 +113,58 @@ export class MeshState {
 }
 
 /**
- * `next`, or, when indexing it from `previous`'s index would start from scratch (other mesh,
- * nodes, exports or protocols objects: a registry read afresh) but only records differ, the same
- * content as an update of `previous` (`asRecordsUpdate`), so that the index redoes only the
- * changed services and only the nodes they reach are recompiled.
+ * `next`, or, when it was read afresh (another mesh object: a mesh file read again) but only
+ * records and node statuses differ, the same content as an update of `previous`
+ * (`asRegistryUpdate`), so that the index redoes only what those touch and only the nodes they
+ * reach are recompiled.
  */
 function asUpdateOf(previous: Snapshot, next: Snapshot): Snapshot {
-  if (sameMeshInputs(previous, next) || !isValidatedSnapshot(previous) || !isValidatedSnapshot(next)) return next;
-  return asRecordsUpdate(previous, next);
+  if (previous.mesh === next.mesh || !isValidatedSnapshot(previous) || !isValidatedSnapshot(next)) return next;
+  return asRegistryUpdate(previous, next);
 }
 
 /**
- * When `next` differs from `previous` only in some services' records (what a registry event
- * does), which nodes can see the change: those that depend on a changed service (or on every
- * service), host a pod of one, or whose own records changed. Undefined — every node — when anything else
- * changed, including the address of a node the changed records name (an address derived from
- * records moves the waypoint endpoints of every service on that node).
+ * When `next` differs from `previous` only in some services' records and some nodes' statuses
+ * (what registry events do), which nodes can see the change: those whose status changed, and
+ * those that depend on a changed service (or on every service), host a pod of one, or whose own
+ * records changed — a service being changed when its records are, or when a node it has a pod on
+ * changed status (its waypoint endpoints there). Undefined — every node — when anything else
+ * changed: other settings, which clusters list their nodes, or the address of a node the changes
+ * name (an address moves the waypoint endpoints of every service on that node).
  */
 function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeEntry) => boolean) | undefined {
   const [a, b] = [previous.snapshot, next.snapshot];
-  if (!sameMeshInputs(a, b) || a.dependencies !== b.dependencies || a.vips !== b.vips) return undefined;
-  const { changed } = changedServices(previous, b);
-  for (const key of changed) {
-    for (const record of [...(a.services.get(key) ?? []), ...(b.services.get(key) ?? [])]) {
-      const node = nodeKey(record.clusterName, record.kubernetesMetadata.nodeName);
-      if (previous.nodeAddresses.get(node) !== next.nodeAddresses.get(node)) return undefined;
-    }
+  const sameSettings = a.mesh === b.mesh && a.exports === b.exports && a.protocols === b.protocols && a.dependencies === b.dependencies && a.vips === b.vips;
+  if (!sameSettings || !sameSet(previous.clustersWithNodeList, next.clustersWithNodeList)) return undefined;
+  const changed = new Set(changedServices(previous, b).changed);
+  const changedNodes = statusChanges(previous, next);
+  const namedNodes = [...changed].flatMap((key) =>
+    [...(a.services.get(key) ?? []), ...(b.services.get(key) ?? [])].map((record) => nodeKey(record.clusterName, record.kubernetesMetadata.nodeName)),
+  );
+  for (const node of [...namedNodes, ...changedNodes]) if (previous.nodeAddresses.get(node) !== next.nodeAddresses.get(node)) return undefined;
+  for (const node of changedNodes) {
+    for (const hosted of [...(previous.hostedBy.get(node) ?? []), ...(next.hostedBy.get(node) ?? [])]) changed.add(hosted.service);
   }
   const changedList = [...changed];
+  const statusChanged = new Set(changedNodes);
   return (entry) =>
+    statusChanged.has(entry.key) ||
     entry.hosted !== next.hostedBy.get(entry.key) ||
     entry.local.dependencies === undefined ||
     changedList.some((service) => includesSorted(entry.local.dependencies!, service)) ||
     // Its waypoint side (tunnel chains, ingress fallbacks) lists every pod of the services it hosts
     // (its records' services: its pods were derived from them).
     (entry.hosted?.some((record) => changed.has(record.service)) ?? false);
+}
+
+/** The nodes whose status object differs between the two indexes (joined or left the list too). */
+function statusChanges(previous: SnapshotIndex, next: SnapshotIndex): string[] {
+  if (previous.nodes === next.nodes) return [];
+  return [...new Set([...previous.nodes.keys(), ...next.nodes.keys()])].filter((key) => previous.nodes.get(key) !== next.nodes.get(key));
+}
+
+function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  return a.size === b.size && [...a].every((item) => b.has(item));
 }
 
 /** Whether sorted `list` holds `key` (parseNode sorts a node's dependencies). */

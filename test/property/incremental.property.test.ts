@@ -1,7 +1,7 @@
 /**
  * Incremental recompiles serve what a cold compile would: a server's mesh state follows a random
  * series of registry events (health flips, a pod gaining a port, a pod moving to another node, a
- * pod renamed, a pod going away) on a random mesh where some pods of a node claim one netns (what
+ * pod renamed, a pod going away; a node turning (not) ready, changing zone, leaving the list) on a random mesh where some pods of a node claim one netns (what
  * a change tells the other services in that netns is the subtle part), and after each one every
  * node's served resources — names and versions of every type — equal a compile of the same
  * snapshot on a fresh index, whether the server was given the updated snapshot or the same mesh
@@ -24,16 +24,37 @@ const MS_PER_RUN = 75;
 
 /** One registry event: which record (by position over all records) and what happens to it. */
 interface Event {
-  readonly kind: "health" | "port" | "move" | "rename" | "remove";
+  readonly kind: RecordEventKind | NodeEventKind;
   readonly record: number;
   readonly other: number;
 }
 
+type RecordEventKind = "health" | "port" | "move" | "rename" | "remove";
+/** A listed node turns (not) ready, moves to another zone, or leaves the node list. */
+type NodeEventKind = "ready" | "zone" | "unlist";
+const NODE_EVENTS: readonly string[] = ["ready", "zone", "unlist"] satisfies NodeEventKind[];
+
 const eventArb: fc.Arbitrary<Event> = fc.record({
-  kind: fc.constantFrom("health", "health", "port", "move", "rename", "remove"),
+  kind: fc.constantFrom<Event["kind"]>("health", "health", "port", "move", "rename", "remove", "ready", "zone", "unlist"),
   record: fc.nat(),
   other: fc.nat(),
 });
+
+/**
+ * The document after a node event, with `snapshot`'s records: what a source that reads the whole
+ * registry again parses (a node's status is never replaced on its own).
+ */
+function withNodeEvent(doc: MeshDocument, snapshot: Snapshot, event: Event): MeshDocument {
+  const next = asDocument(doc, snapshot);
+  const nodes = [...(next.nodes ?? [])] as { zone?: string; ready?: boolean }[];
+  if (nodes.length === 0) return next;
+  const at = event.record % nodes.length;
+  const node = { ...nodes[at]! };
+  if (event.kind === "ready") node.ready = !(node.ready ?? true);
+  else if (event.kind === "zone") node.zone = node.zone === "z1" ? "z2" : "z1";
+  nodes.splice(at, 1, ...(event.kind === "unlist" ? [] : [node]));
+  return { ...next, nodes } as MeshDocument;
+}
 
 /** The snapshot after `event`, as a registry watch builds it: only the touched service's records are new. */
 function applied(snapshot: Snapshot, event: Event): Snapshot {
@@ -66,6 +87,8 @@ function changed(record: ServiceEndpoint, event: Event, all: readonly { record: 
     }
     case "remove":
       return [];
+    default:
+      throw new Error(`${event.kind} is a node event: no record changes`);
   }
 }
 
@@ -102,7 +125,8 @@ describe("incremental recompiles", () => {
     () => {
       assertProperty(
         [meshDocumentArb({ withoutNetns: 2 }), fc.array(eventArb, { minLength: 1, maxLength: 4 }), fc.nat(), fc.nat({ max: 1 })],
-        (doc: MeshDocument, events: Event[], selection: number, reread: number) => {
+        (first: MeshDocument, events: Event[], selection: number, reread: number) => {
+          let doc = first;
           const selections = everyModeSelection();
           const options = selections[selection % selections.length]!;
           let snapshot = parseSnapshot(structuredClone(doc));
@@ -110,12 +134,16 @@ describe("incremental recompiles", () => {
           const state = new MeshState(snapshot, options);
           for (const node of nodes) outcome(() => state.resources(node.cluster, node.name).resources);
           for (const [i, event] of events.entries()) {
-            snapshot = applied(snapshot, event);
+            if (NODE_EVENTS.includes(event.kind)) {
+              doc = withNodeEvent(doc, snapshot, event);
+              snapshot = parseSnapshot(structuredClone(doc));
+            } else snapshot = applied(snapshot, event);
             // Some events reach the server with the next one (a watch batch), so an update may
             // change several services.
             if (event.other % 3 === 0 && i < events.length - 1) continue;
             // Every other event as a source that reads everything afresh serves it: parsed anew,
-            // which the server takes as an update of what it serves when only records differ.
+            // which the server takes as an update of what it serves when only records and node
+            // statuses differ (a node event is always read afresh).
             state.update(i % 2 === reread ? parseSnapshot(asDocument(doc, snapshot)) : snapshot);
             for (const node of nodes) {
               const served = outcome(() => state.resources(node.cluster, node.name).resources);

@@ -11,6 +11,7 @@ import { compileNode, localNodeFrom, type Snapshot, toXdsResources } from "../..
 import { AdsServer, EtcdSource, type ServerEvent } from "../../src/entry/server.js";
 import { encodeServiceEndpoint } from "../../src/model/registry.js";
 import { changesSince, parseSnapshot } from "../../src/model/snapshot.js";
+import { nodeStatusKey } from "../../src/server/etcd-keys.js";
 import { CuttableProxy, type EtcdServer, endpointEntryKey, etcdSuiteEnabled, registryEntries, startEtcd, writeAtomically } from "../support/etcd.js";
 import { meshDocument } from "../support/fixtures.js";
 import { AdsClient, CDS, EDS, LDS, type SotwResponse } from "./ads-client.js";
@@ -93,11 +94,16 @@ function recoveredDoc() {
   return doc;
 }
 
-/** The one etcd write that makes the example mesh `recoveredDoc()`. */
-function recoveryWrite(prefix: string): [string, Buffer] {
-  const record = parseSnapshot(recoveredDoc())
+/** West's payments pod that `recoveredDoc()` makes healthy, as it is there. */
+function recoveredRecord() {
+  return parseSnapshot(recoveredDoc())
     .services.get("team-b/payments" as never)!
     .find((r) => r.kubernetesMetadata.podName === "payments-2b7c-q1")!;
+}
+
+/** The one etcd write that makes the example mesh `recoveredDoc()`. */
+function recoveryWrite(prefix: string): [string, Buffer] {
+  const record = recoveredRecord();
   return [endpointEntryKey(prefix, "team-b/payments", record), Buffer.from(encodeServiceEndpoint(record))];
 }
 
@@ -220,6 +226,29 @@ describe.runIf(enabled)("etcd registry source", () => {
     );
     await expect.poll(() => server.snapshot!.services.get("team-b/payments" as never)!.every((record) => record.weight === 7)).toBe(true);
     expect(server.snapshot!.services.get("team-a/checkout" as never)).toEqual(snapshot.services.get("team-a/checkout" as never));
+  });
+
+  test("a node's status written is served as an update of the last snapshot; written again unchanged, it is not served", async () => {
+    const prefix = await seed();
+    const { events, server } = await serve(prefix);
+    const before = server.snapshot!;
+    const snapshots = () => events.filter((e) => e.event === "snapshot").length;
+    const served = snapshots();
+    const west1 = before.nodes.find((node) => node.cluster === "west" && node.name === "node-1")!;
+    const key = nodeStatusKey(prefix, { region: west1.region || "none", cluster: "west", node: "node-1" });
+    await etcd.client.put(key).value(JSON.stringify({ ip: west1.ip, zone: west1.zone, ready: false }));
+    await expect.poll(snapshots).toBe(served + 1);
+    const after = server.snapshot!;
+    expect(after.mesh).toBe(before.mesh);
+    expect(after.nodes.find((node) => node.cluster === "west" && node.name === "node-1")!.ready).toBe(false);
+    expect(changesSince(after, before)).toEqual(new Set());
+    // The same status again: parsed again, nothing changed, nothing served.
+    await etcd.client.put(key).value(JSON.stringify({ ip: west1.ip, zone: west1.zone, ready: false }));
+    await etcd.client.put(endpointEntryKey(prefix, "team-b/payments", recoveredRecord())).value(Buffer.from(encodeServiceEndpoint(recoveredRecord())));
+    const healthy = () => server.snapshot!.services.get("team-b/payments" as never)!.every((record) => record.health !== "UNHEALTHY");
+    await expect.poll(healthy).toBe(true);
+    expect(snapshots()).toBe(served + 2);
+    expect(server.snapshot!.nodes).toBe(after.nodes);
   });
 
   test("a record that disagrees with its key is left out and reported with its key; the rest is served", async () => {

@@ -137,10 +137,31 @@ describe("a snapshot read afresh (new mesh and nodes objects)", () => {
     for (const node of nodes) expect(versions(state.resources(...(node.split("/") as [string, string])).resources), node).toEqual(fresh(reread, node, options));
   });
 
+  test.each<[string, (doc: ReturnType<typeof meshDocument>) => void]>([
+    ["west/node-1 not ready", (doc) => (doc.nodes[3].ready = false)],
+    ["west/node-2 in another zone", (doc) => (doc.nodes[4].zone = "eu-west-1c")],
+    ["east/node-1 in another zone", (doc) => (doc.nodes[0].zone = "eu-west-1c")],
+    ["west/node-3 left the node list", (doc) => doc.nodes.splice(5, 1)],
+  ])("in which a node's status changed (%s) is served as an update, and every node gets what a fresh compile gives", (_, change) => {
+    const options = { eastWestWaypoint: "cross-cluster" } as const;
+    const first = exampleSnapshot();
+    const state = new MeshState(first, options);
+    for (const node of nodes) state.resources(...(node.split("/") as [string, string]));
+    const doc = meshDocument();
+    change(doc);
+    const reread = parseSnapshot(doc);
+    const { changed } = state.update(reread);
+    expect(state.snapshot.mesh).toBe(first.mesh);
+    expect(changesSince(state.snapshot, first)).toEqual(new Set());
+    expect(changed.length).toBeGreaterThan(0);
+    for (const node of nodes) expect(versions(state.resources(...(node.split("/") as [string, string])).resources), node).toEqual(fresh(reread, node, options));
+  });
+
   test("in which anything else changed is served as it is", () => {
     const state = new MeshState(exampleSnapshot(), { eastWestWaypoint: "cross-cluster" });
     const doc = meshDocument();
-    doc.nodes[0].ready = false;
+    doc.services["team-a/frontend"].pop();
+    doc.exports = ["team-a/frontend"];
     const reread = parseSnapshot(doc);
     state.update(reread);
     expect(state.snapshot).toBe(reread);

@@ -1,12 +1,13 @@
 /**
- * A registry read afresh becomes an update of the snapshot before it when only records changed:
- * it shares every other part, names exactly the changed services, and compiles as a fresh parse.
+ * A registry read afresh becomes an update of the snapshot before it when only records and node
+ * statuses changed: it shares every other part, names exactly the changed services, and compiles
+ * as a fresh parse.
  */
 import { describe, expect, test } from "vitest";
 import { compileNode } from "../../src/compile/compile-node.js";
 import { toXdsResources } from "../../src/emit/xds.js";
 import { localNodeFrom } from "../../src/model/node.js";
-import { asRecordsUpdate } from "../../src/model/records-update.js";
+import { asRegistryUpdate } from "../../src/model/registry-update.js";
 import { changesSince, parseSnapshot, type Snapshot } from "../../src/model/snapshot.js";
 import { indexSnapshot, type SnapshotIndex } from "../../src/plan/snapshot-index.js";
 import { meshDocument } from "../support/fixtures.js";
@@ -36,11 +37,31 @@ describe("a registry read afresh", () => {
       recovered(doc);
       doc.services["team-a/checkout"].pop();
     });
-    const update = asRecordsUpdate(previous, fresh);
+    const update = asRegistryUpdate(previous, fresh);
     for (const part of ["mesh", "nodes", "exports", "protocols", "dependencies", "vips"] as const) expect(update[part]).toBe(previous[part]);
     expect(changesSince(update, previous)).toEqual(new Set(["team-a/checkout", "team-b/payments"]));
     expect(new Map(update.services)).toEqual(new Map(fresh.services));
     expect(compiled(update, indexSnapshot(update, index))).toEqual(compiled(fresh, indexSnapshot(fresh)));
+  });
+
+  test("with node statuses changed too is derived the same way: unchanged statuses stay the same objects", () => {
+    const previous = parseSnapshot(meshDocument());
+    const index = indexSnapshot(previous);
+    compiled(previous, index);
+    const fresh = changed((doc) => {
+      recovered(doc);
+      // West's nodes are east/node-1's waypoints (the node compiled here).
+      doc.nodes[3].ready = false;
+      doc.nodes[4].zone = "eu-west-1c";
+    });
+    const update = asRegistryUpdate(previous, fresh);
+    expect(update.mesh).toBe(previous.mesh);
+    expect(update.nodes).toEqual(fresh.nodes);
+    expect(update.nodes.map((node, i) => node === previous.nodes[i])).toEqual(previous.nodes.map((_, i) => i !== 3 && i !== 4));
+    expect(changesSince(update, previous)).toEqual(new Set(["team-b/payments"]));
+    const served = compiled(update, indexSnapshot(update, index));
+    expect(served).toEqual(compiled(fresh, indexSnapshot(fresh)));
+    expect(served).not.toEqual(compiled(changed(recovered), indexSnapshot(changed(recovered))));
   });
 
   test("with the services in another order and nothing else changed is the snapshot before", () => {
@@ -49,11 +70,10 @@ describe("a registry read afresh", () => {
       doc.services = Object.fromEntries(Object.entries(doc.services).reverse());
     });
     expect([...reordered.services.keys()]).not.toEqual([...previous.services.keys()]);
-    expect(asRecordsUpdate(previous, reordered)).toBe(previous);
+    expect(asRegistryUpdate(previous, reordered)).toBe(previous);
   });
 
   test.each<[string, (doc: ReturnType<typeof meshDocument>) => void]>([
-    ["a node's status", (doc) => (doc.nodes[0].ready = false)],
     ["the mesh settings", (doc) => (doc.mesh.meshDomain = "mesh.other")],
     ["a service added", (doc) => (doc.services["team-c/ledger"] = [])],
     ["a service removed", (doc) => delete doc.services["team-a/checkout"]],
@@ -63,6 +83,6 @@ describe("a registry read afresh", () => {
       recovered(doc);
       change(doc);
     });
-    expect(asRecordsUpdate(previous, fresh)).toBe(fresh);
+    expect(asRegistryUpdate(previous, fresh)).toBe(fresh);
   });
 });
