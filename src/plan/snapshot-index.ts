@@ -17,7 +17,7 @@ import { pickNodeAddress } from "../model/node-address.js";
 import type { ServiceEndpoint } from "../model/registry.js";
 import { changesSince, type NodeStatus, type PortProtocol, protocolOf, type Snapshot } from "../model/snapshot.js";
 import { parseServiceKey, type ServiceKey, type ServiceRef } from "../naming.js";
-import { sameItems } from "../util/arrays.js";
+import { sameMembers } from "../util/arrays.js";
 import { LayeredMap } from "../util/layered-map.js";
 import { getOrInsert, remember } from "../util/maps.js";
 import { compareNumbers, compareText, ipSortKey } from "../util/order.js";
@@ -159,9 +159,9 @@ function serviceKeysOf(snapshot: Snapshot): ServiceKey[] {
  * array is compared with the previous one.
  */
 function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex {
-  const { nodes, changedNodes } = nodesUpdate(previous, snapshot);
-  // A cluster that gains or loses its node list changes how every remote pod there is routed (NODE_GONE).
-  if (!sameItems([...clusterNodeLists(snapshot)].sort(compareText), [...previous.clustersWithNodeList].sort(compareText))) return buildIndex(snapshot);
+  const nodeUpdate = nodesUpdate(previous, snapshot);
+  if (!nodeUpdate) return buildIndex(snapshot);
+  const { nodes, changedNodes } = nodeUpdate;
   const { changed: changedKeys, sameKeys } = changedServices(previous, snapshot);
   const keys = sameKeys ? previous.serviceKeys : serviceKeysOf(snapshot);
   const changed = [...changedKeys].filter((key) => snapshot.services.has(key) || snapshot.protocols.has(key)).map((key) => indexService(snapshot, key));
@@ -215,10 +215,14 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
 
 /**
  * The node statuses by key, and the keys whose status object changed (or that joined or left the
- * list): the previous map when the node list is the same object.
+ * list): the previous map when the node list is the same object. Undefined when a cluster gained
+ * or lost its node list, which changes how every remote pod there is routed (NODE_GONE): the
+ * index is then built afresh.
  */
-function nodesUpdate(previous: SnapshotIndex, snapshot: Snapshot): { nodes: ReadonlyMap<string, NodeStatus>; changedNodes: readonly string[] } {
+function nodesUpdate(previous: SnapshotIndex, snapshot: Snapshot): { nodes: ReadonlyMap<string, NodeStatus>; changedNodes: readonly string[] } | undefined {
   if (snapshot.nodes === previous.snapshot.nodes) return { nodes: previous.nodes, changedNodes: [] };
+  const clusters = clusterNodeLists(snapshot);
+  if (!sameMembers(clusters, previous.clustersWithNodeList)) return undefined;
   const nodes = nodesByKey(snapshot);
   const changedNodes = [...new Set([...previous.nodes.keys(), ...nodes.keys()])].filter((key) => previous.nodes.get(key) !== nodes.get(key));
   return { nodes, changedNodes };

@@ -13,7 +13,7 @@ import { type Options, type OptionsInput, parseOptions } from "../model/options.
 import { asRegistryUpdate } from "../model/registry-update.js";
 import { isValidatedSnapshot, type Snapshot } from "../model/snapshot.js";
 import { changedServices, type HostedEndpoint, indexSnapshot, localNodeIn, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
-import { sameItems } from "../util/arrays.js";
+import { sameItems, sameMembers } from "../util/arrays.js";
 import { getOrInsert } from "../util/maps.js";
 import { indexOfSortedText } from "../util/order.js";
 
@@ -135,7 +135,7 @@ function asUpdateOf(previous: Snapshot, next: Snapshot): Snapshot {
 function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeEntry) => boolean) | undefined {
   const [a, b] = [previous.snapshot, next.snapshot];
   const sameSettings = a.mesh === b.mesh && a.exports === b.exports && a.protocols === b.protocols && a.dependencies === b.dependencies && a.vips === b.vips;
-  if (!sameSettings || !sameSet(previous.clustersWithNodeList, next.clustersWithNodeList)) return undefined;
+  if (!sameSettings || !sameMembers(previous.clustersWithNodeList, next.clustersWithNodeList)) return undefined;
   const changed = new Set(changedServices(previous, b).changed);
   const changedNodes = statusChanges(previous, next);
   const namedNodes = [...changed].flatMap((key) =>
@@ -161,10 +161,6 @@ function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeE
 function statusChanges(previous: SnapshotIndex, next: SnapshotIndex): string[] {
   if (previous.nodes === next.nodes) return [];
   return [...new Set([...previous.nodes.keys(), ...next.nodes.keys()])].filter((key) => previous.nodes.get(key) !== next.nodes.get(key));
-}
-
-function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
-  return a.size === b.size && [...a].every((item) => b.has(item));
 }
 
 /** Whether sorted `list` holds `key` (parseNode sorts a node's dependencies). */

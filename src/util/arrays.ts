@@ -14,6 +14,11 @@ export function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean
   return a.length === b.length && a.every((item, i) => item === b[i]);
 }
 
+/** Whether both sets hold the same members, in any order. */
+export function sameMembers<T>(a: ReadonlySet<T>, b: ReadonlySet<T>): boolean {
+  return a.size === b.size && [...a].every((item) => b.has(item));
+}
+
 /** An empty list to share: one frozen array, where many results would each keep an empty one. */
 export const NONE: readonly never[] = Object.freeze([]);
 
