@@ -1,8 +1,8 @@
 /**
  * A registry read afresh (a mesh file saved again, an etcd watch that had to restart) as an update
- * of the snapshot before it, when only service records and node statuses changed: the next index
- * then redoes only the services those touch, and a server recompiles only the nodes they reach,
- * instead of every node from a cold index.
+ * of the snapshot before it, when only service records (services added too) and node statuses
+ * changed: the next index then redoes only the services those touch, and a server recompiles only
+ * the nodes they reach, instead of every node from a cold index.
  */
 import { isDeepStrictEqual } from "node:util";
 import type { ServiceKey } from "../naming.js";
@@ -12,19 +12,19 @@ import { type NodeStatus, type Snapshot, withNodeList, withServiceRecords } from
 
 /**
  * `next` derived from `previous` — its node list (each status equal to one of `previous` being
- * that one) and the services whose records changed (`withServiceRecords`), every other part shared
- * with `previous` — when that is all that differs: the same mesh settings, exports, protocols,
- * dependencies and VIPs, deep-equal, and the same services. `previous` itself when nothing
- * differs; `next` when anything else does. Both must be validated snapshots. The services keep
- * `previous`'s order (no output depends on it).
+ * that one) and the services whose records changed or that are new (`withServiceRecords`), every
+ * other part shared with `previous` — when that is all that differs: the same mesh settings,
+ * exports, protocols, dependencies and VIPs, deep-equal, and no service gone (an update cannot
+ * remove one). `previous` itself when nothing differs; `next` when anything else does. Both must
+ * be validated snapshots. The services keep `previous`'s order, new ones after them (no output
+ * depends on it).
  */
 export function asRegistryUpdate(previous: Snapshot, next: Snapshot): Snapshot {
-  if (!sameSettings(previous, next) || previous.services.size !== next.services.size) return next;
+  if (!sameSettings(previous, next) || [...previous.services.keys()].some((key) => !next.services.has(key))) return next;
   const changed = new Map<ServiceKey, readonly ServiceEndpoint[]>();
   for (const [key, records] of next.services) {
     const before = previous.services.get(key);
-    if (before === undefined) return next;
-    if (!sameData(before, records)) changed.set(key, records);
+    if (before === undefined || !sameData(before, records)) changed.set(key, records);
   }
   const nodes = nodesAsBefore(previous.nodes, next.nodes);
   const withNodes = nodes === previous.nodes ? previous : withNodeList(previous, nodes);

@@ -24,6 +24,16 @@ function changed(change: (doc: ReturnType<typeof meshDocument>) => void) {
   return parseSnapshot(doc);
 }
 
+/** A pod of a service the example mesh does not have, on east/node-3. */
+const ledger = {
+  ip: "10.244.2.30",
+  clusterName: "east",
+  port: 7000,
+  locality: { region: "eu-west-1", zone: "eu-west-1b" },
+  containerMetadata: { networkNamespace: "/var/run/netns/cni-ledger" },
+  kubernetesMetadata: { podName: "ledger-1", nodeName: "node-3", nodeIp: "10.10.0.13" },
+};
+
 const recovered = (doc: ReturnType<typeof meshDocument>) => {
   for (const record of doc.services["team-b/payments"]) if (record.health === "UNHEALTHY") record.health = "HEALTHY";
 };
@@ -64,6 +74,21 @@ describe("a registry read afresh", () => {
     expect(served).not.toEqual(compiled(changed(recovered), indexSnapshot(changed(recovered))));
   });
 
+  test("with a service added is derived the same way, the new service last", () => {
+    const previous = parseSnapshot(meshDocument());
+    const index = indexSnapshot(previous);
+    compiled(previous, index);
+    const fresh = changed((doc) => {
+      recovered(doc);
+      doc.services = { "team-c/ledger": [ledger], ...doc.services };
+    });
+    const update = asRegistryUpdate(previous, fresh);
+    expect(update.mesh).toBe(previous.mesh);
+    expect([...update.services.keys()]).toEqual([...previous.services.keys(), "team-c/ledger"]);
+    expect(changesSince(update, previous)).toEqual(new Set(["team-b/payments", "team-c/ledger"]));
+    expect(compiled(update, indexSnapshot(update, index))).toEqual(compiled(fresh, indexSnapshot(fresh)));
+  });
+
   test("with the services in another order and nothing else changed is the snapshot before", () => {
     const previous = parseSnapshot(meshDocument());
     const reordered = changed((doc) => {
@@ -74,10 +99,9 @@ describe("a registry read afresh", () => {
   });
 
   test.each<[string, (doc: ReturnType<typeof meshDocument>) => void]>([
-    ["the mesh settings", (doc) => (doc.mesh.meshDomain = "mesh.other")],
-    ["a service added", (doc) => (doc.services["team-c/ledger"] = [])],
+    ["the mesh settings changed", (doc) => (doc.mesh.meshDomain = "mesh.other")],
     ["a service removed", (doc) => delete doc.services["team-a/checkout"]],
-  ])("with %s changed (records too) is the fresh snapshot: it is indexed from scratch", (_, change) => {
+  ])("with %s (records changed too) is the fresh snapshot: it is indexed from scratch", (_, change) => {
     const previous = parseSnapshot(meshDocument());
     const fresh = changed((doc) => {
       recovered(doc);
