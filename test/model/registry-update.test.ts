@@ -10,7 +10,7 @@ import { localNodeFrom } from "../../src/model/node.js";
 import { asRegistryUpdate } from "../../src/model/registry-update.js";
 import { changesSince, parseSnapshot, type Snapshot } from "../../src/model/snapshot.js";
 import { indexSnapshot, type SnapshotIndex } from "../../src/plan/snapshot-index.js";
-import { meshDocument } from "../support/fixtures.js";
+import { ledgerRecord, meshDocument } from "../support/fixtures.js";
 
 function compiled(snapshot: Snapshot, index: SnapshotIndex) {
   const resources = toXdsResources(compileNode(index, localNodeFrom(snapshot, "east", "node-1"), { eastWestWaypoint: "cross-cluster" }));
@@ -24,25 +24,21 @@ function changed(change: (doc: ReturnType<typeof meshDocument>) => void) {
   return parseSnapshot(doc);
 }
 
-/** A pod of a service the example mesh does not have, on east/node-3. */
-const ledger = {
-  ip: "10.244.2.30",
-  clusterName: "east",
-  port: 7000,
-  locality: { region: "eu-west-1", zone: "eu-west-1b" },
-  containerMetadata: { networkNamespace: "/var/run/netns/cni-ledger" },
-  kubernetesMetadata: { podName: "ledger-1", nodeName: "node-3", nodeIp: "10.10.0.13" },
-};
-
 const recovered = (doc: ReturnType<typeof meshDocument>) => {
   for (const record of doc.services["team-b/payments"]) if (record.health === "UNHEALTHY") record.health = "HEALTHY";
 };
 
+/** The example mesh, indexed and compiled once: what a server held before the read. */
+function servedExample() {
+  const previous = parseSnapshot(meshDocument());
+  const index = indexSnapshot(previous);
+  compiled(previous, index);
+  return { previous, index };
+}
+
 describe("a registry read afresh", () => {
   test("with only records changed is the snapshot before with those services replaced: it indexes from the last index and compiles as read", () => {
-    const previous = parseSnapshot(meshDocument());
-    const index = indexSnapshot(previous);
-    compiled(previous, index);
+    const { previous, index } = servedExample();
     const fresh = changed((doc) => {
       recovered(doc);
       doc.services["team-a/checkout"].pop();
@@ -55,9 +51,7 @@ describe("a registry read afresh", () => {
   });
 
   test("with node statuses changed too is derived the same way: unchanged statuses stay the same objects", () => {
-    const previous = parseSnapshot(meshDocument());
-    const index = indexSnapshot(previous);
-    compiled(previous, index);
+    const { previous, index } = servedExample();
     const fresh = changed((doc) => {
       recovered(doc);
       // West's nodes are east/node-1's waypoints (the node compiled here).
@@ -75,12 +69,10 @@ describe("a registry read afresh", () => {
   });
 
   test("with a service added is derived the same way, the new service last", () => {
-    const previous = parseSnapshot(meshDocument());
-    const index = indexSnapshot(previous);
-    compiled(previous, index);
+    const { previous, index } = servedExample();
     const fresh = changed((doc) => {
       recovered(doc);
-      doc.services = { "team-c/ledger": [ledger], ...doc.services };
+      doc.services = { "team-c/ledger": [ledgerRecord()], ...doc.services };
     });
     const update = asRegistryUpdate(previous, fresh);
     expect(update.mesh).toBe(previous.mesh);

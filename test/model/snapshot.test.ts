@@ -5,7 +5,7 @@ import { InputError, isInputError } from "../../src/errors.js";
 import { parseMeshFile } from "../../src/model/mesh-file.js";
 import { encodeServiceEndpoint } from "../../src/model/registry.js";
 import { changesSince, parseSnapshot, type Snapshot, withServiceRecords } from "../../src/model/snapshot.js";
-import { exampleSnapshot, meshDocument } from "../support/fixtures.js";
+import { exampleSnapshot, ledgerRecord, meshDocument } from "../support/fixtures.js";
 
 /** The issues parseSnapshot reports for a document, as "path: message" lines. */
 function problems(document: unknown): string[] {
@@ -293,14 +293,7 @@ describe("snapshots derived by withServiceRecords", () => {
   });
 
   describe("from a map of service key → records", () => {
-    const ledger = {
-      ip: "10.244.2.30",
-      clusterName: "east",
-      port: 7000,
-      locality: { region: "eu-west-1", zone: "eu-west-1b" },
-      containerMetadata: { networkNamespace: "/var/run/netns/cni-ledger" },
-      kubernetesMetadata: { podName: "ledger-1", nodeName: "node-3", nodeIp: "10.10.0.13" },
-    };
+    const ledger = ledgerRecord();
 
     test("end where the same updates one at a time end, and tell the index every service they changed", () => {
       const base = parseSnapshot(meshDocument());

@@ -8,7 +8,7 @@ import { compileNode, localNodeFrom, type Snapshot, toXdsResources, withServiceR
 import type { OptionsInput } from "../../src/model/options.js";
 import { changesSince, parseSnapshot } from "../../src/model/snapshot.js";
 import { MeshState } from "../../src/server/mesh-state.js";
-import { exampleSnapshot, meshDocument } from "../support/fixtures.js";
+import { exampleSnapshot, ledgerRecord, meshDocument } from "../support/fixtures.js";
 
 type Change = readonly [string, (snapshot: Snapshot) => Snapshot];
 
@@ -64,20 +64,7 @@ const CHANGES: readonly Change[] = [
       ),
   ],
   ["a service loses its pods", (s) => withServiceRecords(s, "team-a/frontend", [])],
-  [
-    "a new service appears on a node",
-    (s) =>
-      withServiceRecords(s, "team-c/ledger", [
-        {
-          ip: "10.244.2.30",
-          clusterName: "east",
-          port: 7000,
-          locality: { region: "eu-west-1", zone: "eu-west-1b" },
-          containerMetadata: { networkNamespace: "/var/run/netns/cni-ledger" },
-          kubernetesMetadata: { podName: "ledger-1", nodeName: "node-3", nodeIp: "10.10.0.13" },
-        },
-      ]),
-  ],
+  ["a new service appears on a node", (s) => withServiceRecords(s, "team-c/ledger", [ledgerRecord()])],
   ["the frontend is back", (s) => withServiceRecords(s, "team-a/frontend", records(exampleSnapshot(), "team-a/frontend"))],
 ];
 

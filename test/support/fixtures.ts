@@ -15,3 +15,15 @@ export function meshDocument(path = EXAMPLE_MESH): any {
 export function exampleSnapshot(): Snapshot {
   return parseSnapshot(meshDocument());
 }
+
+/** A registry record of a service the example mesh does not have (`team-c/ledger`), on east/node-3. */
+export function ledgerRecord() {
+  return {
+    ip: "10.244.2.30",
+    clusterName: "east",
+    port: 7000,
+    locality: { region: "eu-west-1", zone: "eu-west-1b" },
+    containerMetadata: { networkNamespace: "/var/run/netns/cni-ledger" },
+    kubernetesMetadata: { podName: "ledger-1", nodeName: "node-3", nodeIp: "10.10.0.13" },
+  };
+}
