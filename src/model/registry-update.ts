@@ -6,6 +6,7 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import type { ServiceKey } from "../naming.js";
+import { compositeKey } from "../util/keys.js";
 import { sameData } from "../util/same-data.js";
 import type { ServiceEndpoint } from "./registry.js";
 import { type NodeStatus, type Snapshot, withNodeList, withServiceRecords } from "./snapshot.js";
@@ -41,9 +42,9 @@ function sameSettings(a: Snapshot, b: Snapshot): boolean {
 /** `before` when `after` holds the same statuses in the same order; else `after`, each status equal to one in `before` being that one. */
 function nodesAsBefore(before: readonly NodeStatus[], after: readonly NodeStatus[]): readonly NodeStatus[] {
   if (before.length === after.length && before.every((node, i) => sameData(node, after[i]))) return before;
-  const byKey = new Map(before.map((node) => [`${node.cluster}/${node.name}`, node]));
+  const byKey = new Map(before.map((node) => [compositeKey(node.cluster, node.name), node]));
   return after.map((node) => {
-    const known = byKey.get(`${node.cluster}/${node.name}`);
+    const known = byKey.get(compositeKey(node.cluster, node.name));
     return known !== undefined && sameData(known, node) ? known : node;
   });
 }

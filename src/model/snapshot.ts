@@ -480,13 +480,14 @@ export function withServiceRecords(snapshot: Snapshot, keyOrUpdates: string | Re
   const services = new Map(snapshot.services);
   for (const [key, endpoints] of parsed) services.set(key, keptWhereUnchanged(snapshot.services.get(key) ?? [], endpoints));
   if (services.size === snapshot.services.size) sameServiceKeys(snapshot.services, services);
-  const issues = [...parsed.keys()].flatMap((key) => recordCrossIssues(snapshot, services, key));
+  const changed = [...parsed.keys()];
+  const issues = changed.flatMap((key) => recordCrossIssues(snapshot, services, key));
   if (issues.length > 0) throw new InputError("snapshot", issues);
   const next = validatedUpdate(
     { ...snapshot, services },
-    [...parsed.keys()].map((key) => services.get(key)!),
+    changed.map((key) => services.get(key)!),
   );
-  return descended(snapshot, next, [...parsed.keys()]);
+  return descended(snapshot, next, changed);
 }
 
 /**

@@ -125,7 +125,7 @@ export function localNodeIn(index: SnapshotIndex, cluster: string, node: string)
  * Whether an index of `a` can be updated to one of `b`: the same mesh settings, exports and
  * protocols objects; records and node statuses may differ (an update redoes what they touch).
  */
-function updatable(a: Snapshot, b: Snapshot): boolean {
+export function updatable(a: Snapshot, b: Snapshot): boolean {
   return a.mesh === b.mesh && a.exports === b.exports && a.protocols === b.protocols;
 }
 
@@ -166,7 +166,7 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
   const keys = sameKeys ? previous.serviceKeys : serviceKeysOf(snapshot);
   const changed = [...changedKeys].filter((key) => snapshot.services.has(key) || snapshot.protocols.has(key)).map((key) => indexService(snapshot, key));
   const replaced = [...changedKeys].flatMap((key) => previous.services.get(key) ?? []);
-  const touchedNodes = new Set([...nodesOfChangedRecords(changed, replaced), ...changedNodes]);
+  const touchedNodes = nodesOfChangedRecords(changed, replaced);
   const hostedByChanged = hostedEndpoints(changed);
   const hostedByChanges = new Map<string, readonly HostedEndpoint[] | undefined>();
   for (const node of touchedNodes) {
@@ -179,7 +179,7 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
   const claims = claimsChanged(previous, changed, replaced);
   if (claims.kept) keepNoRivals(previous.hostedBy, hostedByChanges);
   const hostedBy = LayeredMap.of(previous.hostedBy, hostedByChanges);
-  const addresses = nodeAddresses(nodes, hostedBy, touchedNodes);
+  const addresses = nodeAddresses(nodes, hostedBy, new Set([...touchedNodes, ...changedNodes]));
   // A node whose address comes from its records moves when they do: every other service with a
   // pod there has a waypoint endpoint at the old address cached, so it is indexed afresh too.
   const moved = [...addresses].filter(([node, address]) => address !== previous.nodeAddresses.get(node)).map(([node]) => node);
@@ -224,8 +224,13 @@ function nodesUpdate(previous: SnapshotIndex, snapshot: Snapshot): { nodes: Read
   const clusters = clusterNodeLists(snapshot);
   if (!sameMembers(clusters, previous.clustersWithNodeList)) return undefined;
   const nodes = nodesByKey(snapshot);
-  const changedNodes = [...new Set([...previous.nodes.keys(), ...nodes.keys()])].filter((key) => previous.nodes.get(key) !== nodes.get(key));
-  return { nodes, changedNodes };
+  return { nodes, changedNodes: changedStatuses(previous.nodes, nodes) };
+}
+
+/** The node keys whose status object differs between two maps of statuses (joined or left too). */
+export function changedStatuses(before: ReadonlyMap<string, NodeStatus>, after: ReadonlyMap<string, NodeStatus>): string[] {
+  if (before === after) return [];
+  return [...new Set([...before.keys(), ...after.keys()])].filter((key) => before.get(key) !== after.get(key));
 }
 
 function nodesByKey(snapshot: Snapshot): Map<string, NodeStatus> {

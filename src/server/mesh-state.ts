@@ -12,7 +12,16 @@ import type { LocalNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import { asRegistryUpdate } from "../model/registry-update.js";
 import { isValidatedSnapshot, type Snapshot } from "../model/snapshot.js";
-import { changedServices, type HostedEndpoint, indexSnapshot, localNodeIn, nodeKey, type SnapshotIndex } from "../plan/snapshot-index.js";
+import {
+  changedServices,
+  changedStatuses,
+  type HostedEndpoint,
+  indexSnapshot,
+  localNodeIn,
+  nodeKey,
+  type SnapshotIndex,
+  updatable,
+} from "../plan/snapshot-index.js";
 import { sameItems, sameMembers } from "../util/arrays.js";
 import { getOrInsert } from "../util/maps.js";
 import { indexOfSortedText } from "../util/order.js";
@@ -134,10 +143,10 @@ function asUpdateOf(previous: Snapshot, next: Snapshot): Snapshot {
  */
 function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeEntry) => boolean) | undefined {
   const [a, b] = [previous.snapshot, next.snapshot];
-  const sameSettings = a.mesh === b.mesh && a.exports === b.exports && a.protocols === b.protocols && a.dependencies === b.dependencies && a.vips === b.vips;
+  const sameSettings = updatable(a, b) && a.dependencies === b.dependencies && a.vips === b.vips;
   if (!sameSettings || !sameMembers(previous.clustersWithNodeList, next.clustersWithNodeList)) return undefined;
   const changed = new Set(changedServices(previous, b).changed);
-  const changedNodes = statusChanges(previous, next);
+  const changedNodes = changedStatuses(previous.nodes, next.nodes);
   const namedNodes = [...changed].flatMap((key) =>
     [...(a.services.get(key) ?? []), ...(b.services.get(key) ?? [])].map((record) => nodeKey(record.clusterName, record.kubernetesMetadata.nodeName)),
   );
@@ -155,12 +164,6 @@ function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeE
     // Its waypoint side (tunnel chains, ingress fallbacks) lists every pod of the services it hosts
     // (its records' services: its pods were derived from them).
     (entry.hosted?.some((record) => changed.has(record.service)) ?? false);
-}
-
-/** The nodes whose status object differs between the two indexes (joined or left the list too). */
-function statusChanges(previous: SnapshotIndex, next: SnapshotIndex): string[] {
-  if (previous.nodes === next.nodes) return [];
-  return [...new Set([...previous.nodes.keys(), ...next.nodes.keys()])].filter((key) => previous.nodes.get(key) !== next.nodes.get(key));
 }
 
 /** Whether sorted `list` holds `key` (parseNode sorts a node's dependencies). */

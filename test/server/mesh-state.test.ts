@@ -129,6 +129,7 @@ describe("a snapshot read afresh (new mesh and nodes objects)", () => {
     ["west/node-2 in another zone", (doc) => (doc.nodes[4].zone = "eu-west-1c"), true],
     ["east/node-1 in another zone", (doc) => (doc.nodes[0].zone = "eu-west-1c"), true],
     ["west/node-3 left the node list", (doc) => doc.nodes.splice(5, 1), true],
+    ["west/node-1 at another address", (doc) => (doc.nodes[3].ip = "10.20.0.99"), true],
     // Its nodes' addresses then come from the records (the same ones here); the index is built afresh.
     ["west no longer lists its nodes", (doc) => (doc.nodes = doc.nodes.filter((node: { cluster: string }) => node.cluster !== "west")), false],
   ])("in which a node's status changed (%s) is served as an update, and every node gets what a fresh compile gives", (_, change, visible) => {
