@@ -465,48 +465,63 @@ const lineages = new WeakMap<Snapshot, Lineage>();
  * With a map of service key → records, every service in it at once: validated together (a pod
  * may move from one service to another in the same update), all or nothing, and the services map
  * copied once. Its cost is one copy of that map plus the new records, where one call per service
- * copies the map once per service (W1's 5,000 services: ~0.6 ms a copy). An empty map returns
- * `snapshot` itself.
+ * copies the map once per service (W1's 5,000 services: ~0.6 ms a copy). A key mapped to
+ * `undefined` removes that service (one the snapshot does not have is left alone), as a mesh file
+ * without it would. An update that changes nothing (an empty map, or only removals of services
+ * the snapshot does not have) returns `snapshot` itself.
  */
 export function withServiceRecords(snapshot: Snapshot, key: string, records: readonly unknown[]): Snapshot;
-export function withServiceRecords(snapshot: Snapshot, updates: ReadonlyMap<string, readonly unknown[]>): Snapshot;
-export function withServiceRecords(snapshot: Snapshot, keyOrUpdates: string | ReadonlyMap<string, readonly unknown[]>, records?: readonly unknown[]): Snapshot {
+export function withServiceRecords(snapshot: Snapshot, updates: ReadonlyMap<string, readonly unknown[] | undefined>): Snapshot;
+export function withServiceRecords(
+  snapshot: Snapshot,
+  keyOrUpdates: string | ReadonlyMap<string, readonly unknown[] | undefined>,
+  records?: readonly unknown[],
+): Snapshot {
   if (!isValidatedSnapshot(snapshot)) {
     throw new InputError("snapshot", [{ path: "", message: "not a snapshot from parseSnapshot, parseMeshFile or withServiceRecords" }]);
   }
-  const updates = updatesOf(keyOrUpdates, records);
-  if (updates.length === 0) return snapshot;
-  const parsed = parseUpdates(updates);
+  const parsed = parseUpdates(updatesOf(keyOrUpdates, records));
+  const changed = [...parsed].filter(([key, endpoints]) => endpoints !== undefined || snapshot.services.has(key)).map(([key]) => key);
+  if (changed.length === 0) return snapshot;
   const services = new Map(snapshot.services);
-  for (const [key, endpoints] of parsed) services.set(key, keptWhereUnchanged(snapshot.services.get(key) ?? [], endpoints));
-  if (services.size === snapshot.services.size) sameServiceKeys(snapshot.services, services);
-  const changed = [...parsed.keys()];
-  const issues = changed.flatMap((key) => recordCrossIssues(snapshot, services, key));
+  const replaced: ServiceEndpoint[][] = [];
+  for (const key of changed) {
+    const endpoints = parsed.get(key);
+    if (endpoints === undefined) services.delete(key);
+    else {
+      const kept = keptWhereUnchanged(snapshot.services.get(key) ?? [], endpoints);
+      services.set(key, kept);
+      replaced.push(kept);
+    }
+  }
+  // No service added or removed: the services' index by namespace is shared.
+  if (changed.every((key) => services.has(key) && snapshot.services.has(key))) sameServiceKeys(snapshot.services, services);
+  const issues = changed.filter((key) => services.has(key)).flatMap((key) => recordCrossIssues(snapshot, services, key));
   if (issues.length > 0) throw new InputError("snapshot", issues);
-  const next = validatedUpdate(
-    { ...snapshot, services },
-    changed.map((key) => services.get(key)!),
-  );
-  return descended(snapshot, next, changed);
+  return descended(snapshot, validatedUpdate({ ...snapshot, services }, replaced), changed);
 }
 
 /**
  * The (key, records) pairs of either form: a key and its records, or a map of them (a `Map`, or
- * any object with `entries`). A plain object or a list of pairs, likely mistaken for a map, is
- * refused.
+ * any object with `entries`), where records may be `undefined` (the service removed). A plain
+ * object or a list of pairs, likely mistaken for a map, is refused.
  */
 function updatesOf(keyOrUpdates: unknown, records: unknown): (readonly [unknown, unknown])[] {
-  if (typeof keyOrUpdates !== "object" || keyOrUpdates === null) return [[keyOrUpdates, records]];
+  if (typeof keyOrUpdates !== "object" || keyOrUpdates === null) {
+    if (records !== undefined) return [[keyOrUpdates, records]];
+    const message = "expected a list of records, found undefined (to remove the service, give a Map of its key → undefined)";
+    throw new InputError("snapshot", [{ path: formatPath(["services", String(keyOrUpdates)]), message }]);
+  }
   if (!Array.isArray(keyOrUpdates) && typeof (keyOrUpdates as ReadonlyMap<unknown, unknown>).entries === "function")
     return [...(keyOrUpdates as ReadonlyMap<unknown, unknown>).entries()];
   const message = `expected a service key and its records, or a Map of service key → records; found ${describeValue(keyOrUpdates)}`;
   throw new InputError("snapshot", [{ path: "services", message }]);
 }
 
-/** Each update's records parsed, by its service key; throws with every issue of every update. */
-function parseUpdates(updates: readonly (readonly [unknown, unknown])[]): Map<ServiceKey, ServiceEndpoint[]> {
+/** Each update's records parsed (undefined: the service removed), by its service key; throws with every issue of every update. */
+function parseUpdates(updates: readonly (readonly [unknown, unknown])[]): Map<ServiceKey, ServiceEndpoint[] | undefined> {
   const issues: InputIssue[] = [];
-  const parsed = new Map<ServiceKey, ServiceEndpoint[]>();
+  const parsed = new Map<ServiceKey, ServiceEndpoint[] | undefined>();
   for (const [key, records] of updates) {
     const before = issues.length;
     const endpoints = parseServiceUpdate(key, records, issues);
@@ -516,16 +531,18 @@ function parseUpdates(updates: readonly (readonly [unknown, unknown])[]): Map<Se
   return parsed;
 }
 
-function parseServiceUpdate(key: unknown, records: unknown, issues: InputIssue[]): ServiceEndpoint[] {
+/** One service's records parsed; undefined when they are undefined (the service removed). */
+function parseServiceUpdate(key: unknown, records: unknown, issues: InputIssue[]): ServiceEndpoint[] | undefined {
   const path = formatPath(["services", String(key)]);
-  if (!Array.isArray(records)) {
+  if (records !== undefined && !Array.isArray(records)) {
     issues.push({ path, message: `expected a list of records, found ${describeValue(records)}` });
-    return [];
+    return undefined;
   }
   if (typeof key !== "string" || !isServiceKey(key)) {
     issues.push({ path: formatPath(["services", key as PropertyKey]), message: 'not a service key "<namespace>/<service>" of two DNS-1123 labels' });
-    return [];
+    return undefined;
   }
+  if (records === undefined) return undefined;
   if (records.length > SNAPSHOT_LIMITS.endpointsPerService) {
     issues.push({ path, message: `${records.length} endpoints, over the limit of ${SNAPSHOT_LIMITS.endpointsPerService}` });
     return [];
@@ -588,7 +605,6 @@ export function changesSince(snapshot: Snapshot, base: Snapshot): ReadonlySet<Se
   return undefined;
 }
 
-/** The mesh-wide checks `parseSnapshot` makes on records, for one replaced service. */
 /** What a service's new records must agree on with the rest of the snapshot, `services` being the updated map. */
 function recordCrossIssues(snapshot: Snapshot, services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>, key: ServiceKey): InputIssue[] {
   const endpoints = services.get(key)!;

@@ -152,6 +152,11 @@ function serviceKeysOf(snapshot: Snapshot): ServiceKey[] {
   return [...new Set([...snapshot.services.keys(), ...snapshot.protocols.keys()])].sort(compareText);
 }
 
+/** Whether the index of `snapshot` has `key`: a service with records, or with declared protocols. */
+function indexed(snapshot: Snapshot, key: ServiceKey): boolean {
+  return snapshot.services.has(key) || snapshot.protocols.has(key);
+}
+
 /**
  * The previous index, with only the changed services (and the nodes they run on) redone; the
  * maps are layered on the previous ones, so the update costs what changed. The changed services
@@ -164,7 +169,7 @@ function updateIndex(previous: SnapshotIndex, snapshot: Snapshot): SnapshotIndex
   const { nodes, changedNodes } = nodeUpdate;
   const { changed: changedKeys, sameKeys } = changedServices(previous, snapshot);
   const keys = sameKeys ? previous.serviceKeys : serviceKeysOf(snapshot);
-  const changed = [...changedKeys].filter((key) => snapshot.services.has(key) || snapshot.protocols.has(key)).map((key) => indexService(snapshot, key));
+  const changed = [...changedKeys].filter((key) => indexed(snapshot, key)).map((key) => indexService(snapshot, key));
   const replaced = [...changedKeys].flatMap((key) => previous.services.get(key) ?? []);
   const touchedNodes = nodesOfChangedRecords(changed, replaced);
   const hostedByChanged = hostedEndpoints(changed);
@@ -376,7 +381,7 @@ let nextIndexId = 0;
 
 function findChangedServices(previous: SnapshotIndex, snapshot: Snapshot): ServiceChanges {
   const known = changesSince(snapshot, previous.snapshot);
-  if (known) return { changed: known, sameKeys: [...known].every((key) => previous.services.has(key)) };
+  if (known) return { changed: known, sameKeys: [...known].every((key) => previous.services.has(key) && indexed(snapshot, key)) };
   const before = previous.snapshot.services;
   const inStep = changedInStep(before, snapshot.services);
   if (inStep) return { changed: inStep, sameKeys: true };

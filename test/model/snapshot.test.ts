@@ -378,6 +378,56 @@ describe("snapshots derived by withServiceRecords", () => {
       const base = parseSnapshot(meshDocument());
       expect(withServiceRecords(base, new Map())).toBe(base);
     });
+
+    test("a key mapped to undefined removes the service, as a mesh file without it; one the snapshot does not have is left alone", () => {
+      const base = parseSnapshot(meshDocument());
+      const removed = withServiceRecords(base, new Map([["team-b/payments", undefined]]));
+      const doc = meshDocument();
+      delete doc.services["team-b/payments"];
+      expect([...removed.services]).toEqual([...parseSnapshot(doc).services]);
+      expect(base.services.has("team-b/payments" as never)).toBe(true);
+      expect(changesSince(removed, base)).toEqual(new Set(["team-b/payments"]));
+      expect(() => (removed.services as Map<string, unknown>).set("team-b/payments", [])).toThrow(/read-only/);
+      // Removing what is not there changes nothing.
+      expect(withServiceRecords(base, new Map([["team-c/ledger", undefined]]))).toBe(base);
+      const both = withServiceRecords(
+        base,
+        new Map([
+          ["team-c/ledger", undefined],
+          ["team-a/checkout", undefined],
+        ]),
+      );
+      expect(changesSince(both, base)).toEqual(new Set(["team-a/checkout"]));
+    });
+
+    test("a service removed and its pods in another, in one update: they are checked together", () => {
+      const base = parseSnapshot(meshDocument());
+      const payments = base.services.get("team-b/payments")!;
+      expect(() => withServiceRecords(base, "team-b/billing", payments)).toThrow(
+        /pod team-b\/payments-[^ ]+ on node [^ ]+ is also services\["team-b\/payments"\]/,
+      );
+      // An update that keeps the keys first: the services' index by namespace is made here.
+      const updated = withServiceRecords(base, "team-b/payments", payments);
+      const renamed = withServiceRecords(
+        updated,
+        new Map([
+          ["team-b/payments", undefined],
+          ["team-b/billing", payments],
+        ]),
+      );
+      expect([...renamed.services.keys()]).toEqual(["team-a/frontend", "team-a/checkout", "team-b/billing"]);
+      expect(renamed.services.get("team-b/billing")).toEqual(payments);
+      // The namespace's services are billing's now: a later update's pods are checked against it.
+      expect(() => withServiceRecords(renamed, "team-b/other", payments)).toThrow(/is also services\["team-b\/billing"\]/);
+    });
+
+    test("removing takes the map form: undefined records for one key are refused, and so is a removal of no service key", () => {
+      const base = parseSnapshot(meshDocument());
+      expect(() => withServiceRecords(base, "team-b/payments", undefined as never)).toThrow(
+        /services\["team-b\/payments"\]: expected a list of records, found undefined \(to remove the service, give a Map of its key → undefined\)/,
+      );
+      expect(() => withServiceRecords(base, new Map([["payments", undefined]]))).toThrow(/services\.payments: not a service key/);
+    });
   });
 
   test("do not keep the snapshots they came from alive: a registry watch derives them without end", async () => {

@@ -301,6 +301,28 @@ describe("a chain of incremental indexes", () => {
     const node = localNodeFrom(base, "east", "node-1");
     expect(versions(toXdsResources(compileNode(index, node, options)))).toEqual(versions(toXdsResources(compileNode({ ...snapshot }, node, options))));
   });
+
+  test("through withServiceRecords — services removed, added back, changed — equals a fresh index, and so do the compiles and their diagnostics", () => {
+    const base = parseSnapshot(meshDocument());
+    let snapshot = base;
+    let index = indexSnapshot(base);
+    const keys = [...base.services.keys()];
+    const updates: [string, readonly unknown[] | undefined][] = [
+      ...keys.map((key) => [key, undefined] as [string, undefined]),
+      ...keys.map((key) => [key, base.services.get(key)] as [string, readonly unknown[]]),
+      ["team-b/payments", recovered(base)],
+    ];
+    for (const [round, update] of updates.entries()) {
+      snapshot = withServiceRecords(snapshot, new Map([update]));
+      index = indexSnapshot(snapshot, index);
+      expect(contents(index), `round ${round}`).toEqual(contents(indexSnapshot({ ...snapshot })));
+      const node = localNodeFrom(snapshot, "east", "node-1");
+      const [incremental, fresh] = [compileNode(index, node, options), compileNode({ ...snapshot }, node, options)];
+      expect(versions(toXdsResources(incremental)), `round ${round}`).toEqual(versions(toXdsResources(fresh)));
+      expect(incremental.diagnostics, `round ${round}`).toEqual(fresh.diagnostics);
+    }
+    expect(snapshot.services.size).toBe(keys.length);
+  });
 });
 
 /**

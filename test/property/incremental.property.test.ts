@@ -1,13 +1,14 @@
 /**
  * Incremental recompiles serve what a cold compile would: a server's mesh state follows a random
  * series of registry events (health flips, a pod gaining a port, a pod moving to another node, a
- * pod renamed, a pod going away; a node turning (not) ready, changing zone, leaving the list) on a random mesh where some pods of a node claim one netns (what
- * a change tells the other services in that netns is the subtle part), and after each one every
- * node's served resources — names and versions of every type — equal a compile of the same
- * snapshot on a fresh index, whether the server was given the updated snapshot or the same mesh
- * parsed anew (which it takes as an update of what it serves). What the recompile reuses (a node's last sorted lists patched in
- * place, lists unchanged by identity, a node's unchanged records, services whose netns rivals did
- * not change) must never serve a stale resource.
+ * pod renamed, a pod going away, a service removed; a node turning (not) ready, changing zone,
+ * leaving the list) on a random mesh where some pods of a node claim one netns (what a change
+ * tells the other services in that netns is the subtle part), and after each one every node's
+ * served resources — names and versions of every type — equal a compile of the same snapshot on
+ * a fresh index, whether the server was given the updated snapshot or the same mesh parsed anew
+ * (which it takes as an update of what it serves). What the recompile reuses (a node's last
+ * sorted lists patched in place, lists unchanged by identity, a node's unchanged records,
+ * services whose netns rivals did not change) must never serve a stale resource.
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
@@ -29,13 +30,14 @@ interface Event {
   readonly other: number;
 }
 
-type RecordEventKind = "health" | "port" | "move" | "rename" | "remove";
+/** What happens to a record: "remove" drops it from its service, "drop" removes its whole service. */
+type RecordEventKind = "health" | "port" | "move" | "rename" | "remove" | "drop";
 /** A listed node turns (not) ready, moves to another zone, or leaves the node list. */
 type NodeEventKind = "ready" | "zone" | "unlist";
 const NODE_EVENTS: readonly string[] = ["ready", "zone", "unlist"] satisfies NodeEventKind[];
 
 const eventArb: fc.Arbitrary<Event> = fc.record({
-  kind: fc.constantFrom<Event["kind"]>("health", "health", "port", "move", "rename", "remove", "ready", "zone", "unlist"),
+  kind: fc.constantFrom<Event["kind"]>("health", "health", "port", "move", "rename", "remove", "drop", "ready", "zone", "unlist"),
   record: fc.nat(),
   other: fc.nat(),
 });
@@ -61,6 +63,7 @@ function applied(snapshot: Snapshot, event: Event): Snapshot {
   const all = [...snapshot.services].flatMap(([key, records]) => records.map((record) => ({ key, record })));
   if (all.length === 0) return snapshot;
   const { key, record } = all[event.record % all.length]!;
+  if (event.kind === "drop") return withServiceRecords(snapshot, new Map([[key, undefined]]));
   const records = snapshot.services.get(key)!;
   return withServiceRecords(
     snapshot,
@@ -88,7 +91,7 @@ function changed(record: ServiceEndpoint, event: Event, all: readonly { record: 
     case "remove":
       return [];
     default:
-      throw new Error(`${event.kind} is a node event: no record changes`);
+      throw new Error(`${event.kind} changes no single record`);
   }
 }
 
