@@ -1,7 +1,7 @@
 /**
  * A registry read afresh (a mesh file saved again, an etcd watch that had to restart) as an update
- * of the snapshot before it, when only service records (services added too) and node statuses
- * changed: the next index then redoes only the services those touch, and a server recompiles only
+ * of the snapshot before it, when only service records (services added or removed too) and node
+ * statuses changed: the next index then redoes only the services those touch, and a server recompiles only
  * the nodes they reach, instead of every node from a cold index.
  */
 import { isDeepStrictEqual } from "node:util";
@@ -13,20 +13,20 @@ import { type NodeStatus, type Snapshot, withNodeList, withServiceRecords } from
 
 /**
  * `next` derived from `previous` — its node list (each status equal to one of `previous` being
- * that one) and the services whose records changed or that are new (`withServiceRecords`), every
- * other part shared with `previous` — when that is all that differs: the same mesh settings,
- * exports, protocols, dependencies and VIPs, deep-equal, and no service gone (an update cannot
- * remove one). `previous` itself when nothing differs; `next` when anything else does. Both must
- * be validated snapshots. The services keep `previous`'s order, new ones after them (no output
- * depends on it).
+ * that one) and the services whose records changed, that are new or that are gone
+ * (`withServiceRecords`), every other part shared with `previous` — when that is all that differs:
+ * the same mesh settings, exports, protocols, dependencies and VIPs, deep-equal. `previous` itself
+ * when nothing differs; `next` when anything else does. Both must be validated snapshots. The
+ * services keep `previous`'s order, new ones after them (no output depends on it).
  */
 export function asRegistryUpdate(previous: Snapshot, next: Snapshot): Snapshot {
-  if (!sameSettings(previous, next) || [...previous.services.keys()].some((key) => !next.services.has(key))) return next;
-  const changed = new Map<ServiceKey, readonly ServiceEndpoint[]>();
+  if (!sameSettings(previous, next)) return next;
+  const changed = new Map<ServiceKey, readonly ServiceEndpoint[] | undefined>();
   for (const [key, records] of next.services) {
     const before = previous.services.get(key);
     if (before === undefined || !sameData(before, records)) changed.set(key, records);
   }
+  for (const key of previous.services.keys()) if (!next.services.has(key)) changed.set(key, undefined);
   const nodes = nodesAsBefore(previous.nodes, next.nodes);
   const withNodes = nodes === previous.nodes ? previous : withNodeList(previous, nodes);
   return changed.size === 0 ? withNodes : withServiceRecords(withNodes, changed);

@@ -1,6 +1,6 @@
 /**
- * A registry read afresh becomes an update of the snapshot before it when only records and node
- * statuses changed: it shares every other part, names exactly the changed services, and compiles
+ * A registry read afresh becomes an update of the snapshot before it when only records (services
+ * added or removed too) and node statuses changed: it shares every other part, names exactly the changed services, and compiles
  * as a fresh parse.
  */
 import { describe, expect, test } from "vitest";
@@ -81,6 +81,22 @@ describe("a registry read afresh", () => {
     expect(compiled(update, indexSnapshot(update, index))).toEqual(compiled(fresh, indexSnapshot(fresh)));
   });
 
+  test("with a service removed is derived the same way, the others shared", () => {
+    const { previous, index } = servedExample();
+    const fresh = changed((doc) => {
+      recovered(doc);
+      delete doc.services["team-a/checkout"];
+    });
+    const update = asRegistryUpdate(previous, fresh);
+    expect(update.mesh).toBe(previous.mesh);
+    expect([...update.services.keys()]).toEqual(["team-a/frontend", "team-b/payments"]);
+    expect(update.services.get("team-a/frontend")).toBe(previous.services.get("team-a/frontend"));
+    expect(changesSince(update, previous)).toEqual(new Set(["team-a/checkout", "team-b/payments"]));
+    const served = compiled(update, indexSnapshot(update, index));
+    expect(served).toEqual(compiled(fresh, indexSnapshot(fresh)));
+    expect(served).not.toEqual(compiled(changed(recovered), indexSnapshot(changed(recovered))));
+  });
+
   test("with the services in another order and nothing else changed is the snapshot before", () => {
     const previous = parseSnapshot(meshDocument());
     const reordered = changed((doc) => {
@@ -92,7 +108,7 @@ describe("a registry read afresh", () => {
 
   test.each<[string, (doc: ReturnType<typeof meshDocument>) => void]>([
     ["the mesh settings changed", (doc) => (doc.mesh.meshDomain = "mesh.other")],
-    ["a service removed", (doc) => delete doc.services["team-a/checkout"]],
+    ["a service's dependencies changed", (doc) => doc.dependencies["team-b/payments"].push("team-a/frontend")],
   ])("with %s (records changed too) is the fresh snapshot: it is indexed from scratch", (_, change) => {
     const previous = parseSnapshot(meshDocument());
     const fresh = changed((doc) => {
