@@ -11,7 +11,7 @@
  *
  * A record that disagrees with its key or does not decode is left out and reported; a service
  * whose records do not validate keeps its last good records (reported); the rest of the update
- * is served.
+ * is served. A service whose last record is deleted is removed, as a fresh read would not find it.
  */
 import { Etcd3, type IKeyValue, type Watcher } from "etcd3";
 import { asRegistryUpdate } from "../model/registry-update.js";
@@ -139,11 +139,11 @@ export class EtcdSource implements RegistrySource {
     }
     const records = getOrInsert(this.#state.services, parsed.service, () => new Map<string, Buffer>());
     records.delete(key);
-    if (value === undefined) return [];
-    const mismatch = recordKeyMismatch(parsed, value);
-    if (mismatch) return [`${key}: ${mismatch} (left out)`];
-    records.set(key, value);
-    return [];
+    const mismatch = value && recordKeyMismatch(parsed, value);
+    if (value && !mismatch) records.set(key, value);
+    // A service is its records: with none left it is gone, as a fresh read would not find it.
+    if (records.size === 0) this.#state.services.delete(parsed.service);
+    return mismatch ? [`${key}: ${mismatch} (left out)`] : [];
   }
 
   /** Serves the state: the touched services on top of the last snapshot, or (undefined) everything afresh. */
@@ -178,7 +178,7 @@ export class EtcdSource implements RegistrySource {
       let next = snapshot;
       for (const service of services) {
         try {
-          next = withServiceRecords(next, service, serviceRecords(this.#state, service));
+          next = withServiceRecords(next, new Map([[service, serviceRecords(this.#state, service)]]));
         } catch (error) {
           problems.push(`${this.prefix} service ${service} keeps its last good records: ${describeError(error)}`);
         }
@@ -192,10 +192,13 @@ function emptyState(): RegistryState {
   return { mesh: undefined, nodes: new Map(), services: new Map() };
 }
 
-/** A service's records, in key order (the compiler is order-independent; this keeps errors stable). */
-function serviceRecords(state: RegistryState, service: ServiceKey): Buffer[] {
+/**
+ * A service's records, in key order (the compiler is order-independent; this keeps errors
+ * stable); undefined when it has none (gone: `withServiceRecords` removes it).
+ */
+function serviceRecords(state: RegistryState, service: ServiceKey): Buffer[] | undefined {
   const records = state.services.get(service);
-  return records ? [...records].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, value]) => value) : [];
+  return records && [...records].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, value]) => value);
 }
 
 /** The state as a mesh-file document, for `parseSnapshot`. */

@@ -251,6 +251,33 @@ describe.runIf(enabled)("etcd registry source", () => {
     expect(server.snapshot!.nodes).toBe(after.nodes);
   });
 
+  test("a service whose last records are deleted is gone, as a fresh read of the same keys finds it, and served as an update", async () => {
+    const prefix = await seed();
+    const { events, server } = await serve(prefix);
+    const before = server.snapshot!;
+    const checkout = [...registryEntries(prefix, meshDocument()).keys()].filter((key) => /\/ns\/team-a\/services\/checkout\//.test(key));
+    expect(checkout.length).toBeGreaterThan(1);
+    await etcd.client
+      .if("/never-written", "Version", "==", 0)
+      .then(...checkout.map((key) => etcd.client.delete().key(key)))
+      .commit();
+    await expect.poll(() => server.snapshot!.services.has("team-a/checkout" as never)).toBe(false);
+    expect(changesSince(server.snapshot!, before)).toEqual(new Set(["team-a/checkout"]));
+    // A server started now reads the same keys: the same services, the same resources.
+    const fresh = await serve(prefix);
+    expect([...fresh.server.snapshot!.services.keys()]).toEqual([...server.snapshot!.services.keys()]);
+    expect(expected(fresh.server.snapshot!)).toEqual(expected(server.snapshot!));
+    // A settings write parses everything again: still gone.
+    const served = events.filter((e) => e.event === "snapshot").length;
+    const settings = JSON.parse(registryEntries(prefix, meshDocument()).get(`${prefix}/mesh`)!.toString());
+    settings.dependencies["team-b/payments"] = ["team-a/frontend"];
+    await etcd.client.put(`${prefix}/mesh`).value(JSON.stringify(settings));
+    await expect.poll(() => events.filter((e) => e.event === "snapshot").length).toBe(served + 1);
+    expect(server.snapshot!.dependencies!.get("team-b/payments" as never)).toEqual(["team-a/frontend"]);
+    expect(server.snapshot!.services.has("team-a/checkout" as never)).toBe(false);
+    expect(events.filter((e) => e.event === "source-error")).toEqual([]);
+  });
+
   test("a record that disagrees with its key is left out and reported with its key; the rest is served", async () => {
     const prefix = await seed();
     const { events, server } = await serve(prefix);
