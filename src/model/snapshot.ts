@@ -558,13 +558,16 @@ function parseServiceUpdate(key: unknown, records: unknown, issues: InputIssue[]
   return parseRecords(key, records, issues);
 }
 
+/** The parts of a snapshot besides its records that a registry read afresh may change as an update. */
+export type RelationParts = Pick<Snapshot, "nodes" | "dependencies" | "vips">;
+
 /**
- * `snapshot` with another node list, the statuses of a validated snapshot whose records the
- * result is then given (`asRegistryUpdate` does, with `withServiceRecords`): only for deriving
- * that snapshot's content from `snapshot`. Its lineage says no service changed.
+ * `snapshot` with another node list, dependencies and VIPs, those of a validated snapshot whose
+ * records the result is then given (`asRegistryUpdate` does, with `withServiceRecords`): only for
+ * deriving that snapshot's content from `snapshot`. Its lineage says no service's records changed.
  */
-export function withNodeList(snapshot: Snapshot, nodes: readonly NodeStatus[]): Snapshot {
-  return descended(snapshot, registered({ ...snapshot, nodes: Object.freeze(nodes) }), []);
+export function withRelations(snapshot: Snapshot, parts: RelationParts): Snapshot {
+  return descended(snapshot, registered({ ...snapshot, ...parts, nodes: Object.freeze(parts.nodes) }), []);
 }
 
 /** `next`, noted as `snapshot` with the records of `changed` replaced (for `changesSince`). */

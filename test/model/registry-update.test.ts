@@ -1,6 +1,6 @@
 /**
  * A registry read afresh becomes an update of the snapshot before it when only records (services
- * added or removed too) and node statuses changed: it shares every other part, names exactly the changed services, and compiles
+ * added or removed too), node statuses, dependencies and VIPs changed: it shares every other part, names exactly the changed services, and compiles
  * as a fresh parse.
  */
 import { describe, expect, test } from "vitest";
@@ -97,6 +97,32 @@ describe("a registry read afresh", () => {
     expect(served).not.toEqual(compiled(changed(recovered), indexSnapshot(changed(recovered))));
   });
 
+  test("with dependencies and VIPs changed is derived the same way: the parts that did not change stay the same objects", () => {
+    const { previous, index } = servedExample();
+    const fresh = changed((doc) => {
+      recovered(doc);
+      // east/node-1 hosts frontend: it calls checkout no more, and checkout's VIP moves.
+      doc.dependencies["team-a/frontend"] = ["team-b/payments"];
+      doc.vips["team-a/checkout"] = "10.96.0.99";
+    });
+    const update = asRegistryUpdate(previous, fresh);
+    for (const part of ["mesh", "nodes", "exports", "protocols"] as const) expect(update[part]).toBe(previous[part]);
+    expect(update.dependencies).toBe(fresh.dependencies);
+    expect(update.vips).toBe(fresh.vips);
+    expect(changesSince(update, previous)).toEqual(new Set(["team-b/payments"]));
+    const served = compiled(update, indexSnapshot(update, index));
+    expect(served).toEqual(compiled(fresh, indexSnapshot(fresh)));
+    expect(served).not.toEqual(compiled(changed(recovered), indexSnapshot(changed(recovered))));
+    // Dependencies alone: the records and VIPs are the previous ones.
+    const callsOnly = asRegistryUpdate(
+      previous,
+      changed((doc) => doc.dependencies["team-a/frontend"].pop()),
+    );
+    expect(callsOnly.vips).toBe(previous.vips);
+    expect(callsOnly.services).toBe(previous.services);
+    expect(changesSince(callsOnly, previous)).toEqual(new Set());
+  });
+
   test("with the services in another order and nothing else changed is the snapshot before", () => {
     const previous = parseSnapshot(meshDocument());
     const reordered = changed((doc) => {
@@ -108,7 +134,7 @@ describe("a registry read afresh", () => {
 
   test.each<[string, (doc: ReturnType<typeof meshDocument>) => void]>([
     ["the mesh settings changed", (doc) => (doc.mesh.meshDomain = "mesh.other")],
-    ["a service's dependencies changed", (doc) => doc.dependencies["team-b/payments"].push("team-a/frontend")],
+    ["a port's protocol declared", (doc) => (doc.protocols = { ...doc.protocols, "team-b/payments": { "9443": "tcp" } })],
   ])("with %s (records changed too) is the fresh snapshot: it is indexed from scratch", (_, change) => {
     const previous = parseSnapshot(meshDocument());
     const fresh = changed((doc) => {
