@@ -2,7 +2,7 @@
  * Incremental recompiles serve what a cold compile would: a server's mesh state follows a random
  * series of registry events (health flips, a pod gaining a port, a pod moving to another node, a
  * pod renamed, a pod going away, a service removed; a node turning (not) ready, changing zone,
- * leaving the list) on a random mesh where some pods of a node claim one netns (what a change
+ * leaving the list; a service's dependencies or VIP changing) on a random mesh where some pods of a node claim one netns (what a change
  * tells the other services in that netns is the subtle part), and after each one every node's
  * served resources — names and versions of every type — equal a compile of the same snapshot on
  * a fresh index, whether the server was given the updated snapshot or the same mesh parsed anew
@@ -25,29 +25,31 @@ const MS_PER_RUN = 75;
 
 /** One registry event: which record (by position over all records) and what happens to it. */
 interface Event {
-  readonly kind: RecordEventKind | NodeEventKind;
+  readonly kind: RecordEventKind | DocumentEventKind;
   readonly record: number;
   readonly other: number;
 }
 
 /** What happens to a record: "remove" drops it from its service, "drop" removes its whole service. */
 type RecordEventKind = "health" | "port" | "move" | "rename" | "remove" | "drop";
-/** A listed node turns (not) ready, moves to another zone, or leaves the node list. */
-type NodeEventKind = "ready" | "zone" | "unlist";
-const NODE_EVENTS: readonly string[] = ["ready", "zone", "unlist"] satisfies NodeEventKind[];
+/**
+ * Read afresh (a node's status, dependencies and VIPs are never replaced on their own): a listed
+ * node turns (not) ready, moves to another zone, or leaves the node list; a service calls one
+ * service more or less, or its dependencies are dropped; a service's VIP is given, moved or dropped.
+ */
+type DocumentEventKind = "ready" | "zone" | "unlist" | "calls" | "vip";
+const DOCUMENT_EVENTS: readonly string[] = ["ready", "zone", "unlist", "calls", "vip"] satisfies DocumentEventKind[];
 
 const eventArb: fc.Arbitrary<Event> = fc.record({
-  kind: fc.constantFrom<Event["kind"]>("health", "health", "port", "move", "rename", "remove", "drop", "ready", "zone", "unlist"),
+  kind: fc.constantFrom<Event["kind"]>("health", "health", "port", "move", "rename", "remove", "drop", "ready", "zone", "unlist", "calls", "vip"),
   record: fc.nat(),
   other: fc.nat(),
 });
 
-/**
- * The document after a node event, with `snapshot`'s records: what a source that reads the whole
- * registry again parses (a node's status is never replaced on its own).
- */
-function withNodeEvent(doc: MeshDocument, snapshot: Snapshot, event: Event): MeshDocument {
+/** The document after a document event, with `snapshot`'s records: what a source that reads the whole registry again parses. */
+function withDocumentEvent(doc: MeshDocument, snapshot: Snapshot, event: Event): MeshDocument {
   const next = asDocument(doc, snapshot);
+  if (event.kind === "calls" || event.kind === "vip") return withRelationEvent(next, event);
   const nodes = [...(next.nodes ?? [])] as { zone?: string; ready?: boolean }[];
   if (nodes.length === 0) return next;
   const at = event.record % nodes.length;
@@ -56,6 +58,27 @@ function withNodeEvent(doc: MeshDocument, snapshot: Snapshot, event: Event): Mes
   else if (event.kind === "zone") node.zone = node.zone === "z1" ? "z2" : "z1";
   nodes.splice(at, 1, ...(event.kind === "unlist" ? [] : [node]));
   return { ...next, nodes } as MeshDocument;
+}
+
+/** `doc` with one service's dependencies or VIP changed. */
+function withRelationEvent(doc: MeshDocument, event: Event): MeshDocument {
+  const keys = Object.keys(doc.services ?? {}).sort();
+  if (keys.length === 0) return doc;
+  const at = event.record % keys.length;
+  const key = keys[at]!;
+  if (event.kind === "vip") {
+    const vips: Record<string, string> = { ...(doc.vips ?? {}) };
+    const next = { undefined: `10.96.${at}.1`, [`10.96.${at}.1`]: `10.96.${at}.2` }[String(vips[key])];
+    if (next) vips[key] = next;
+    else delete vips[key];
+    return { ...doc, vips };
+  }
+  const dependencies: Record<string, string[]> = { ...(doc.dependencies ?? {}) };
+  const callee = keys[event.other % keys.length]!;
+  const deps = dependencies[key] ?? [];
+  if (event.other % 5 === 0) delete dependencies[key];
+  else dependencies[key] = deps.includes(callee) ? deps.filter((dep) => dep !== callee) : [...deps, callee];
+  return { ...doc, dependencies };
 }
 
 /** The snapshot after `event`, as a registry watch builds it: only the touched service's records are new. */
@@ -137,16 +160,16 @@ describe("incremental recompiles", () => {
           const state = new MeshState(snapshot, options);
           for (const node of nodes) outcome(() => state.resources(node.cluster, node.name).resources);
           for (const [i, event] of events.entries()) {
-            if (NODE_EVENTS.includes(event.kind)) {
-              doc = withNodeEvent(doc, snapshot, event);
+            if (DOCUMENT_EVENTS.includes(event.kind)) {
+              doc = withDocumentEvent(doc, snapshot, event);
               snapshot = parseSnapshot(structuredClone(doc));
             } else snapshot = applied(snapshot, event);
             // Some events reach the server with the next one (a watch batch), so an update may
             // change several services.
             if (event.other % 3 === 0 && i < events.length - 1) continue;
             // Every other event as a source that reads everything afresh serves it: parsed anew,
-            // which the server takes as an update of what it serves when only records and node
-            // statuses differ (a node event is always read afresh).
+            // which the server takes as an update of what it serves when only records, node
+            // statuses, dependencies and VIPs differ (a document event is always read afresh).
             state.update(i % 2 === reread ? parseSnapshot(asDocument(doc, snapshot)) : snapshot);
             for (const node of nodes) {
               const served = outcome(() => state.resources(node.cluster, node.name).resources);

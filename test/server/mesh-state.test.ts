@@ -147,6 +147,26 @@ describe("a snapshot read afresh (new mesh and nodes objects)", () => {
     for (const node of nodes) expect(versions(state.resources(...(node.split("/") as [string, string])).resources), node).toEqual(fresh(reread, node, options));
   });
 
+  test.each<[string, (doc: ReturnType<typeof meshDocument>) => void, string[]]>([
+    // frontend's pods are on east/node-1 and west/node-1; checkout's on east/node-2 (and nodes not connected here).
+    ["frontend calls checkout no more", (doc) => (doc.dependencies["team-a/frontend"] = ["team-b/payments"]), ["east/node-1", "west/node-1"]],
+    ["checkout's VIP moves", (doc) => (doc.vips["team-a/checkout"] = "10.96.0.99"), ["east/node-1", "west/node-1"]],
+    ["payments gets a VIP", (doc) => (doc.vips["team-b/payments"] = "10.96.0.98"), ["east/node-1", "east/node-2", "west/node-1"]],
+  ])("in which %s is served as an update: the nodes whose pods call it change, and every node gets what a fresh compile gives", (_, change, changedNodes) => {
+    const options = { eastWestWaypoint: "cross-cluster" } as const;
+    const first = exampleSnapshot();
+    const state = new MeshState(first, options);
+    for (const node of nodes) state.resources(...(node.split("/") as [string, string]));
+    const doc = meshDocument();
+    change(doc);
+    const reread = parseSnapshot(doc);
+    const { changed } = state.update(reread);
+    expect(state.snapshot.mesh).toBe(first.mesh);
+    expect(state.snapshot.services).toBe(first.services);
+    expect(changed.map((resources) => resources.key).sort()).toEqual(changedNodes);
+    for (const node of nodes) expect(versions(state.resources(...(node.split("/") as [string, string])).resources), node).toEqual(fresh(reread, node, options));
+  });
+
   test("in which anything else changed is served as it is", () => {
     const state = new MeshState(exampleSnapshot(), { eastWestWaypoint: "cross-cluster" });
     const doc = meshDocument();
