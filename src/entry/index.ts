@@ -37,15 +37,15 @@ export { type LocalNode, type LocalNodeInput, parseNode } from "../model/node.js
 export { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 export { decodeServiceEndpoint, encodeServiceEndpoint, type ServiceEndpoint, type ServiceEndpointInput } from "../model/registry.js";
 export { PRODUCTION_SETTINGS, type Settings } from "../model/settings.js";
-export { type MeshFileInput, parseSnapshot, type Snapshot, withServiceRecords } from "../model/snapshot.js";
+export { type MeshFileInput, parseSnapshot, type Snapshot, withNodes, withServiceRecords } from "../model/snapshot.js";
 export type { SnapshotIndex } from "./opaque-index.js";
 
 /**
  * The index of a snapshot, built on first use and reused for the same snapshot object; every
  * `compileNode` call for the snapshot shares it. With `previous`, the index of an earlier snapshot
- * with the same `mesh`, `exports` and `protocols` objects (as `withServiceRecords` keeps them),
- * only the services whose records array changed, or with a pod on a node whose status object
- * changed, are indexed again, and unchanged services keep the work cached on them.
+ * with the same `mesh`, `exports` and `protocols` objects (as `withServiceRecords` and `withNodes`
+ * keep them), only the services whose records array changed, or with a pod on a node whose status
+ * object changed, are indexed again, and unchanged services keep the work cached on them.
  */
 export function indexSnapshot(snapshot: Snapshot, previous?: SnapshotIndex): SnapshotIndex {
   return toPublicIndex(buildIndex(ensureSnapshot(snapshot), previous && fromPublicIndex(previous)));

@@ -7,10 +7,9 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import type { ServiceKey } from "../naming.js";
-import { compositeKey } from "../util/keys.js";
 import { sameData } from "../util/same-data.js";
 import type { ServiceEndpoint } from "./registry.js";
-import { type NodeStatus, type RelationParts, type Snapshot, withRelations, withServiceRecords } from "./snapshot.js";
+import { nodesAsBefore, type RelationParts, type Snapshot, withRelations, withServiceRecords } from "./snapshot.js";
 
 /**
  * `next` derived from `previous` — its node list (each status equal to one of `previous` being
@@ -48,14 +47,4 @@ function relationsAsBefore(previous: Snapshot, next: Snapshot): RelationParts | 
   const vips = isDeepStrictEqual(previous.vips, next.vips) ? previous.vips : next.vips;
   if (nodes === previous.nodes && dependencies === previous.dependencies && vips === previous.vips) return undefined;
   return { nodes, dependencies, vips };
-}
-
-/** `before` when `after` holds the same statuses in the same order; else `after`, each status equal to one in `before` being that one. */
-function nodesAsBefore(before: readonly NodeStatus[], after: readonly NodeStatus[]): readonly NodeStatus[] {
-  if (before.length === after.length && before.every((node, i) => sameData(node, after[i]))) return before;
-  const byKey = new Map(before.map((node) => [compositeKey(node.cluster, node.name), node]));
-  return after.map((node) => {
-    const known = byKey.get(compositeKey(node.cluster, node.name));
-    return known !== undefined && sameData(known, node) ? known : node;
-  });
 }

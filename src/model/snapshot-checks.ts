@@ -55,6 +55,28 @@ export function crossCheck(parts: MeshParts, services: ReadonlyMap<ServiceKey, r
   ];
 }
 
+/**
+ * What a new node list must agree on with a validated snapshot's settings and records
+ * (`withNodes`). The nodes its records name were checked with it, and what is checked of a node
+ * (its trust domain, its identity) does not depend on the list: only the listed nodes are.
+ */
+export function nodeListIssues(
+  mesh: NonNullable<MeshParts["mesh"]>,
+  nodes: readonly NodeStatus[],
+  services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>,
+): InputIssue[] {
+  const unmapped =
+    mesh.trust.mode === "federated"
+      ? nodes.flatMap((node, index) =>
+          trustDomainOfCluster(mesh.trust, node.cluster)
+            ? []
+            : [{ path: formatPath(["nodes", index, "cluster"]), message: `cluster ${node.cluster} belongs to no trust domain` }],
+        )
+      : [];
+  const named = nodes.map((node) => ({ cluster: node.cluster, node: node.name }));
+  return [...duplicateNodeIssues(nodes), ...dedupeByMessage(unmapped), ...identityClashes(mesh, named, services)];
+}
+
 /** No node listed twice, and no two listed nodes with one address (each would get the other's traffic). */
 function duplicateNodeIssues(nodes: readonly NodeStatus[]): InputIssue[] {
   const names = new Map<string, number>();
@@ -261,7 +283,16 @@ function nodeIdentityIssues(
   for (const endpoints of services.values()) {
     for (const { clusterName, kubernetesMetadata } of endpoints) if (kubernetesMetadata.nodeName) name(clusterName, kubernetesMetadata.nodeName);
   }
-  for (const { cluster, node } of named.values()) {
+  return identityClashes(mesh, named.values(), services);
+}
+
+/** The first of `named` whose node identity is a service's workload identity. */
+function identityClashes(
+  mesh: NonNullable<MeshParts["mesh"]>,
+  named: Iterable<{ readonly cluster: string; readonly node: string }>,
+  services: ReadonlyMap<ServiceKey, unknown>,
+): InputIssue[] {
+  for (const { cluster, node } of named) {
     const trustDomain = trustDomainOfCluster(mesh.trust, cluster);
     if (!trustDomain) continue;
     const identity = nodeSpiffeId(mesh.nodeIdentity, { trustDomain, cluster, node });

@@ -44,5 +44,7 @@ function snapshotDocument(value: unknown): Record<string, unknown> {
 }
 
 function notASnapshot(what: string): InputError {
-  return new InputError("snapshot", [{ path: "", message: `not a Snapshot: ${what}; build one with parseSnapshot, parseMeshFile or withServiceRecords` }]);
+  return new InputError("snapshot", [
+    { path: "", message: `not a Snapshot: ${what}; build one with parseSnapshot, parseMeshFile, withServiceRecords or withNodes` },
+  ]);
 }

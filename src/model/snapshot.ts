@@ -14,7 +14,7 @@ import { sameData } from "../util/same-data.js";
 import { clusterName, dnsSubdomain, ipAddress, trustDomain } from "./fields.js";
 import { collectIssues, describeValue, unsafeInputIssues } from "./issues.js";
 import { decodeServiceEndpoint, invalidUtf8Field, type ServiceEndpoint, serviceEndpoint } from "./registry.js";
-import { crossCheck, type MeshParts, portCountIssues, replacedServicePodIssues, SNAPSHOT_LIMITS, sameServiceKeys } from "./snapshot-checks.js";
+import { crossCheck, type MeshParts, nodeListIssues, portCountIssues, replacedServicePodIssues, SNAPSHOT_LIMITS, sameServiceKeys } from "./snapshot-checks.js";
 import { usualServiceEndpoint } from "./usual-record.js";
 
 export { SNAPSHOT_LIMITS } from "./snapshot-checks.js";
@@ -217,7 +217,7 @@ export function parseSnapshot(input: unknown): Snapshot {
   });
 }
 
-/** Snapshots made by `parseSnapshot` and `withServiceRecords`: validated, and read-only. */
+/** Snapshots made by `parseSnapshot`, `withServiceRecords` and `withNodes`: validated, and read-only. */
 const validatedSnapshots = new WeakSet<object>();
 /** A number per validated snapshot, for lineages to name it by. */
 const serials = new WeakMap<Snapshot, number>();
@@ -225,7 +225,7 @@ let nextSerial = 0;
 /** Maps and sets of validated snapshots: adding to or removing from them throws. */
 const sealedCollections = new WeakSet<object>();
 
-/** Whether `value` is a snapshot `parseSnapshot` or `withServiceRecords` made (and so validated). */
+/** Whether `value` is a snapshot `parseSnapshot`, `withServiceRecords` or `withNodes` made (and so validated). */
 export function isValidatedSnapshot(value: unknown): value is Snapshot {
   return typeof value === "object" && value !== null && validatedSnapshots.has(value);
 }
@@ -477,9 +477,7 @@ export function withServiceRecords(
   keyOrUpdates: string | ReadonlyMap<string, readonly unknown[] | undefined>,
   records?: readonly unknown[],
 ): Snapshot {
-  if (!isValidatedSnapshot(snapshot)) {
-    throw new InputError("snapshot", [{ path: "", message: "not a snapshot from parseSnapshot, parseMeshFile or withServiceRecords" }]);
-  }
+  requireValidated(snapshot);
   const parsed = parseUpdates(updatesOf(keyOrUpdates, records));
   const changed = [...parsed].filter(([key, endpoints]) => endpoints !== undefined || snapshot.services.has(key)).map(([key]) => key);
   if (changed.length === 0) return snapshot;
@@ -556,6 +554,47 @@ function parseServiceUpdate(key: unknown, records: unknown, issues: InputIssue[]
     return [];
   }
   return parseRecords(key, records, issues);
+}
+
+/**
+ * A new snapshot with another node list (the mesh file's `nodes`: a node turned (not) ready,
+ * moved to another zone, added or gone), validated like `parseSnapshot` validates it; everything
+ * else is shared, and each status equal to one the snapshot has is that one. Index it with
+ * `indexSnapshot(next, previousIndex)`: only the services with pods on the nodes whose status
+ * changed are redone, and a server recompiles only the nodes those reach. A list with the same
+ * statuses in the same order returns `snapshot` itself.
+ */
+export function withNodes(snapshot: Snapshot, nodes: readonly unknown[]): Snapshot {
+  requireValidated(snapshot);
+  const unsafe = [...sizeIssues({ nodes }), ...unsafeInputIssues({ nodes })];
+  if (unsafe.length > 0) throw new InputError("snapshot", unsafe);
+  const parsed = meshFile.shape.nodes.safeParse(nodes);
+  if (!parsed.success) throw new InputError("snapshot", collectIssues(parsed.error.issues, nodes, ["nodes"]));
+  const issues = nodeListIssues(snapshot.mesh, parsed.data, snapshot.services);
+  if (issues.length > 0) throw new InputError("snapshot", issues);
+  const statuses = nodesAsBefore(snapshot.nodes, parsed.data);
+  if (statuses === snapshot.nodes) return snapshot;
+  for (const node of statuses) Object.freeze(node);
+  return withRelations(snapshot, { nodes: statuses, dependencies: snapshot.dependencies, vips: snapshot.vips });
+}
+
+/**
+ * `before` when `after` holds the same statuses in the same order; else `after`, each status
+ * equal to one in `before` being that one (what a status derived stays valid for).
+ */
+export function nodesAsBefore(before: readonly NodeStatus[], after: readonly NodeStatus[]): readonly NodeStatus[] {
+  if (before.length === after.length && before.every((node, i) => sameData(node, after[i]))) return before;
+  const byKey = new Map(before.map((node) => [compositeKey(node.cluster, node.name), node]));
+  return after.map((node) => {
+    const known = byKey.get(compositeKey(node.cluster, node.name));
+    return known !== undefined && sameData(known, node) ? known : node;
+  });
+}
+
+function requireValidated(snapshot: Snapshot): void {
+  if (!isValidatedSnapshot(snapshot)) {
+    throw new InputError("snapshot", [{ path: "", message: "not a snapshot from parseSnapshot, parseMeshFile, withServiceRecords or withNodes" }]);
+  }
 }
 
 /** The parts of a snapshot besides its records that a registry read afresh may change as an update. */

@@ -4,7 +4,7 @@ import { describe, expect, test } from "vitest";
 import { InputError, isInputError } from "../../src/errors.js";
 import { parseMeshFile } from "../../src/model/mesh-file.js";
 import { encodeServiceEndpoint } from "../../src/model/registry.js";
-import { changesSince, parseSnapshot, type Snapshot, withServiceRecords } from "../../src/model/snapshot.js";
+import { changesSince, parseSnapshot, type Snapshot, withNodes, withServiceRecords } from "../../src/model/snapshot.js";
 import { exampleSnapshot, ledgerRecord, meshDocument } from "../support/fixtures.js";
 
 /** The issues parseSnapshot reports for a document, as "path: message" lines. */
@@ -441,5 +441,84 @@ describe("snapshots derived by withServiceRecords", () => {
     gc();
     expect(first.deref()).toBeUndefined();
     expect(snapshot.services.size).toBeGreaterThan(0);
+  });
+});
+
+describe("snapshots derived by withNodes", () => {
+  /** The example's node list as a mesh file writes it, with `change` applied. */
+  function nodeList(change: (nodes: Record<string, unknown>[]) => void = () => {}): Record<string, unknown>[] {
+    const nodes = meshDocument().nodes as Record<string, unknown>[];
+    change(nodes);
+    return nodes;
+  }
+
+  test("end where a mesh file with that node list ends; unchanged statuses and every other part stay the same objects", () => {
+    const base = parseSnapshot(meshDocument());
+    const next = withNodes(
+      base,
+      nodeList((nodes) => {
+        nodes[3]!.ready = false;
+        nodes.push({ cluster: "west", name: "node-9", ip: "10.20.0.19" });
+      }),
+    );
+    const doc = meshDocument();
+    doc.nodes[3].ready = false;
+    doc.nodes.push({ cluster: "west", name: "node-9", ip: "10.20.0.19" });
+    expect(next.nodes).toEqual(parseSnapshot(doc).nodes);
+    expect(next.nodes.map((node, i) => node === base.nodes[i])).toEqual([true, true, true, false, true, true, false]);
+    for (const part of ["mesh", "services", "exports", "protocols", "dependencies", "vips"] as const) expect(next[part]).toBe(base[part]);
+    expect(changesSince(next, base)).toEqual(new Set());
+    expect(Object.isFrozen(next.nodes[6])).toBe(true);
+    expect(Object.isFrozen(next.nodes)).toBe(true);
+    // It derives further, by either function.
+    expect(withServiceRecords(next, "team-c/ledger", [ledgerRecord()]).nodes).toBe(next.nodes);
+  });
+
+  test("the same statuses in the same order are no update: the snapshot itself", () => {
+    const base = parseSnapshot(meshDocument());
+    expect(withNodes(base, nodeList())).toBe(base);
+  });
+
+  test("are validated like the mesh file's node list, with paths: fields, duplicates, trust domains, node identities", () => {
+    const base = parseSnapshot(meshDocument());
+    const refused = (nodes: unknown[], snapshot = base) => {
+      try {
+        withNodes(snapshot, nodes);
+      } catch (error) {
+        return (error as InputError).issues.map((issue) => `${issue.path}: ${issue.message}`);
+      }
+      throw new Error("not refused");
+    };
+    expect(refused(nodeList((nodes) => (nodes[1]!.ip = "not an ip")))).toEqual([expect.stringMatching(/^nodes\[1\]\.ip: /)]);
+    expect(refused(nodeList((nodes) => (nodes[2]!.extra = 1)))).toEqual(["nodes[2].extra: unknown key"]);
+    expect(refused(nodeList((nodes) => nodes.push({ ...nodes[0]! })))).toEqual(["nodes[6]: duplicate node east/node-1; first at nodes[0]"]);
+    expect(refused(nodeList((nodes) => (nodes[4]!.ip = nodes[3]!.ip)))).toEqual([
+      "nodes[4].ip: 10.20.0.11 is also node west/node-1's (nodes[3]): one address per node",
+    ]);
+    const federated = meshDocument();
+    federated.mesh.trust = {
+      mode: "federated",
+      trustDomains: [
+        { name: "east.aether", clusters: ["east"] },
+        { name: "west.aether", clusters: ["west"] },
+      ],
+      bundles: { filename: "/run/spire/bundles.spiffe" },
+    };
+    expect(
+      refused(
+        nodeList((nodes) => nodes.push({ cluster: "south", name: "node-1", ip: "10.30.0.11" })),
+        parseSnapshot(federated),
+      ),
+    ).toEqual(["nodes[6].cluster: cluster south belongs to no trust domain"]);
+    const templated = meshDocument();
+    templated.mesh.nodeIdentity = "spiffe://{trustDomain}/ns/team-a/sa/{node}";
+    expect(
+      refused(
+        nodeList((nodes) => nodes.push({ cluster: "east", name: "frontend", ip: "10.10.0.19" })),
+        parseSnapshot(templated),
+      ),
+    ).toEqual([expect.stringMatching(/^mesh\.nodeIdentity: node east\/frontend's identity .* is service team-a\/frontend's workload identity$/)]);
+    expect(refused("nodes" as never)).toEqual(['nodes: expected a list, found the string "nodes"']);
+    expect(() => withNodes({ ...base }, nodeList())).toThrow(/not a snapshot from parseSnapshot, parseMeshFile, withServiceRecords or withNodes/);
   });
 });

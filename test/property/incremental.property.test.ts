@@ -2,11 +2,12 @@
  * Incremental recompiles serve what a cold compile would: a server's mesh state follows a random
  * series of registry events (health flips, a pod gaining a port, a pod moving to another node, a
  * pod renamed, a pod going away, a service removed; a node turning (not) ready, changing zone,
- * leaving the list; a service's dependencies or VIP changing) on a random mesh where some pods of a node claim one netns (what a change
- * tells the other services in that netns is the subtle part), and after each one every node's
- * served resources — names and versions of every type — equal a compile of the same snapshot on
- * a fresh index, whether the server was given the updated snapshot or the same mesh parsed anew
- * (which it takes as an update of what it serves). What the recompile reuses (a node's last
+ * leaving the list, read afresh or given by `withNodes`; a service's dependencies or VIP changing)
+ * on a random mesh where some pods of a node claim one netns (what a change tells the other
+ * services in that netns is the subtle part), and after each one every node's served resources —
+ * names and versions of every type — equal a compile of the same snapshot on a fresh index,
+ * whether the server was given the updated snapshot or the same mesh parsed anew (which it takes
+ * as an update of what it serves). What the recompile reuses (a node's last
  * sorted lists patched in place, lists unchanged by identity, a node's unchanged records,
  * services whose netns rivals did not change) must never serve a stale resource.
  */
@@ -16,7 +17,7 @@ import { compileNode } from "../../src/compile/compile-node.js";
 import { toXdsResources, type XdsResources } from "../../src/emit/xds.js";
 import { localNodeFrom } from "../../src/model/node.js";
 import type { ServiceEndpoint } from "../../src/model/registry.js";
-import { parseSnapshot, type Snapshot, withServiceRecords } from "../../src/model/snapshot.js";
+import { parseSnapshot, type Snapshot, withNodes, withServiceRecords } from "../../src/model/snapshot.js";
 import { MeshState } from "../../src/server/mesh-state.js";
 import { compilableNodes, everyModeSelection, type MeshDocument, meshDocumentArb, type NodeRef } from "../support/random-mesh.js";
 import { assertProperty, runsFor, timeoutFor } from "./harness.js";
@@ -39,6 +40,7 @@ type RecordEventKind = "health" | "port" | "move" | "rename" | "remove" | "drop"
  */
 type DocumentEventKind = "ready" | "zone" | "unlist" | "calls" | "vip";
 const DOCUMENT_EVENTS: readonly string[] = ["ready", "zone", "unlist", "calls", "vip"] satisfies DocumentEventKind[];
+const NODE_EVENTS: readonly string[] = ["ready", "zone", "unlist"] satisfies DocumentEventKind[];
 
 const eventArb: fc.Arbitrary<Event> = fc.record({
   kind: fc.constantFrom<Event["kind"]>("health", "health", "port", "move", "rename", "remove", "drop", "ready", "zone", "unlist", "calls", "vip"),
@@ -162,7 +164,9 @@ describe("incremental recompiles", () => {
           for (const [i, event] of events.entries()) {
             if (DOCUMENT_EVENTS.includes(event.kind)) {
               doc = withDocumentEvent(doc, snapshot, event);
-              snapshot = parseSnapshot(structuredClone(doc));
+              // A node event reaches some servers as a node list update of the snapshot.
+              const nodeList = NODE_EVENTS.includes(event.kind) && event.other % 2 === 1;
+              snapshot = nodeList ? withNodes(snapshot, doc.nodes ?? []) : parseSnapshot(structuredClone(doc));
             } else snapshot = applied(snapshot, event);
             // Some events reach the server with the next one (a watch batch), so an update may
             // change several services.

@@ -537,7 +537,7 @@ describe("15. public entry points validate what they are given", () => {
       'services["team-a/frontend"]: expected a list of records, found the string "x"',
     ]);
     expect(thrown(() => withServiceRecords({ ...snapshot }, "team-a/frontend", []))).toEqual([
-      ": not a snapshot from parseSnapshot, parseMeshFile or withServiceRecords",
+      ": not a snapshot from parseSnapshot, parseMeshFile, withServiceRecords or withNodes",
     ]);
   });
 
