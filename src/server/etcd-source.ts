@@ -3,19 +3,21 @@
  * from the revision after it. Each watch response — whole revisions, so a transaction's keys
  * arrive together — becomes one snapshot: never half of an update. Endpoint changes re-validate
  * only the services they touch, in one update (`withServiceRecords` with a map, so the index
- * stays incremental); a change to the mesh settings or a node's status parses everything again.
- * After a disconnect the client resumes the watch from the last revision it saw; when that
- * revision has been compacted away (the watch is cancelled), the source reads everything afresh
- * and watches from there. What is parsed again is pushed as an update of the last snapshot when
- * only records and node statuses changed (`asRegistryUpdate`), and not at all when nothing did.
+ * stays incremental), and node status changes only the node list (`withNodes`); a change to the
+ * mesh settings parses everything again. After a disconnect the client resumes the watch from the
+ * last revision it saw; when that revision has been compacted away (the watch is cancelled), the
+ * source reads everything afresh and watches from there. What is parsed again is pushed as an
+ * update of the last snapshot when only records, node statuses, dependencies and VIPs changed
+ * (`asRegistryUpdate`), and not at all when nothing did.
  *
  * A record that disagrees with its key or does not decode is left out and reported; a service
- * whose records do not validate keeps its last good records (reported); the rest of the update
- * is served. A service whose last record is deleted is removed, as a fresh read would not find it.
+ * whose records do not validate keeps its last good records, and a node list that does not
+ * validate its last good statuses (reported); the rest of the update is served. A service whose
+ * last record is deleted is removed, as a fresh read would not find it.
  */
 import { Etcd3, type IKeyValue, type Watcher } from "etcd3";
 import { asRegistryUpdate } from "../model/registry-update.js";
-import { parseSnapshot, type Snapshot, withServiceRecords } from "../model/snapshot.js";
+import { parseSnapshot, type Snapshot, withNodes, withServiceRecords } from "../model/snapshot.js";
 import type { ServiceKey } from "../naming.js";
 import { getOrInsert } from "../util/maps.js";
 import { DEFAULT_ETCD_PREFIX, parseRegistryKey, type RegistryKey, recordKeyMismatch } from "./etcd-keys.js";
@@ -104,16 +106,18 @@ export class EtcdSource implements RegistrySource {
 
   #onEvents(events: readonly { type: string; kv: IKeyValue }[]): void {
     const touched = new Set<ServiceKey>();
+    let nodes = false;
     let rebuild = false;
     const problems: string[] = [];
     for (const { type, kv } of events) {
       const key = kv.key.toString();
       const parsed = parseRegistryKey(this.prefix, key);
       if (parsed?.kind === "endpoint") touched.add(parsed.service);
+      else if (parsed?.kind === "node") nodes = true;
       else rebuild = true;
       problems.push(...this.#apply(key, type === "Delete" ? undefined : kv.value));
     }
-    this.#publish(rebuild ? undefined : touched, problems);
+    this.#publish(rebuild ? undefined : { services: [...touched].sort(), nodes }, problems);
   }
 
   /** Records one key's value (undefined: deleted) in the state; returns its problems. */
@@ -146,11 +150,11 @@ export class EtcdSource implements RegistrySource {
     return mismatch ? [`${key}: ${mismatch} (left out)`] : [];
   }
 
-  /** Serves the state: the touched services on top of the last snapshot, or (undefined) everything afresh. */
-  #publish(touched: ReadonlySet<ServiceKey> | undefined, problems: string[]): void {
+  /** Serves the state: what changed on top of the last snapshot, or (undefined) everything afresh. */
+  #publish(changes: Touched | undefined, problems: string[]): void {
     let next: Snapshot | undefined;
-    if (touched && this.#snapshot) {
-      next = this.#withTouched(this.#snapshot, [...touched].sort(), problems);
+    if (changes && this.#snapshot) {
+      next = this.#withTouched(this.#withNodeList(this.#snapshot, changes.nodes, problems), changes.services, problems);
     } else {
       try {
         const parsed = parseSnapshot(document(this.#state));
@@ -166,12 +170,24 @@ export class EtcdSource implements RegistrySource {
     }
   }
 
+  /** The state's node list on top of `snapshot` when a node changed (`withNodes`); when refused, `snapshot`'s list is kept. */
+  #withNodeList(snapshot: Snapshot, changed: boolean, problems: string[]): Snapshot {
+    if (!changed) return snapshot;
+    try {
+      return withNodes(snapshot, nodeList(this.#state));
+    } catch (error) {
+      problems.push(`${this.prefix} nodes keep their last good statuses: ${describeError(error)}`);
+      return snapshot;
+    }
+  }
+
   /**
    * The touched services' records on top of `snapshot`: in one update (the services map copied
    * once, however many services a batch touches), or, when that is refused, one service at a
    * time, each refused one keeping its last good records.
    */
   #withTouched(snapshot: Snapshot, services: readonly ServiceKey[], problems: string[]): Snapshot {
+    if (services.length === 0) return snapshot;
     try {
       return withServiceRecords(snapshot, new Map(services.map((service) => [service, serviceRecords(this.#state, service)])));
     } catch {
@@ -186,6 +202,12 @@ export class EtcdSource implements RegistrySource {
       return next;
     }
   }
+}
+
+/** What a watch response changed: these services' records, and whether any node's status. */
+interface Touched {
+  readonly services: readonly ServiceKey[];
+  readonly nodes: boolean;
 }
 
 function emptyState(): RegistryState {
@@ -204,9 +226,13 @@ function serviceRecords(state: RegistryState, service: ServiceKey): Buffer[] | u
 /** The state as a mesh-file document, for `parseSnapshot`. */
 function document(state: RegistryState): unknown {
   const settings = typeof state.mesh === "object" && state.mesh !== null ? state.mesh : {};
-  const nodes = [...state.nodes].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, { key, value }]) => nodeEntry(key, value));
   const services = Object.fromEntries([...state.services.keys()].sort().map((service) => [service, serviceRecords(state, service)]));
-  return { ...settings, nodes, services };
+  return { ...settings, nodes: nodeList(state), services };
+}
+
+/** The state's node statuses as a mesh file's `nodes`, in key order. */
+function nodeList(state: RegistryState): unknown[] {
+  return [...state.nodes].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, { key, value }]) => nodeEntry(key, value));
 }
 
 function nodeEntry(key: Extract<RegistryKey, { kind: "node" }>, value: Buffer): unknown {

@@ -251,6 +251,21 @@ describe.runIf(enabled)("etcd registry source", () => {
     expect(server.snapshot!.nodes).toBe(after.nodes);
   });
 
+  test("a node's status that does not validate with the others is reported; the nodes keep their last good statuses and the rest of the transaction is served", async () => {
+    const prefix = await seed();
+    const { events, server } = await serve(prefix);
+    const before = server.snapshot!;
+    const [west1, west2] = ["node-1", "node-2"].map((name) => before.nodes.find((node) => node.cluster === "west" && node.name === name)!);
+    const key = nodeStatusKey(prefix, { region: west2!.region || "none", cluster: "west", node: "node-2" });
+    await writeAtomically(etcd.client, new Map([[key, Buffer.from(JSON.stringify({ ip: west1!.ip, zone: west2!.zone, ready: true }))], recoveryWrite(prefix)]));
+    await expect.poll(() => events.find((e) => e.event === "source-error")).toBeDefined();
+    expect((events.find((e) => e.event === "source-error") as { error: string }).error).toMatch(
+      new RegExp(`nodes keep their last good statuses: .*${west1!.ip.replaceAll(".", "\\.")} is also node west/node-1's`, "s"),
+    );
+    await expect.poll(() => server.snapshot!.services.get("team-b/payments" as never)!.every((record) => record.health !== "UNHEALTHY")).toBe(true);
+    expect(server.snapshot!.nodes).toBe(before.nodes);
+  });
+
   test("a service whose last records are deleted is gone, as a fresh read of the same keys finds it, and served as an update", async () => {
     const prefix = await seed();
     const { events, server } = await serve(prefix);
