@@ -10,6 +10,7 @@ import {
   localNodeFrom,
   parseMeshFile,
   toXdsResources,
+  withNodes,
   withServiceRecords,
   type XdsResources,
   type XdsTypeUrl,
@@ -21,6 +22,12 @@ let index = indexSnapshot(snapshot);
 /** A registry watch event: one service's records replaced. Only that service is indexed again. */
 function onServiceChange(key: string, records: readonly unknown[]): void {
   snapshot = withServiceRecords(snapshot, key, records); // validated like parseSnapshot
+  index = indexSnapshot(snapshot, index);
+}
+
+/** A node list event (a node turned not ready, moved zone, came or went). Only services with pods there are indexed again. */
+function onNodesChange(nodes: readonly unknown[]): void {
+  snapshot = withNodes(snapshot, nodes);
   index = indexSnapshot(snapshot, index);
 }
 
@@ -50,4 +57,7 @@ onServiceChange(
   "team-b/payments",
   payments.map((record) => (record.health === "UNHEALTHY" ? { ...record, health: "HEALTHY" } : record)),
 );
+push("east", "node-1");
+console.log("# west/node-1 turns not ready: the assignment with a waypoint endpoint there changes");
+onNodesChange(snapshot.nodes.map((node) => (node.cluster === "west" && node.name === "node-1" ? { ...node, ready: false } : node)));
 push("east", "node-1");

@@ -20,7 +20,7 @@ test("examples/compile-node.ts runs and prints each node's clusters and problems
   );
 });
 
-test("examples/xds-server.ts sends everything first, then only the assignment that changed", () => {
+test("examples/xds-server.ts sends everything first, then only the assignment that changed (a pod recovers, a node turns not ready)", () => {
   const run = spawnSync(process.execPath, ["--import", "tsx", "examples/xds-server.ts"], { cwd: REPO_ROOT, encoding: "utf8" });
   expect(run.stderr).toBe("");
   const lines = run.stdout
@@ -34,6 +34,8 @@ test("examples/xds-server.ts sends everything first, then only the assignment th
   );
   expect(lines.slice(4)).toEqual([
     "# west's unhealthy payments pod recovers: one assignment changes",
+    "ClusterLoadAssignment: payments.team-b.mesh.aether:8443@<version>",
+    "# west/node-1 turns not ready: the assignment with a waypoint endpoint there changes",
     "ClusterLoadAssignment: payments.team-b.mesh.aether:8443@<version>",
   ]);
 });
