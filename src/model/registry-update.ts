@@ -33,14 +33,17 @@ export function asRegistryUpdate(previous: Snapshot, next: Snapshot): Snapshot {
   return changed.size === 0 ? withParts : withServiceRecords(withParts, changed);
 }
 
-/** Every part of the two snapshots but their records, node statuses, dependencies and VIPs, deep-equal (a part added to `Snapshot` too). */
+/**
+ * Every part of the two snapshots but their records, node statuses, dependencies and VIPs,
+ * deep-equal (a part added to `Snapshot` too).
+ */
 function sameSettings(a: Snapshot, b: Snapshot): boolean {
   const { services: _a, nodes: _na, dependencies: _da, vips: _va, ...settingsA } = a;
   const { services: _b, nodes: _nb, dependencies: _db, vips: _vb, ...settingsB } = b;
   return isDeepStrictEqual(settingsA, settingsB);
 }
 
-/** `next`'s node list, dependencies and VIPs, each of `previous`'s parts kept where equal; undefined when all are. */
+/** `next`'s node list, dependencies and VIPs, `previous`'s part kept where equal; undefined when all are. */
 function relationsAsBefore(previous: Snapshot, next: Snapshot): RelationParts | undefined {
   const nodes = nodesAsBefore(previous.nodes, next.nodes);
   const dependencies = isDeepStrictEqual(previous.dependencies, next.dependencies) ? previous.dependencies : next.dependencies;

@@ -225,7 +225,7 @@ let nextSerial = 0;
 /** Maps and sets of validated snapshots: adding to or removing from them throws. */
 const sealedCollections = new WeakSet<object>();
 
-/** Whether `value` is a snapshot `parseSnapshot`, `withServiceRecords` or `withNodes` made (and so validated). */
+/** Whether `value` is a snapshot `parseSnapshot`, `withServiceRecords` or `withNodes` made (validated). */
 export function isValidatedSnapshot(value: unknown): value is Snapshot {
   return typeof value === "object" && value !== null && validatedSnapshots.has(value);
 }
@@ -516,7 +516,10 @@ function updatesOf(keyOrUpdates: unknown, records: unknown): (readonly [unknown,
   throw new InputError("snapshot", [{ path: "services", message }]);
 }
 
-/** Each update's records parsed (undefined: the service removed), by its service key; throws with every issue of every update. */
+/**
+ * Each update's records parsed (undefined: the service removed), by its service key; throws with
+ * every issue of every update.
+ */
 function parseUpdates(updates: readonly (readonly [unknown, unknown])[]): Map<ServiceKey, ServiceEndpoint[] | undefined> {
   const issues: InputIssue[] = [];
   const parsed = new Map<ServiceKey, ServiceEndpoint[] | undefined>();
@@ -580,7 +583,7 @@ export function withNodes(snapshot: Snapshot, nodes: readonly unknown[]): Snapsh
 
 /**
  * `before` when `after` holds the same statuses in the same order; else `after`, each status
- * equal to one in `before` being that one (what a status derived stays valid for).
+ * equal to one in `before` being that one, so what was derived from it is kept.
  */
 export function nodesAsBefore(before: readonly NodeStatus[], after: readonly NodeStatus[]): readonly NodeStatus[] {
   if (before.length === after.length && before.every((node, i) => sameData(node, after[i]))) return before;

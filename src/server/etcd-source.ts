@@ -170,7 +170,7 @@ export class EtcdSource implements RegistrySource {
     }
   }
 
-  /** The state's node list on top of `snapshot` when a node changed (`withNodes`); when refused, `snapshot`'s list is kept. */
+  /** The state's node list on top of `snapshot` when a node changed (`withNodes`); refused, `snapshot` itself. */
   #withNodeList(snapshot: Snapshot, changed: boolean, problems: string[]): Snapshot {
     if (!changed) return snapshot;
     try {

@@ -169,11 +169,11 @@ function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeE
     entry.local.dependencies === undefined ||
     changedList.some((service) => includesSorted(entry.local.dependencies!, service)) ||
     // Its waypoint side (tunnel chains, ingress fallbacks) lists every pod of the services it hosts
-    // (its records' services: its pods were derived from them); its pods call what their services depend on.
+    // (its records' services: its pods were derived from them); its pods call what those depend on.
     (entry.hosted?.some((record) => changed.has(record.service) || callersChanged.has(record.service)) ?? false);
 }
 
-/** The keys whose values differ between two maps (deep-equal values are the same), either map absent being empty. */
+/** The keys whose values are not deep-equal in two maps, an absent map being empty. */
 function changedKeys<V>(a: ReadonlyMap<ServiceKey, V> | undefined, b: ReadonlyMap<ServiceKey, V> | undefined): Set<ServiceKey> {
   const changed = new Set<ServiceKey>();
   if (a === b) return changed;

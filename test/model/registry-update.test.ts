@@ -1,7 +1,7 @@
 /**
  * A registry read afresh becomes an update of the snapshot before it when only records (services
- * added or removed too), node statuses, dependencies and VIPs changed: it shares every other part, names exactly the changed services, and compiles
- * as a fresh parse.
+ * added or removed too), node statuses, dependencies and VIPs changed: it shares every other
+ * part, names exactly the changed services, and compiles as a fresh parse.
  */
 import { describe, expect, test } from "vitest";
 import { compileNode } from "../../src/compile/compile-node.js";

@@ -48,7 +48,10 @@ const eventArb: fc.Arbitrary<Event> = fc.record({
   other: fc.nat(),
 });
 
-/** The document after a document event, with `snapshot`'s records: what a source that reads the whole registry again parses. */
+/**
+ * The document after a document event, with `snapshot`'s records: what a source that reads the
+ * whole registry again parses.
+ */
 function withDocumentEvent(doc: MeshDocument, snapshot: Snapshot, event: Event): MeshDocument {
   const next = asDocument(doc, snapshot);
   if (event.kind === "calls" || event.kind === "vip") return withRelationEvent(next, event);

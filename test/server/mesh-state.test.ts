@@ -148,7 +148,7 @@ describe("a snapshot read afresh (new mesh and nodes objects)", () => {
   });
 
   test.each<[string, (doc: ReturnType<typeof meshDocument>) => void, string[]]>([
-    // frontend's pods are on east/node-1 and west/node-1; checkout's on east/node-2 (and nodes not connected here).
+    // frontend's pods are on east/node-1 and west/node-1, checkout's on east/node-2 (and unconnected nodes).
     ["frontend calls checkout no more", (doc) => (doc.dependencies["team-a/frontend"] = ["team-b/payments"]), ["east/node-1", "west/node-1"]],
     ["checkout's VIP moves", (doc) => (doc.vips["team-a/checkout"] = "10.96.0.99"), ["east/node-1", "west/node-1"]],
     ["payments gets a VIP", (doc) => (doc.vips["team-b/payments"] = "10.96.0.98"), ["east/node-1", "east/node-2", "west/node-1"]],
