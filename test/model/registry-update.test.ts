@@ -36,6 +36,19 @@ function servedExample() {
   return { previous, index };
 }
 
+/** What `update` compiles to from the index served before: asserted to be what `fresh` compiles to. */
+function servedAsFresh(update: Snapshot, fresh: Snapshot, index: SnapshotIndex) {
+  const served = compiled(update, indexSnapshot(update, index));
+  expect(served).toEqual(compiled(fresh, indexSnapshot(fresh)));
+  return served;
+}
+
+/** What the example with only west's payments pod recovered compiles to: the change under test must show. */
+function recoveredOnly() {
+  const snapshot = changed(recovered);
+  return compiled(snapshot, indexSnapshot(snapshot));
+}
+
 describe("a registry read afresh", () => {
   test("with only records changed is the snapshot before with those services replaced: it indexes from the last index and compiles as read", () => {
     const { previous, index } = servedExample();
@@ -47,7 +60,7 @@ describe("a registry read afresh", () => {
     for (const part of ["mesh", "nodes", "exports", "protocols", "dependencies", "vips"] as const) expect(update[part]).toBe(previous[part]);
     expect(changesSince(update, previous)).toEqual(new Set(["team-a/checkout", "team-b/payments"]));
     expect(new Map(update.services)).toEqual(new Map(fresh.services));
-    expect(compiled(update, indexSnapshot(update, index))).toEqual(compiled(fresh, indexSnapshot(fresh)));
+    servedAsFresh(update, fresh, index);
   });
 
   test("with node statuses changed too is derived the same way: unchanged statuses stay the same objects", () => {
@@ -63,9 +76,7 @@ describe("a registry read afresh", () => {
     expect(update.nodes).toEqual(fresh.nodes);
     expect(update.nodes.map((node, i) => node === previous.nodes[i])).toEqual(previous.nodes.map((_, i) => i !== 3 && i !== 4));
     expect(changesSince(update, previous)).toEqual(new Set(["team-b/payments"]));
-    const served = compiled(update, indexSnapshot(update, index));
-    expect(served).toEqual(compiled(fresh, indexSnapshot(fresh)));
-    expect(served).not.toEqual(compiled(changed(recovered), indexSnapshot(changed(recovered))));
+    expect(servedAsFresh(update, fresh, index)).not.toEqual(recoveredOnly());
   });
 
   test("with a service added is derived the same way, the new service last", () => {
@@ -78,7 +89,7 @@ describe("a registry read afresh", () => {
     expect(update.mesh).toBe(previous.mesh);
     expect([...update.services.keys()]).toEqual([...previous.services.keys(), "team-c/ledger"]);
     expect(changesSince(update, previous)).toEqual(new Set(["team-b/payments", "team-c/ledger"]));
-    expect(compiled(update, indexSnapshot(update, index))).toEqual(compiled(fresh, indexSnapshot(fresh)));
+    servedAsFresh(update, fresh, index);
   });
 
   test("with a service removed is derived the same way, the others shared", () => {
@@ -92,9 +103,7 @@ describe("a registry read afresh", () => {
     expect([...update.services.keys()]).toEqual(["team-a/frontend", "team-b/payments"]);
     expect(update.services.get("team-a/frontend")).toBe(previous.services.get("team-a/frontend"));
     expect(changesSince(update, previous)).toEqual(new Set(["team-a/checkout", "team-b/payments"]));
-    const served = compiled(update, indexSnapshot(update, index));
-    expect(served).toEqual(compiled(fresh, indexSnapshot(fresh)));
-    expect(served).not.toEqual(compiled(changed(recovered), indexSnapshot(changed(recovered))));
+    expect(servedAsFresh(update, fresh, index)).not.toEqual(recoveredOnly());
   });
 
   test("with dependencies and VIPs changed is derived the same way: the parts that did not change stay the same objects", () => {
@@ -110,9 +119,7 @@ describe("a registry read afresh", () => {
     expect(update.dependencies).toBe(fresh.dependencies);
     expect(update.vips).toBe(fresh.vips);
     expect(changesSince(update, previous)).toEqual(new Set(["team-b/payments"]));
-    const served = compiled(update, indexSnapshot(update, index));
-    expect(served).toEqual(compiled(fresh, indexSnapshot(fresh)));
-    expect(served).not.toEqual(compiled(changed(recovered), indexSnapshot(changed(recovered))));
+    expect(servedAsFresh(update, fresh, index)).not.toEqual(recoveredOnly());
     // Dependencies alone: the records and VIPs are the previous ones.
     const callsOnly = asRegistryUpdate(
       previous,

@@ -108,20 +108,31 @@ describe.each(["off", "cross-cluster", "always"] as const)("eastWestWaypoint %s"
 describe("a snapshot read afresh (new mesh and nodes objects)", () => {
   const nodes = ["east/node-1", "east/node-2", "west/node-1", "west/node-3"];
 
-  test("in which only records changed is served as an update of the last one, and every node gets what a fresh compile gives", () => {
+  /**
+   * The example served to `nodes`, then the example changed by `change` read afresh and served:
+   * every node gets what a fresh compile of it gives.
+   */
+  function rereadServed(change: (doc: ReturnType<typeof meshDocument>) => void) {
     const options = { eastWestWaypoint: "cross-cluster" } as const;
     const first = exampleSnapshot();
     const state = new MeshState(first, options);
     for (const node of nodes) state.resources(...(node.split("/") as [string, string]));
     const doc = meshDocument();
-    for (const record of doc.services["team-b/payments"]) if (record.health === "UNHEALTHY") record.health = "HEALTHY";
+    change(doc);
     const reread = parseSnapshot(doc);
     const { changed } = state.update(reread);
+    for (const node of nodes) expect(versions(state.resources(...(node.split("/") as [string, string])).resources), node).toEqual(fresh(reread, node, options));
+    return { first, state, reread, changed };
+  }
+
+  test("in which only records changed is served as an update of the last one, and every node gets what a fresh compile gives", () => {
+    const { first, state, reread, changed } = rereadServed((doc) => {
+      for (const record of doc.services["team-b/payments"]) if (record.health === "UNHEALTHY") record.health = "HEALTHY";
+    });
     expect(state.snapshot).not.toBe(reread);
     expect(state.snapshot.nodes).toBe(first.nodes);
     expect(changesSince(state.snapshot, first)).toEqual(new Set(["team-b/payments"]));
     expect(changed.length).toBeGreaterThan(0);
-    for (const node of nodes) expect(versions(state.resources(...(node.split("/") as [string, string])).resources), node).toEqual(fresh(reread, node, options));
   });
 
   test.each<[string, (doc: ReturnType<typeof meshDocument>) => void, boolean]>([
@@ -133,18 +144,10 @@ describe("a snapshot read afresh (new mesh and nodes objects)", () => {
     // Its nodes' addresses then come from the records (the same ones here); the index is built afresh.
     ["west no longer lists its nodes", (doc) => (doc.nodes = doc.nodes.filter((node: { cluster: string }) => node.cluster !== "west")), false],
   ])("in which a node's status changed (%s) is served as an update, and every node gets what a fresh compile gives", (_, change, visible) => {
-    const options = { eastWestWaypoint: "cross-cluster" } as const;
-    const first = exampleSnapshot();
-    const state = new MeshState(first, options);
-    for (const node of nodes) state.resources(...(node.split("/") as [string, string]));
-    const doc = meshDocument();
-    change(doc);
-    const reread = parseSnapshot(doc);
-    const { changed } = state.update(reread);
+    const { first, state, changed } = rereadServed(change);
     expect(state.snapshot.mesh).toBe(first.mesh);
     expect(changesSince(state.snapshot, first)).toEqual(new Set());
     expect(changed.length > 0).toBe(visible);
-    for (const node of nodes) expect(versions(state.resources(...(node.split("/") as [string, string])).resources), node).toEqual(fresh(reread, node, options));
   });
 
   test.each<[string, (doc: ReturnType<typeof meshDocument>) => void, string[]]>([
@@ -153,18 +156,10 @@ describe("a snapshot read afresh (new mesh and nodes objects)", () => {
     ["checkout's VIP moves", (doc) => (doc.vips["team-a/checkout"] = "10.96.0.99"), ["east/node-1", "west/node-1"]],
     ["payments gets a VIP", (doc) => (doc.vips["team-b/payments"] = "10.96.0.98"), ["east/node-1", "east/node-2", "west/node-1"]],
   ])("in which %s is served as an update: the nodes whose pods call it change, and every node gets what a fresh compile gives", (_, change, changedNodes) => {
-    const options = { eastWestWaypoint: "cross-cluster" } as const;
-    const first = exampleSnapshot();
-    const state = new MeshState(first, options);
-    for (const node of nodes) state.resources(...(node.split("/") as [string, string]));
-    const doc = meshDocument();
-    change(doc);
-    const reread = parseSnapshot(doc);
-    const { changed } = state.update(reread);
+    const { first, state, changed } = rereadServed(change);
     expect(state.snapshot.mesh).toBe(first.mesh);
     expect(state.snapshot.services).toBe(first.services);
     expect(changed.map((resources) => resources.key).sort()).toEqual(changedNodes);
-    for (const node of nodes) expect(versions(state.resources(...(node.split("/") as [string, string])).resources), node).toEqual(fresh(reread, node, options));
   });
 
   test("in which anything else changed is served as it is", () => {
