@@ -17,7 +17,7 @@ import { toXdsResources, XDS_TYPE_URLS, type XdsResources } from "../src/emit/xd
 import { type LocalNode, localNodeFrom } from "../src/model/node.js";
 import type { SourceIdentity } from "../src/model/options.js";
 import type { ServiceEndpoint } from "../src/model/registry.js";
-import { type Snapshot, withServiceRecords } from "../src/model/snapshot.js";
+import { type Snapshot, withNodes, withServiceRecords } from "../src/model/snapshot.js";
 import type { ServiceKey } from "../src/naming.js";
 import { indexSnapshot, localNodeIn, type SnapshotIndex } from "../src/plan/snapshot-index.js";
 import { explainPath } from "../src/verify/mesh-check.js";
@@ -37,7 +37,7 @@ import {
   timeOnce,
 } from "./measure.js";
 import type { MemoryFigures } from "./memory-child.js";
-import { addService, healthFlip, nodeDrain, rollout, type Scenario } from "./scenarios.js";
+import { addService, healthFlip, nodeDrain, nodeNotReady, rollout, type Scenario } from "./scenarios.js";
 import type { VerifyFigures } from "./verify-child.js";
 import {
   allAssignments,
@@ -374,11 +374,19 @@ export function createBench(config: BenchConfig) {
   }
 
   /**
-   * `withServiceRecords` of what `scenario` changes, timed: a registry watch (the etcd source)
-   * validates a changed service's records this way before the index sees them. Untimed in the
-   * figure, whose scenarios swap records in directly.
+   * `withServiceRecords` (or, for a node status, `withNodes`) of what `scenario` changes, timed: a
+   * registry watch (the etcd source) validates a change this way before the index sees it.
+   * Untimed in the figure, whose scenarios swap records and statuses in directly.
    */
   function recordsUpdate(snapshot: Snapshot, scenario: Scenario): string {
+    if (scenario.nodes) {
+      const timing = timeIt(
+        { warmup: heavy.warmup * 3, repeats: heavy.repeats * 4 + 1, label: "4 withNodes" },
+        () => scenario.nodes!,
+        (nodes) => withNodes(snapshot, nodes),
+      );
+      return `${spread(timing)} for a node list of ${snapshot.nodes.length}`;
+    }
     const changed = changedRecords(snapshot, scenario);
     const timing = timeIt(
       { warmup: heavy.warmup * 3, repeats: heavy.repeats * 4 + 1, label: "4 withServiceRecords" },
@@ -429,7 +437,7 @@ export function createBench(config: BenchConfig) {
       info("4", "  event", flip.event),
       info("4", "  withServiceRecords of the change (a registry watch, before the index)", recordsUpdate(w.snapshot, flip)),
     ];
-    for (const make of [nodeDrain, rollout, addService]) {
+    for (const make of [nodeDrain, nodeNotReady, rollout, addService]) {
       const scenario = make(w.snapshot, node);
       const measured = incremental(scenario, base, full);
       rows.push(
@@ -439,7 +447,7 @@ export function createBench(config: BenchConfig) {
           `${percent(measured.ratio)} — ${formatMs(measured.timing.median)} (${lapText(measured.timing)})`,
         ),
         info("4", "  changes", `${measured.changes.text} (expected: ${scenario.expected}); ${scenario.event}`),
-        info("4", "  withServiceRecords of the change", recordsUpdate(w.snapshot, scenario)),
+        info("4", `  ${scenario.nodes ? "withNodes" : "withServiceRecords"} of the change`, recordsUpdate(w.snapshot, scenario)),
       );
     }
     return rows;

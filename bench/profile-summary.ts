@@ -7,7 +7,7 @@
  *   npx tsx bench/profile-summary.ts /tmp/prof --windows /tmp/prof/windows.json --label "1 full" [--top 25]
  *
  * Labels: "1 full compile", "E full compile", "eds W1" (and W2, W4_50K, W4_200K; "E eds W1" for
- * their E), "3 further node", "4 health flip", "4 node drain", "4 rollout", "4 add service",
+ * their E), "3 further node", "4 health flip", "4 node drain", "4 node not ready", "4 rollout", "4 add service",
  * "5 renderJson", "7 marginal n=<size>", "8 index". --cpu-prof also profiles the ESM loader
  * thread (the second file); its samples are mostly idle and are skipped.
  */

@@ -18,6 +18,8 @@ export interface Scenario {
   readonly expected: string;
   /** Whether N itself must be derived again (its dependency set changes). */
   readonly nodeChanges: boolean;
+  /** The node list S' has, when the event is a node status change (no record changes). */
+  readonly nodes?: readonly NodeStatus[];
   /** A new S' on every call (the index is cached per snapshot object). */
   apply(): Snapshot;
 }
@@ -71,10 +73,10 @@ export function healthFlip(snapshot: Snapshot, node: LocalNode): Scenario {
 }
 
 /**
- * A node of another cluster is drained: every pod on it becomes DRAINING. The node picked hosts
- * the most of N's dependencies, so the event touches many of N's assignments.
+ * The node of another cluster that hosts the most of N's dependencies (pods not draining), with
+ * those dependencies: an event there touches many of N's assignments.
  */
-export function nodeDrain(snapshot: Snapshot, node: LocalNode): Scenario {
+function busiestRemoteNode(snapshot: Snapshot, node: LocalNode): { id: string; cluster: string; name: string; keys: ReadonlySet<ServiceKey> } {
   const dependencies = new Set(node.dependencies ?? snapshot.services.keys());
   const touched = new Map<string, Set<ServiceKey>>();
   for (const key of dependencies) {
@@ -84,9 +86,15 @@ export function nodeDrain(snapshot: Snapshot, node: LocalNode): Scenario {
       touched.set(id, (touched.get(id) ?? new Set()).add(key));
     }
   }
-  const [drained, keys] = [...touched].sort(([a, x], [b, y]) => y.size - x.size || (a < b ? -1 : 1))[0] ?? [];
-  if (!drained || !keys) throw new Error("no remote node hosts a dependency");
-  const [cluster, name] = drained.split("/") as [string, string];
+  const [id, keys] = [...touched].sort(([a, x], [b, y]) => y.size - x.size || (a < b ? -1 : 1))[0] ?? [];
+  if (!id || !keys) throw new Error("no remote node hosts a dependency");
+  const [cluster, name] = id.split("/") as [string, string];
+  return { id, cluster, name, keys };
+}
+
+/** The node of another cluster hosting the most of N's dependencies is drained: every pod on it becomes DRAINING. */
+export function nodeDrain(snapshot: Snapshot, node: LocalNode): Scenario {
+  const { id: drained, cluster, name, keys } = busiestRemoteNode(snapshot, node);
   const changed = new Map<ServiceKey, ServiceEndpoint[]>();
   for (const [key, endpoints] of snapshot.services) {
     if (!endpoints.some((e) => onNode(e, cluster, name))) continue;
@@ -101,6 +109,23 @@ export function nodeDrain(snapshot: Snapshot, node: LocalNode): Scenario {
     expected: `${keys.size} assignments change`,
     nodeChanges: false,
     apply: () => withServices(snapshot, changed),
+  };
+}
+
+/**
+ * The node of another cluster hosting the most of N's dependencies turns not ready (its node
+ * status, not its pods' records): its waypoint endpoint leaves each of those assignments.
+ */
+export function nodeNotReady(snapshot: Snapshot, node: LocalNode): Scenario {
+  const { id, cluster, name, keys } = busiestRemoteNode(snapshot, node);
+  const nodes = snapshot.nodes.map((status) => (status.cluster === cluster && status.name === name ? { ...status, ready: false } : status));
+  return {
+    name: "node not ready",
+    event: `${id}: ready → not ready (node status)`,
+    expected: `${keys.size} assignments change`,
+    nodeChanges: false,
+    nodes,
+    apply: () => ({ ...snapshot, nodes }),
   };
 }
 
