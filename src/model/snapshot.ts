@@ -578,7 +578,7 @@ export function withNodes(snapshot: Snapshot, nodes: readonly unknown[]): Snapsh
   const statuses = nodesAsBefore(snapshot.nodes, parsed.data);
   if (statuses === snapshot.nodes) return snapshot;
   for (const node of statuses) Object.freeze(node);
-  return withRelations(snapshot, { nodes: statuses, dependencies: snapshot.dependencies, vips: snapshot.vips });
+  return withRelations(snapshot, { nodes: statuses });
 }
 
 /**
@@ -600,16 +600,17 @@ function requireValidated(snapshot: Snapshot): void {
   }
 }
 
-/** The parts of a snapshot besides its records that a registry read afresh may change as an update. */
-export type RelationParts = Pick<Snapshot, "nodes" | "dependencies" | "vips">;
+/** The parts of a snapshot besides its records and mesh settings that a registry read afresh may change as an update. */
+export type RelationParts = Pick<Snapshot, "nodes" | "dependencies" | "vips" | "protocols" | "exports">;
 
 /**
- * `snapshot` with another node list, dependencies and VIPs, those of a validated snapshot whose
- * records the result is then given (`asRegistryUpdate` does, with `withServiceRecords`): only for
- * deriving that snapshot's content from `snapshot`. Its lineage says no service's records changed.
+ * `snapshot` with some of another node list, dependencies, VIPs, protocols and exports, those of a
+ * validated snapshot whose records the result is then given (`asRegistryUpdate` does, with
+ * `withServiceRecords`): only for deriving that snapshot's content from `snapshot`. Its lineage
+ * says no service's records changed (the index compares protocols and exports itself).
  */
-export function withRelations(snapshot: Snapshot, parts: RelationParts): Snapshot {
-  return descended(snapshot, registered({ ...snapshot, ...parts, nodes: Object.freeze(parts.nodes) }), []);
+export function withRelations(snapshot: Snapshot, parts: Partial<RelationParts>): Snapshot {
+  return descended(snapshot, registered({ ...snapshot, ...parts, nodes: Object.freeze(parts.nodes ?? snapshot.nodes) }), []);
 }
 
 /** `next`, noted as `snapshot` with the records of `changed` replaced (for `changesSince`). */

@@ -19,7 +19,7 @@ import { changesSince, type NodeStatus, type PortProtocol, protocolOf, type Snap
 import { parseServiceKey, type ServiceKey, type ServiceRef } from "../naming.js";
 import { sameMembers } from "../util/arrays.js";
 import { LayeredMap } from "../util/layered-map.js";
-import { getOrInsert, remember } from "../util/maps.js";
+import { changedKeys, changedMembers, getOrInsert, remember } from "../util/maps.js";
 import { compareNumbers, compareText, ipSortKey } from "../util/order.js";
 import { SlotCache } from "./cache-slots.js";
 
@@ -122,11 +122,12 @@ export function localNodeIn(index: SnapshotIndex, cluster: string, node: string)
 }
 
 /**
- * Whether an index of `a` can be updated to one of `b`: the same mesh settings, exports and
- * protocols objects; records and node statuses may differ (an update redoes what they touch).
+ * Whether an index of `a` can be updated to one of `b`: the same mesh settings object, and export
+ * data in both or in neither; records, node statuses, declared protocols and which services are
+ * exported may differ (an update redoes the services they touch).
  */
 export function updatable(a: Snapshot, b: Snapshot): boolean {
-  return a.mesh === b.mesh && a.exports === b.exports && a.protocols === b.protocols;
+  return a.mesh === b.mesh && (a.exports === undefined) === (b.exports === undefined);
 }
 
 function buildIndex(snapshot: Snapshot): SnapshotIndex {
@@ -346,7 +347,10 @@ function sameClaim(a: ServiceEndpoint, b: ServiceEndpoint): boolean {
   );
 }
 
-/** Services whose records changed, were added or removed; and whether the set of keys is the same. */
+/**
+ * Services whose records changed, were added or removed, or whose declared protocols or being
+ * exported changed; and whether the set of keys is the same.
+ */
 export interface ServiceChanges {
   readonly changed: ReadonlySet<ServiceKey>;
   readonly sameKeys: boolean;
@@ -380,6 +384,23 @@ const indexIds = new WeakMap<SnapshotIndex, number>();
 let nextIndexId = 0;
 
 function findChangedServices(previous: SnapshotIndex, snapshot: Snapshot): ServiceChanges {
+  const records = changedRecords(previous, snapshot);
+  const settings = changedServiceSettings(previous.snapshot, snapshot);
+  if (settings.size === 0) return records;
+  // A service known only from its declared protocols joins or leaves the index with them.
+  const sameKeys = records.sameKeys && [...settings].every((key) => previous.services.has(key) && indexed(snapshot, key));
+  return { changed: new Set([...records.changed, ...settings]), sameKeys };
+}
+
+/** The services whose declared protocols or whose being exported differ (`updatable`: export data in both or neither). */
+function changedServiceSettings(a: Snapshot, b: Snapshot): Set<ServiceKey> {
+  const changed = changedKeys(a.protocols, b.protocols);
+  if (a.exports && b.exports) for (const key of changedMembers(a.exports, b.exports)) changed.add(key);
+  return changed;
+}
+
+/** The services whose records changed, were added or removed. */
+function changedRecords(previous: SnapshotIndex, snapshot: Snapshot): ServiceChanges {
   const known = changesSince(snapshot, previous.snapshot);
   if (known) return { changed: known, sameKeys: [...known].every((key) => previous.services.has(key) && indexed(snapshot, key)) };
   const before = previous.snapshot.services;

@@ -1,20 +1,18 @@
 /**
  * What the server serves: the current snapshot, its index and, per node that has connected, its
  * compiled xDS resources. A new snapshot is indexed from the previous index and the known nodes it
- * can reach recompiled (a snapshot read afresh in which only records, node statuses, dependencies
- * and VIPs changed is taken as an update of the previous one, see `asUpdateOf`); a node keeps its
- * `LocalNode` while nothing it is derived from changed, so the compiler reuses its per-node work,
- * and a type's resource list keeps its identity while none of its resources changed, so streams
- * can tell "nothing to push" by `===`.
+ * can reach recompiled (a snapshot read afresh in which only records, node statuses,
+ * dependencies, VIPs, protocols and exports changed is taken as an update of the previous one,
+ * see `asUpdateOf`); a node keeps its `LocalNode` while nothing it is derived from changed, so the
+ * compiler reuses its per-node work, and a type's resource list keeps its identity while none of
+ * its resources changed, so streams can tell "nothing to push" by `===`.
  */
-import { isDeepStrictEqual } from "node:util";
 import { compileNode } from "../compile/compile-node.js";
 import { toXdsResources, versionInfo, XDS_TYPE_URLS, type XdsResource, type XdsResources, type XdsTypeUrl } from "../emit/xds.js";
 import type { LocalNode } from "../model/node.js";
 import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 import { asRegistryUpdate } from "../model/registry-update.js";
 import { isValidatedSnapshot, type Snapshot } from "../model/snapshot.js";
-import type { ServiceKey } from "../naming.js";
 import {
   changedServices,
   changedStatuses,
@@ -26,7 +24,7 @@ import {
   updatable,
 } from "../plan/snapshot-index.js";
 import { sameItems, sameMembers } from "../util/arrays.js";
-import { getOrInsert } from "../util/maps.js";
+import { changedKeys, getOrInsert } from "../util/maps.js";
 import { indexOfSortedText } from "../util/order.js";
 
 /** The three resource types, in the order Envoy warms them: clusters, their endpoints, listeners. */
@@ -126,7 +124,7 @@ export class MeshState {
 
 /**
  * `next`, or, when it was read afresh (another mesh object: a mesh file read again) but only
- * records, node statuses, dependencies and VIPs differ, the same content as an update of `previous`
+ * records, node statuses, dependencies, VIPs, protocols and exports differ, the same content as an update of `previous`
  * (`asRegistryUpdate`), so that the index redoes only what those touch and only the nodes they
  * reach are recompiled.
  */
@@ -137,14 +135,15 @@ function asUpdateOf(previous: Snapshot, next: Snapshot): Snapshot {
 
 /**
  * When `next` differs from `previous` only in some services' records and some nodes' statuses,
- * dependencies and VIPs (what registry events and re-reads change), which nodes can see the
- * change: those whose status changed, and those that depend on a changed service (or on every
- * service), host a pod of one, or whose own records changed — a service being changed when its
- * records or its VIP are, or when a node it has a pod on changed status (its waypoint endpoints
- * there) — and those hosting a pod of a service whose dependencies changed. Undefined — every
- * node — when anything else changed: other settings, dependency data given or dropped, which
- * clusters list their nodes, or the address of a node the changes name (an address moves the
- * waypoint endpoints of every service on that node).
+ * dependencies, VIPs, declared protocols and exports (what registry events and re-reads change),
+ * which nodes can see the change: those whose status changed, and those that depend on a changed
+ * service (or on every service), host a pod of one, or whose own records changed — a service
+ * being changed when its records, protocols, being exported or VIP are, or when a node it has a
+ * pod on changed status (its waypoint endpoints there) — and those hosting a pod of a service
+ * whose dependencies changed. Undefined — every node — when anything else changed: the mesh
+ * settings, dependency or export data given or dropped, which clusters list their nodes, or the
+ * address of a node the changes name (an address moves the waypoint endpoints of every service
+ * on that node).
  */
 function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeEntry) => boolean) | undefined {
   const [a, b] = [previous.snapshot, next.snapshot];
@@ -171,15 +170,6 @@ function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeE
     // Its waypoint side (tunnel chains, ingress fallbacks) lists every pod of the services it hosts
     // (its records' services: its pods were derived from them); its pods call what those depend on.
     (entry.hosted?.some((record) => changed.has(record.service) || callersChanged.has(record.service)) ?? false);
-}
-
-/** The keys whose values are not deep-equal in two maps, an absent map being empty. */
-function changedKeys<V>(a: ReadonlyMap<ServiceKey, V> | undefined, b: ReadonlyMap<ServiceKey, V> | undefined): Set<ServiceKey> {
-  const changed = new Set<ServiceKey>();
-  if (a === b) return changed;
-  for (const [key, value] of a ?? []) if (!isDeepStrictEqual(value, b?.get(key))) changed.add(key);
-  for (const key of b?.keys() ?? []) if (!a?.has(key)) changed.add(key);
-  return changed;
 }
 
 /** Whether sorted `list` holds `key` (parseNode sorts a node's dependencies). */

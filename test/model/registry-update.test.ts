@@ -1,7 +1,8 @@
 /**
  * A registry read afresh becomes an update of the snapshot before it when only records (services
- * added or removed too), node statuses, dependencies and VIPs changed: it shares every other
- * part, names exactly the changed services, and compiles as a fresh parse.
+ * added or removed too), node statuses, dependencies, VIPs, protocols and exports changed: it
+ * shares every other part, names exactly the changed records' services, and compiles as a fresh
+ * parse.
  */
 import { describe, expect, test } from "vitest";
 import { compileNode } from "../../src/compile/compile-node.js";
@@ -130,6 +131,30 @@ describe("a registry read afresh", () => {
     expect(changesSince(callsOnly, previous)).toEqual(new Set());
   });
 
+  test("with declared protocols changed, or exports, is derived the same way", () => {
+    const { previous, index } = servedExample();
+    const fresh = changed((doc) => {
+      recovered(doc);
+      // east/node-1's frontend calls both: payments' port turns TCP, checkout's 9090 is undeclared.
+      doc.protocols = { "team-b/payments": { "8443": "tcp" } };
+    });
+    const update = asRegistryUpdate(previous, fresh);
+    for (const part of ["mesh", "nodes", "dependencies", "vips", "exports"] as const) expect(update[part]).toBe(previous[part]);
+    expect(update.protocols).toBe(fresh.protocols);
+    expect(servedAsFresh(update, fresh, index)).not.toEqual(recoveredOnly());
+    // Exports: given where there were none (everything exported), then one service fewer.
+    const exported = changed((doc) => (doc.exports = ["team-a/frontend", "team-a/checkout", "team-b/payments"]));
+    const fewer = changed((doc) => (doc.exports = ["team-a/frontend", "team-a/checkout"]));
+    const exportedUpdate = asRegistryUpdate(previous, exported);
+    expect(exportedUpdate.exports).toBe(exported.exports);
+    const fewerUpdate = asRegistryUpdate(exportedUpdate, fewer);
+    expect(fewerUpdate.exports).toBe(fewer.exports);
+    expect(fewerUpdate.services).toBe(previous.services);
+    const exportedIndex = indexSnapshot(exportedUpdate, index);
+    servedAsFresh(exportedUpdate, exported, index);
+    expect(servedAsFresh(fewerUpdate, fewer, exportedIndex)).not.toEqual(compiled(exported, indexSnapshot(exported)));
+  });
+
   test("with the services in another order and nothing else changed is the snapshot before", () => {
     const previous = parseSnapshot(meshDocument());
     const reordered = changed((doc) => {
@@ -141,7 +166,7 @@ describe("a registry read afresh", () => {
 
   test.each<[string, (doc: ReturnType<typeof meshDocument>) => void]>([
     ["the mesh settings changed", (doc) => (doc.mesh.meshDomain = "mesh.other")],
-    ["a port's protocol declared", (doc) => (doc.protocols = { ...doc.protocols, "team-b/payments": { "9443": "tcp" } })],
+    ["the pod network routable", (doc) => (doc.mesh.podNetwork = "routable")],
   ])("with %s (records changed too) is the fresh snapshot: it is indexed from scratch", (_, change) => {
     const previous = parseSnapshot(meshDocument());
     const fresh = changed((doc) => {

@@ -36,14 +36,19 @@ type RecordEventKind = "health" | "port" | "move" | "rename" | "remove" | "drop"
 /**
  * Read afresh (a node's status, dependencies and VIPs are never replaced on their own): a listed
  * node turns (not) ready, moves to another zone, or leaves the node list; a service calls one
- * service more or less, or its dependencies are dropped; a service's VIP is given, moved or dropped.
+ * service more or less, or its dependencies are dropped; a service's VIP is given, moved or
+ * dropped; a port's protocol is declared, changed or dropped; a service is exported or not (or
+ * export data is given).
  */
-type DocumentEventKind = "ready" | "zone" | "unlist" | "calls" | "vip";
-const DOCUMENT_EVENTS: readonly string[] = ["ready", "zone", "unlist", "calls", "vip"] satisfies DocumentEventKind[];
+type DocumentEventKind = "ready" | "zone" | "unlist" | "calls" | "vip" | "protocol" | "export";
+const DOCUMENT_EVENTS: readonly string[] = ["ready", "zone", "unlist", "calls", "vip", "protocol", "export"] satisfies DocumentEventKind[];
 const NODE_EVENTS: readonly string[] = ["ready", "zone", "unlist"] satisfies DocumentEventKind[];
 
 const eventArb: fc.Arbitrary<Event> = fc.record({
-  kind: fc.constantFrom<Event["kind"]>("health", "health", "port", "move", "rename", "remove", "drop", "ready", "zone", "unlist", "calls", "vip"),
+  kind: fc.constantFrom<Event["kind"]>(
+    ...(["health", "health", "port", "move", "rename", "remove", "drop"] as const),
+    ...(["ready", "zone", "unlist", "calls", "vip", "protocol", "export"] as const),
+  ),
   record: fc.nat(),
   other: fc.nat(),
 });
@@ -54,7 +59,7 @@ const eventArb: fc.Arbitrary<Event> = fc.record({
  */
 function withDocumentEvent(doc: MeshDocument, snapshot: Snapshot, event: Event): MeshDocument {
   const next = asDocument(doc, snapshot);
-  if (event.kind === "calls" || event.kind === "vip") return withRelationEvent(next, event);
+  if (!NODE_EVENTS.includes(event.kind)) return withRelationEvent(next, event);
   const nodes = [...(next.nodes ?? [])] as { zone?: string; ready?: boolean }[];
   if (nodes.length === 0) return next;
   const at = event.record % nodes.length;
@@ -65,12 +70,18 @@ function withDocumentEvent(doc: MeshDocument, snapshot: Snapshot, event: Event):
   return { ...next, nodes } as MeshDocument;
 }
 
-/** `doc` with one service's dependencies or VIP changed. */
+/** `doc` with one service's dependencies, VIP, a port's protocol or its being exported changed. */
 function withRelationEvent(doc: MeshDocument, event: Event): MeshDocument {
   const keys = Object.keys(doc.services ?? {}).sort();
   if (keys.length === 0) return doc;
   const at = event.record % keys.length;
   const key = keys[at]!;
+  // A service known only from its protocols joins and leaves the index with them.
+  if (event.kind === "protocol") return withProtocolEvent(doc, event.record % 3 === 0 ? "team-b/declared" : key, event.other);
+  if (event.kind === "export") {
+    if (!doc.exports) return event.other % 4 === 0 ? { ...doc, exports: keys } : doc;
+    return { ...doc, exports: doc.exports.includes(key) ? doc.exports.filter((k) => k !== key) : [...doc.exports, key] };
+  }
   if (event.kind === "vip") {
     const vips: Record<string, string> = { ...(doc.vips ?? {}) };
     const next = { undefined: `10.96.${at}.1`, [`10.96.${at}.1`]: `10.96.${at}.2` }[String(vips[key])];
@@ -84,6 +95,21 @@ function withRelationEvent(doc: MeshDocument, event: Event): MeshDocument {
   if (event.other % 5 === 0) delete dependencies[key];
   else dependencies[key] = deps.includes(callee) ? deps.filter((dep) => dep !== callee) : [...deps, callee];
   return { ...doc, dependencies };
+}
+
+/** `doc` with one of `key`'s declared protocols rotated, or port 9443's declared or dropped (with the entry, when it was the last). */
+function withProtocolEvent(doc: MeshDocument, key: string, other: number): MeshDocument {
+  const protocols: Record<string, Record<string, string>> = { ...(doc.protocols ?? {}) };
+  const ports: Record<string, string> = { ...(protocols[key] ?? {}) };
+  const declared = Object.keys(ports);
+  if (other % 2 === 0 && declared.length > 0) {
+    const port = declared[other % declared.length]!;
+    ports[port] = { http2: "http", http: "tcp", tcp: "http2" }[ports[port]!]!;
+  } else if (ports["9443"]) delete ports["9443"];
+  else ports["9443"] = "tcp";
+  if (Object.keys(ports).length > 0) protocols[key] = ports;
+  else delete protocols[key];
+  return { ...doc, protocols } as MeshDocument;
 }
 
 /** The snapshot after `event`, as a registry watch builds it: only the touched service's records are new. */

@@ -166,7 +166,7 @@ describe("a snapshot read afresh (new mesh and nodes objects)", () => {
     const state = new MeshState(exampleSnapshot(), { eastWestWaypoint: "cross-cluster" });
     const doc = meshDocument();
     doc.services["team-a/frontend"].pop();
-    doc.exports = ["team-a/frontend"];
+    doc.mesh.podNetwork = "routable";
     const reread = parseSnapshot(doc);
     state.update(reread);
     expect(state.snapshot).toBe(reread);
