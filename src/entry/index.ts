@@ -43,9 +43,10 @@ export type { SnapshotIndex } from "./opaque-index.js";
 /**
  * The index of a snapshot, built on first use and reused for the same snapshot object; every
  * `compileNode` call for the snapshot shares it. With `previous`, the index of an earlier snapshot
- * with the same `mesh`, `exports` and `protocols` objects (as `withServiceRecords` and `withNodes`
- * keep them), only the services whose records array changed, or with a pod on a node whose status
- * object changed, are indexed again, and unchanged services keep the work cached on them.
+ * with the same `mesh` object (as `withServiceRecords` and `withNodes` keep it) and export data in
+ * both or neither, only the services whose records array, declared protocols or being exported
+ * changed, or with a pod on a node whose status object changed, are indexed again, and unchanged
+ * services keep the work cached on them.
  */
 export function indexSnapshot(snapshot: Snapshot, previous?: SnapshotIndex): SnapshotIndex {
   return toPublicIndex(buildIndex(ensureSnapshot(snapshot), previous && fromPublicIndex(previous)));

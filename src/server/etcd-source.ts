@@ -7,8 +7,8 @@
  * mesh settings parses everything again. After a disconnect the client resumes the watch from the
  * last revision it saw; when that revision has been compacted away (the watch is cancelled), the
  * source reads everything afresh and watches from there. What is parsed again is pushed as an
- * update of the last snapshot when only records, node statuses, dependencies and VIPs changed
- * (`asRegistryUpdate`), and not at all when nothing did.
+ * update of the last snapshot when only records, node statuses, dependencies, VIPs, protocols and
+ * exports changed (`asRegistryUpdate`), and not at all when nothing did.
  *
  * A record that disagrees with its key or does not decode is left out and reported; a service
  * whose records do not validate keeps its last good records, and a node list that does not

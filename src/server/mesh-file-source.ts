@@ -3,9 +3,10 @@
  * disk (written in place or replaced by a rename, as editors and `kubectl cp` do). A file that
  * does not parse or validate yields its path-qualified errors and the server keeps serving the
  * last good snapshot; the same bytes read twice yield nothing, and so does a file whose contents
- * did not change (a comment, another key order). A file in which only service records changed
- * is pushed as an update of the last snapshot (`asRegistryUpdate`): the server re-indexes those
- * services and recompiles only the nodes they reach.
+ * did not change (a comment, another key order). A file in which anything but the mesh settings
+ * changed (records, node statuses, dependencies, VIPs, protocols, exports) is pushed as an update
+ * of the last snapshot (`asRegistryUpdate`): the server re-indexes the services that touches and
+ * recompiles only the nodes they reach.
  */
 import { createHash } from "node:crypto";
 import { type FSWatcher, readFileSync, watch } from "node:fs";
