@@ -33,7 +33,7 @@ export function asRegistryUpdate(previous: Snapshot, next: Snapshot): Snapshot {
   return changed.size === 0 ? withParts : withServiceRecords(withParts, changed);
 }
 
-/** Every part of the two snapshots but their records and relation parts, deep-equal (a part added to `Snapshot` too). */
+/** Every part of the two snapshots but records and relation parts, deep-equal (a part added to `Snapshot` too). */
 function sameSettings(a: Snapshot, b: Snapshot): boolean {
   const { services: _a, nodes: _na, dependencies: _da, vips: _va, protocols: _pa, exports: _ea, ...settingsA } = a;
   const { services: _b, nodes: _nb, dependencies: _db, vips: _vb, protocols: _pb, exports: _eb, ...settingsB } = b;

@@ -600,7 +600,7 @@ function requireValidated(snapshot: Snapshot): void {
   }
 }
 
-/** The parts of a snapshot besides its records and mesh settings that a registry read afresh may change as an update. */
+/** The parts besides records and mesh settings that a registry read afresh may change as an update. */
 export type RelationParts = Pick<Snapshot, "nodes" | "dependencies" | "vips" | "protocols" | "exports">;
 
 /**

@@ -392,7 +392,7 @@ function findChangedServices(previous: SnapshotIndex, snapshot: Snapshot): Servi
   return { changed: new Set([...records.changed, ...settings]), sameKeys };
 }
 
-/** The services whose declared protocols or whose being exported differ (`updatable`: export data in both or neither). */
+/** The services whose declared protocols or being exported differ (export data in both or neither: `updatable`). */
 function changedServiceSettings(a: Snapshot, b: Snapshot): Set<ServiceKey> {
   const changed = changedKeys(a.protocols, b.protocols);
   if (a.exports && b.exports) for (const key of changedMembers(a.exports, b.exports)) changed.add(key);

@@ -124,9 +124,9 @@ export class MeshState {
 
 /**
  * `next`, or, when it was read afresh (another mesh object: a mesh file read again) but only
- * records, node statuses, dependencies, VIPs, protocols and exports differ, the same content as an update of `previous`
- * (`asRegistryUpdate`), so that the index redoes only what those touch and only the nodes they
- * reach are recompiled.
+ * records, node statuses, dependencies, VIPs, protocols and exports differ, the same content as
+ * an update of `previous` (`asRegistryUpdate`), so that the index redoes only what those touch and
+ * only the nodes they reach are recompiled.
  */
 function asUpdateOf(previous: Snapshot, next: Snapshot): Snapshot {
   if (previous.mesh === next.mesh || !isValidatedSnapshot(previous) || !isValidatedSnapshot(next)) return next;
