@@ -18,8 +18,9 @@ import type { ServiceEndpoint } from "../model/registry.js";
 import { changesSince, type NodeStatus, type PortProtocol, protocolOf, type Snapshot } from "../model/snapshot.js";
 import { parseServiceKey, type ServiceKey, type ServiceRef } from "../naming.js";
 import { sameMembers } from "../util/arrays.js";
+import { changedKeys, changedMembers } from "../util/changes.js";
 import { LayeredMap } from "../util/layered-map.js";
-import { changedKeys, changedMembers, getOrInsert, remember } from "../util/maps.js";
+import { getOrInsert, remember } from "../util/maps.js";
 import { compareNumbers, compareText, ipSortKey } from "../util/order.js";
 import { SlotCache } from "./cache-slots.js";
 

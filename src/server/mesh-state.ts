@@ -24,7 +24,8 @@ import {
   updatable,
 } from "../plan/snapshot-index.js";
 import { sameItems, sameMembers } from "../util/arrays.js";
-import { changedKeys, getOrInsert } from "../util/maps.js";
+import { changedKeys } from "../util/changes.js";
+import { getOrInsert } from "../util/maps.js";
 import { indexOfSortedText } from "../util/order.js";
 
 /** The three resource types, in the order Envoy warms them: clusters, their endpoints, listeners. */

@@ -1,5 +1,4 @@
 /** Small helpers on Map, WeakMap and plain records used as maps. */
-import { isDeepStrictEqual } from "node:util";
 
 interface KeyedStore<K, V> {
   get(key: K): V | undefined;
@@ -39,22 +38,4 @@ export function increment<K>(counts: Map<K, number>, key: K): void {
 export function setOwn<V>(record: Record<string, V>, key: string, value: V): void {
   if (key === "__proto__") Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
   else record[key] = value;
-}
-
-/** The keys whose values are not deep-equal in two maps, an absent map being empty. */
-export function changedKeys<K, V>(a: ReadonlyMap<K, V> | undefined, b: ReadonlyMap<K, V> | undefined): Set<K> {
-  const changed = new Set<K>();
-  if (a === b) return changed;
-  for (const [key, value] of a ?? []) if (!isDeepStrictEqual(value, b?.get(key))) changed.add(key);
-  for (const key of b?.keys() ?? []) if (!a?.has(key)) changed.add(key);
-  return changed;
-}
-
-/** The members of one set but not of the other. */
-export function changedMembers<T>(a: ReadonlySet<T>, b: ReadonlySet<T>): Set<T> {
-  const changed = new Set<T>();
-  if (a === b) return changed;
-  for (const member of a) if (!b.has(member)) changed.add(member);
-  for (const member of b) if (!a.has(member)) changed.add(member);
-  return changed;
 }
