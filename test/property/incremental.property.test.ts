@@ -1,15 +1,16 @@
 /**
  * Incremental recompiles serve what a cold compile would: a server's mesh state follows a random
- * series of registry events (health flips, a pod gaining a port, a pod moving to another node, a
- * pod renamed, a pod going away, a service removed; a node turning (not) ready, changing zone,
- * leaving the list, read afresh or given by `withNodes`; a service's dependencies or VIP changing)
- * on a random mesh where some pods of a node claim one netns (what a change tells the other
- * services in that netns is the subtle part), and after each one every node's served resources —
- * names and versions of every type — equal a compile of the same snapshot on a fresh index,
- * whether the server was given the updated snapshot or the same mesh parsed anew (which it takes
- * as an update of what it serves). What the recompile reuses (a node's last
- * sorted lists patched in place, lists unchanged by identity, a node's unchanged records,
- * services whose netns rivals did not change) must never serve a stale resource.
+ * series of registry events on a random mesh where some pods of a node claim one netns (what a
+ * change tells the other services in that netns is the subtle part), and after each one every
+ * node's served resources — names and versions of every type — equal a compile of the same
+ * snapshot on a fresh index, whether the server was given the updated snapshot or the same mesh
+ * parsed anew (which it takes as an update of what it serves). The events: health flips, a pod
+ * gaining a port, moving to another node, renamed or going away, a service removed; a node
+ * turning (not) ready, changing zone or leaving the list (read afresh or given by `withNodes`); a
+ * service's dependencies, VIP, declared protocols or being exported changing. What the recompile
+ * reuses (a node's last sorted lists patched in place, lists unchanged by identity, a node's
+ * unchanged records, services whose netns rivals did not change) must never serve a stale
+ * resource.
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
@@ -34,9 +35,9 @@ interface Event {
 /** What happens to a record: "remove" drops it from its service, "drop" removes its whole service. */
 type RecordEventKind = "health" | "port" | "move" | "rename" | "remove" | "drop";
 /**
- * Read afresh (a node's status, dependencies and VIPs are never replaced on their own): a listed
- * node turns (not) ready, moves to another zone, or leaves the node list; a service calls one
- * service more or less, or its dependencies are dropped; a service's VIP is given, moved or
+ * Changes to the mesh document, read afresh (a node event sometimes given by `withNodes`): a
+ * listed node turns (not) ready, moves to another zone, or leaves the node list; a service calls
+ * one service more or less, or its dependencies are dropped; a service's VIP is given, moved or
  * dropped; a port's protocol is declared, changed or dropped; a service is exported or not (or
  * export data is given).
  */
@@ -97,7 +98,10 @@ function withRelationEvent(doc: MeshDocument, event: Event): MeshDocument {
   return { ...doc, dependencies };
 }
 
-/** `doc` with one of `key`'s declared protocols rotated, or port 9443's declared or dropped (with the entry, when it was the last). */
+/**
+ * `doc` with one of `key`'s declared protocols rotated, or port 9443's declared or dropped (with
+ * the service's entry, when it was its last).
+ */
 function withProtocolEvent(doc: MeshDocument, key: string, other: number): MeshDocument {
   const protocols: Record<string, Record<string, string>> = { ...(doc.protocols ?? {}) };
   const ports: Record<string, string> = { ...(protocols[key] ?? {}) };
@@ -201,8 +205,8 @@ describe("incremental recompiles", () => {
             // change several services.
             if (event.other % 3 === 0 && i < events.length - 1) continue;
             // Every other event as a source that reads everything afresh serves it: parsed anew,
-            // which the server takes as an update of what it serves when only records, node
-            // statuses, dependencies and VIPs differ (a document event is always read afresh).
+            // which the server takes as an update of what it serves when anything but the mesh
+            // settings differs.
             state.update(i % 2 === reread ? parseSnapshot(asDocument(doc, snapshot)) : snapshot);
             for (const node of nodes) {
               const served = outcome(() => state.resources(node.cluster, node.name).resources);
