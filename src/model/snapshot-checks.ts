@@ -67,14 +67,15 @@ export function nodeListIssues(
 ): InputIssue[] {
   const unmapped =
     mesh.trust.mode === "federated"
-      ? nodes.flatMap((node, index) =>
-          trustDomainOfCluster(mesh.trust, node.cluster)
-            ? []
-            : [{ path: formatPath(["nodes", index, "cluster"]), message: `cluster ${node.cluster} belongs to no trust domain` }],
-        )
+      ? nodes.flatMap((node, index) => (trustDomainOfCluster(mesh.trust, node.cluster) ? [] : [noTrustDomainIssue(node.cluster, ["nodes", index, "cluster"])]))
       : [];
   const named = nodes.map((node) => ({ cluster: node.cluster, node: node.name }));
   return [...duplicateNodeIssues(nodes), ...dedupeByMessage(unmapped), ...identityClashes(mesh, named, services)];
+}
+
+/** Under federation, a cluster (of a node or record at `path`) that no trust domain lists. */
+export function noTrustDomainIssue(cluster: string, path: readonly PropertyKey[]): InputIssue {
+  return { path: formatPath(path), message: `cluster ${cluster} belongs to no trust domain` };
 }
 
 /** No node listed twice, and no two listed nodes with one address (each would get the other's traffic). */
@@ -116,8 +117,7 @@ function trustIssues(trust: TrustConfig, nodes: readonly NodeStatus[], services:
       owner.set(cluster, domain.name);
     }
   }
-  const unmapped = (cluster: string, path: PropertyKey[]) =>
-    owner.has(cluster) ? [] : [{ path: formatPath(path), message: `cluster ${cluster} belongs to no trust domain` }];
+  const unmapped = (cluster: string, path: PropertyKey[]) => (owner.has(cluster) ? [] : [noTrustDomainIssue(cluster, path)]);
   for (const [index, node] of nodes.entries()) issues.push(...unmapped(node.cluster, ["nodes", index, "cluster"]));
   for (const [key, endpoints] of services) {
     for (const [index, endpoint] of endpoints.entries()) issues.push(...unmapped(endpoint.clusterName, ["services", key, index, "clusterName"]));

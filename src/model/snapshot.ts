@@ -14,7 +14,16 @@ import { sameData } from "../util/same-data.js";
 import { clusterName, dnsSubdomain, ipAddress, trustDomain } from "./fields.js";
 import { collectIssues, describeValue, unsafeInputIssues } from "./issues.js";
 import { decodeServiceEndpoint, invalidUtf8Field, type ServiceEndpoint, serviceEndpoint } from "./registry.js";
-import { crossCheck, type MeshParts, nodeListIssues, portCountIssues, replacedServicePodIssues, SNAPSHOT_LIMITS, sameServiceKeys } from "./snapshot-checks.js";
+import {
+  crossCheck,
+  type MeshParts,
+  nodeListIssues,
+  noTrustDomainIssue,
+  portCountIssues,
+  replacedServicePodIssues,
+  SNAPSHOT_LIMITS,
+  sameServiceKeys,
+} from "./snapshot-checks.js";
 import { usualServiceEndpoint } from "./usual-record.js";
 
 export { SNAPSHOT_LIMITS } from "./snapshot-checks.js";
@@ -587,11 +596,7 @@ export function withNodes(snapshot: Snapshot, nodes: readonly unknown[]): Snapsh
  */
 export function nodesAsBefore(before: readonly NodeStatus[], after: readonly NodeStatus[]): readonly NodeStatus[] {
   if (before.length === after.length && before.every((node, i) => sameData(node, after[i]))) return before;
-  const byKey = new Map(before.map((node) => [compositeKey(node.cluster, node.name), node]));
-  return after.map((node) => {
-    const known = byKey.get(compositeKey(node.cluster, node.name));
-    return known !== undefined && sameData(known, node) ? known : node;
-  });
+  return keptWhereEqual(before, after, (node) => compositeKey(node.cluster, node.name));
 }
 
 function requireValidated(snapshot: Snapshot): void {
@@ -628,10 +633,15 @@ function descended(snapshot: Snapshot, next: Snapshot, changed: readonly Service
  * pods' work is redone.
  */
 function keptWhereUnchanged(previous: readonly ServiceEndpoint[], records: readonly ServiceEndpoint[]): ServiceEndpoint[] {
-  const byAddress = new Map(previous.map((record) => [compositeKey(record.clusterName, record.ip), record]));
-  return records.map((record) => {
-    const before = byAddress.get(compositeKey(record.clusterName, record.ip));
-    return before !== undefined && sameData(before, record) ? before : record;
+  return keptWhereEqual(previous, records, (record) => compositeKey(record.clusterName, record.ip));
+}
+
+/** `next` with each item deep-equal to the item of `previous` under the same key replaced by that one. */
+function keptWhereEqual<T>(previous: readonly T[], next: readonly T[], keyOf: (item: T) => string): T[] {
+  const byKey = new Map(previous.map((item) => [keyOf(item), item]));
+  return next.map((item) => {
+    const before = byKey.get(keyOf(item));
+    return before !== undefined && sameData(before, item) ? before : item;
   });
 }
 
@@ -664,9 +674,7 @@ function recordCrossIssues(snapshot: Snapshot, services: ReadonlyMap<ServiceKey,
   if (trust.mode !== "federated") return [];
   const mapped = new Set(trust.trustDomains.flatMap((domain) => domain.clusters));
   return endpoints.flatMap((endpoint, index) =>
-    mapped.has(endpoint.clusterName)
-      ? []
-      : [{ path: formatPath(["services", key, index, "clusterName"]), message: `cluster ${endpoint.clusterName} belongs to no trust domain` }],
+    mapped.has(endpoint.clusterName) ? [] : [noTrustDomainIssue(endpoint.clusterName, ["services", key, index, "clusterName"])],
   );
 }
 

@@ -89,9 +89,9 @@ let serials = 0;
 
 /**
  * The index of a snapshot; built on first use and then reused for the same snapshot object. With
- * `previous` (the index of an earlier snapshot with the same mesh settings, exports and protocols
- * objects), every service whose records array is the same object, and none of whose records are
- * on a node whose status object changed, keeps its entry and caches: see `withServiceRecords`.
+ * `previous` (the index of an earlier snapshot it is `updatable` from), every service whose
+ * records array, declared protocols and being exported are the same, and none of whose records
+ * are on a node whose status object changed, keeps its entry and caches: see `withServiceRecords`.
  */
 export function indexSnapshot(snapshot: Snapshot, previous?: SnapshotIndex): SnapshotIndex {
   let index = indexes.get(snapshot);

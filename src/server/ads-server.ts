@@ -100,8 +100,9 @@ export class AdsServer {
 
   /**
    * The snapshot being served (undefined before the first): the one last set, or, when that one
-   * differed from the snapshot before only in service records but was read afresh (other mesh and
-   * nodes objects, as a mesh file read again), the same content derived from the one before.
+   * was read afresh (another mesh object, as a mesh file read again) but differed from the
+   * snapshot before in nothing but records, node statuses, dependencies, VIPs, protocols and
+   * exports, the same content derived from the one before.
    */
   get snapshot(): Snapshot | undefined {
     return this.#state?.snapshot;
@@ -138,9 +139,9 @@ export class AdsServer {
   /**
    * Serves `snapshot` from now on: the connected nodes the change can reach are recompiled
    * (reusing the index and per-node work of the last snapshot, see `indexSnapshot`; a snapshot
-   * read afresh in which only records changed counts as an update of the last one), and only
-   * streams whose resources changed get a push. A stream whose node the new snapshot cannot
-   * compile is closed (NOT_FOUND).
+   * read afresh in which anything but the mesh settings changed counts as an update of the last
+   * one), and only streams whose resources changed get a push. A stream whose node the new
+   * snapshot cannot compile is closed (NOT_FOUND).
    */
   setSnapshot(snapshot: Snapshot): SnapshotUpdate {
     const started = performance.now();
