@@ -2,8 +2,9 @@
  * The Aggregated Discovery Service on @grpc/grpc-js: state of the world and delta, for CDS, EDS
  * and LDS, serving each Envoy its node's compiled resources. Each stream maps Envoy's node id to a
  * mesh node (`nodeId` rule), refuses a node the snapshot cannot compile, and from then on follows
- * the snapshot: `setSnapshot` recompiles every connected node and pushes to the streams whose
- * resources changed — nothing to the others.
+ * the snapshot: `setSnapshot` recompiles the connected nodes a change reaches (`setSnapshotAsync`
+ * a slice at a time, serving streams in between) and pushes to the streams whose resources
+ * changed — nothing to the others.
  */
 import * as grpc from "@grpc/grpc-js";
 import { AggregatedDiscoveryServiceService } from "../../gen/envoy/service/discovery/v3/ads.js";
@@ -14,7 +15,7 @@ import { DEFAULT_SELECTOR_SDS_CLUSTER, type Options, type OptionsInput, parseOpt
 import type { Snapshot } from "../model/snapshot.js";
 import { DeltaStream } from "./delta-stream.js";
 import type { ServerEvent, StreamKind } from "./events.js";
-import { MeshState, type NodeResources } from "./mesh-state.js";
+import { MeshState, type NodeResources, type Recompiled } from "./mesh-state.js";
 import { defaultNodeIdRule, type NodeIdRule } from "./node-id.js";
 import { SotwStream } from "./sotw-stream.js";
 import type { RegistrySource } from "./source.js";
@@ -34,6 +35,11 @@ export interface AdsServerOptions {
   readonly compile?: Options | OptionsInput;
   /** Maps Envoy's node to a mesh node; default `<cluster>/<node>` in `node.id`. */
   readonly nodeId?: NodeIdRule;
+  /**
+   * How long `setSnapshotAsync` (and so `follow`) recompiles nodes before it lets the event loop
+   * run (streams, ACKs, metrics); at least one node each time. Default 20 ms.
+   */
+  readonly recompileSliceMs?: number;
 }
 
 /** The Aggregated Discovery Service for `grpc.Server.addService(definition, implementation)`. */
@@ -86,6 +92,7 @@ export class AdsServer {
   #state: MeshState | undefined;
   readonly #compile: Options;
   readonly #nodeId: NodeIdRule;
+  readonly #sliceMs: number;
   readonly #streams = new Map<number, Attached>();
   readonly #listeners = new Set<(event: ServerEvent) => void>();
   readonly #waiters = new Set<AckWaiter>();
@@ -96,6 +103,7 @@ export class AdsServer {
     this.#compile = servedOptions(options.compile ?? {});
     if (options.snapshot) this.#state = new MeshState(options.snapshot, this.#compile);
     this.#nodeId = options.nodeId ?? defaultNodeIdRule;
+    this.#sliceMs = sliceMs(options.recompileSliceMs);
   }
 
   /**
@@ -141,16 +149,46 @@ export class AdsServer {
    * (reusing the index and per-node work of the last snapshot, see `indexSnapshot`; a snapshot
    * read afresh in which anything but the mesh settings changed counts as an update of the last
    * one), and only streams whose resources changed get a push. A stream whose node the new
-   * snapshot cannot compile is closed (NOT_FOUND).
+   * snapshot cannot compile is closed (NOT_FOUND). Every recompile happens before it returns, and
+   * nothing else runs meanwhile: with thousands of nodes connected that can take seconds (see
+   * `setSnapshotAsync`).
    */
   setSnapshot(snapshot: Snapshot): SnapshotUpdate {
     const started = performance.now();
-    if (!this.#state) {
-      this.#state = new MeshState(snapshot, this.#compile);
-      this.#emit({ event: "snapshot", nodes: 0, changed: 0, durationMs: performance.now() - started });
-      return { changedNodes: 0, closedStreams: 0 };
+    if (!this.#state) return this.#first(snapshot, started);
+    this.#state.accept(snapshot);
+    return this.#served(started, this.#pushed(this.#state.recompileStale()));
+  }
+
+  /**
+   * As `setSnapshot`, letting the event loop run every `recompileSliceMs` of recompiling: streams
+   * keep being served (a stream of a node not recompiled yet gets its last resources, then the
+   * push), and each node is pushed as soon as it is recompiled. Resolves when every node the
+   * change reaches is pushed. A snapshot set meanwhile takes over the nodes still waiting.
+   */
+  async setSnapshotAsync(snapshot: Snapshot): Promise<SnapshotUpdate> {
+    const started = performance.now();
+    if (!this.#state) return this.#first(snapshot, started);
+    const state = this.#state;
+    state.accept(snapshot);
+    let total: SnapshotUpdate = { changedNodes: 0, closedStreams: 0 };
+    for (;;) {
+      const until = performance.now() + this.#sliceMs;
+      const slice = this.#pushed(state.recompileStale(() => performance.now() < until));
+      total = { changedNodes: total.changedNodes + slice.changedNodes, closedStreams: total.closedStreams + slice.closedStreams };
+      if (state.staleNodes === 0) return this.#served(started, total);
+      await new Promise((resolve) => setImmediate(resolve));
     }
-    const { changed, failed } = this.#state.update(snapshot);
+  }
+
+  #first(snapshot: Snapshot, started: number): SnapshotUpdate {
+    this.#state = new MeshState(snapshot, this.#compile);
+    this.#emit({ event: "snapshot", nodes: 0, changed: 0, durationMs: performance.now() - started });
+    return { changedNodes: 0, closedStreams: 0 };
+  }
+
+  /** Pushes recompiled nodes to their streams; closes the streams of nodes that no longer compile. */
+  #pushed({ changed, failed }: Recompiled): SnapshotUpdate {
     const byNode = new Map(changed.map((resources) => [resources.key, resources]));
     let closedStreams = 0;
     const failedNodes = new Map(failed.map(({ key, error }) => [key, error]));
@@ -166,19 +204,24 @@ export class AdsServer {
       attached.host.current = next;
       attached.protocol.reconcile();
     }
-    const nodes = new Set([...this.#streams.values()].map((s) => s.connection.meshNode)).size;
-    this.#emit({ event: "snapshot", nodes, changed: changed.length, durationMs: performance.now() - started });
     return { changedNodes: changed.length, closedStreams };
   }
 
+  #served(started: number, update: SnapshotUpdate): SnapshotUpdate {
+    const nodes = new Set([...this.#streams.values()].map((s) => s.connection.meshNode)).size;
+    this.#emit({ event: "snapshot", nodes, changed: update.changedNodes, durationMs: performance.now() - started });
+    return update;
+  }
+
   /**
-   * Serves every snapshot `source` yields until it ends; an error it yields is reported as a
-   * `source-error` event and the last good snapshot stays.
+   * Serves every snapshot `source` yields until it ends, each with `setSnapshotAsync` (the next is
+   * read once every node is pushed); an error it yields is reported as a `source-error` event and
+   * the last good snapshot stays.
    */
   async follow(source: RegistrySource): Promise<void> {
     for await (const update of source.watch()) {
       if ("error" in update) this.#emit({ event: "source-error", error: update.error });
-      else this.setSnapshot(update.snapshot);
+      else await this.setSnapshotAsync(update.snapshot);
     }
   }
 
@@ -335,6 +378,14 @@ function servedOptions(compile: Options | OptionsInput): Options {
   }
   return options;
 }
+
+function sliceMs(given: number | undefined): number {
+  if (given === undefined) return DEFAULT_SLICE_MS;
+  if (Number.isFinite(given) && given >= 0) return given;
+  throw new InputError("options", [{ path: "recompileSliceMs", message: `expected a number of milliseconds ≥ 0, got ${given}` }]);
+}
+
+const DEFAULT_SLICE_MS = 20;
 
 function splitKey(key: string): [string, string] {
   const slash = key.indexOf("/");

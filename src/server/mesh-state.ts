@@ -1,7 +1,8 @@
 /**
  * What the server serves: the current snapshot, its index and, per node that has connected, its
  * compiled xDS resources. A new snapshot is indexed from the previous index and the known nodes it
- * can reach recompiled (a snapshot read afresh in which only records, node statuses,
+ * can reach recompiled, all at once or a few at a time (`accept`, then `recompileStale`; a
+ * snapshot read afresh in which only records, node statuses,
  * dependencies, VIPs, protocols and exports changed is taken as an update of the previous one,
  * see `asUpdateOf`); a node keeps its `LocalNode` while nothing it is derived from changed, so the
  * compiler reuses its per-node work, and a type's resource list keeps its identity while none of
@@ -50,11 +51,23 @@ interface NodeEntry {
   readonly compiled: NodeResources;
 }
 
+/** What recompiling stale nodes did: the nodes whose resources changed, and those the snapshot cannot compile. */
+export interface Recompiled {
+  readonly changed: NodeResources[];
+  /** Forgotten: the new snapshot cannot compile them (the error says why). */
+  readonly failed: { key: string; error: unknown }[];
+}
+
 export class MeshState {
   #snapshot: Snapshot;
   #index: SnapshotIndex;
   readonly options: Options;
   readonly #nodes = new Map<string, NodeEntry>();
+  /**
+   * Known nodes compiled from an earlier snapshot than the one served, which it can reach: marked
+   * by `accept`, brought up to date by `recompileStale`. Until then they keep their last resources.
+   */
+  readonly #stale = new Set<string>();
 
   constructor(snapshot: Snapshot, options: Options | OptionsInput = {}) {
     this.options = parseOptions(options);
@@ -66,9 +79,14 @@ export class MeshState {
     return this.#snapshot;
   }
 
+  /** How many known nodes wait for `recompileStale`. */
+  get staleNodes(): number {
+    return this.#stale.size;
+  }
+
   /**
-   * The node's resources, compiled on first use. Throws `InputError` when the snapshot cannot
-   * compile it (not in the mesh, no known IP).
+   * The node's resources, compiled on first use; a stale node's last ones (see `accept`). Throws
+   * `InputError` when the snapshot cannot compile it (not in the mesh, no known IP).
    */
   resources(cluster: string, name: string): NodeResources {
     const key = nodeKey(cluster, name);
@@ -81,24 +99,42 @@ export class MeshState {
 
   /** Forgets a node nobody is connected as any more. */
   forget(cluster: string, name: string): void {
-    this.#nodes.delete(nodeKey(cluster, name));
+    const key = nodeKey(cluster, name);
+    this.#nodes.delete(key);
+    this.#stale.delete(key);
+  }
+
+  /** `accept`, then every stale node recompiled. */
+  update(given: Snapshot): Recompiled {
+    this.accept(given);
+    return this.recompileStale();
   }
 
   /**
-   * Replaces the snapshot (see `asUpdateOf`) and recompiles the known nodes the change can reach.
-   * Returns the nodes whose resources changed, and the nodes the new snapshot cannot compile (with
-   * the error), which are forgotten.
+   * Replaces the snapshot (see `asUpdateOf`) and marks stale the known nodes the change can reach,
+   * on top of any still stale from an earlier snapshot: those are recompiled whatever this one
+   * changed, since what reaches them was measured against the snapshot they missed.
    */
-  update(given: Snapshot): { changed: NodeResources[]; failed: { key: string; error: unknown }[] } {
+  accept(given: Snapshot): void {
     const previous = this.#index;
     const snapshot = asUpdateOf(this.#snapshot, given);
     this.#index = indexSnapshot(snapshot, previous);
     this.#snapshot = snapshot;
     const touches = touchedBy(previous, this.#index);
+    for (const [key, entry] of this.#nodes) if (!touches || touches(entry)) this.#stale.add(key);
+  }
+
+  /**
+   * Recompiles stale nodes, oldest mark first, until none is left or `more()` (asked after each
+   * node, so every call makes progress) says to stop. A node the snapshot cannot compile is
+   * forgotten and reported.
+   */
+  recompileStale(more: () => boolean = () => true): Recompiled {
     const changed: NodeResources[] = [];
     const failed: { key: string; error: unknown }[] = [];
-    for (const [key, entry] of this.#nodes) {
-      if (touches && !touches(entry)) continue;
+    for (const key of this.#stale) {
+      this.#stale.delete(key);
+      const entry = this.#nodes.get(key)!;
       try {
         const next = this.#compile(entry.cluster, entry.name, entry);
         this.#nodes.set(key, next);
@@ -107,6 +143,7 @@ export class MeshState {
         this.#nodes.delete(key);
         failed.push({ key, error });
       }
+      if (!more()) break;
     }
     return { changed, failed };
   }

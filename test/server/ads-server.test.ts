@@ -209,6 +209,115 @@ describe("state of the world", () => {
   });
 });
 
+describe("setSnapshotAsync", () => {
+  const EAST = ["east/node-1", "east/node-2", "east/node-3"].map((id) => ({ id, cluster: "east" }));
+
+  /** The server again, recompiling one node per slice. */
+  async function slicedServer() {
+    await server.close();
+    server = new AdsServer({ snapshot: exampleSnapshot(), compile: OPTIONS, recompileSliceMs: 0 });
+    events = [];
+    server.on((event) => events.push(event));
+    target = await server.listen("127.0.0.1:0");
+  }
+
+  /** The example in another mesh domain (every node changes), with `change` applied too. */
+  function inOtherDomain(change: (doc: ReturnType<typeof meshDocument>) => void = () => {}): Snapshot {
+    const doc = meshDocument();
+    doc.mesh.meshDomain = "mesh.other";
+    change(doc);
+    return parseSnapshot(doc);
+  }
+
+  /** A new stream of `node` gets the clusters a fresh compile of `snapshot` gives. */
+  async function expectServedCds(node: { id: string; cluster: string }, snapshot: Snapshot) {
+    const stream = client<SotwResponse>("StreamAggregatedResources");
+    stream.send({ node, type_url: CDS });
+    const cds = await stream.next();
+    expect(
+      cds.resources.map((any) => Buffer.from(any.value)),
+      node.id,
+    ).toEqual(compiled(snapshot, node.id)[CDS].map((r) => Buffer.from(r.resource.value!)));
+  }
+
+  const pushedNodes = () => new Set(events.filter((e) => e.event === "push").map((e) => e.node)).size;
+
+  /** How many nodes were pushed when `running` was started, then after each turn of the event loop until it settles. */
+  async function pushedPerTurn(running: Promise<unknown>): Promise<number[]> {
+    let settled = false;
+    void running.then(() => (settled = true));
+    const seen = [pushedNodes()];
+    while (!settled) {
+      await new Promise((resolve) => setImmediate(resolve));
+      seen.push(pushedNodes());
+    }
+    return seen;
+  }
+
+  /** Never more than one node pushed per turn of the event loop. */
+  function expectOneNodePerTurn(seen: readonly number[]) {
+    for (let i = 1; i < seen.length; i++) expect(seen[i]! - seen[i - 1]!, `turn ${i} of ${seen}`).toBeLessThanOrEqual(1);
+  }
+
+  test("pushes each node as soon as it is recompiled, lets the event loop run between slices, and resolves once every node is pushed", async () => {
+    await slicedServer();
+    const streams = [];
+    for (const node of EAST) streams.push(await warmSotw(node));
+    events.length = 0;
+    const next = inOtherDomain();
+    const update = server.setSnapshotAsync(next);
+    const seen = await pushedPerTurn(update);
+    expect(seen[0], "pushed by the synchronous part").toBe(1);
+    expectOneNodePerTurn(seen);
+    expect(await update).toEqual({ changedNodes: 3, closedStreams: 0 });
+    expect(pushedNodes()).toBe(3);
+    expect(events.filter((e) => e.event === "snapshot")).toEqual([expect.objectContaining({ nodes: 3, changed: 3 })]);
+    for (const [i, node] of EAST.entries()) {
+      // Each stream's push carries the new clusters (the old ones stay until the new listeners are ACKed).
+      const cds = await streams[i]!.ads.next();
+      expect(cds.type_url).toBe(CDS);
+      expect([...sotwVersions(cds)]).toEqual(expect.arrayContaining(compiled(next, node.id)[CDS].map((r) => [r.name, r.version])));
+      await expectServedCds(node, next);
+    }
+  });
+
+  test("a snapshot set while one is in progress takes over the nodes still waiting, including those it does not reach", async () => {
+    await slicedServer();
+    for (const node of EAST) await warmSotw(node);
+    // Both read afresh, so each is an update of the one before. The first gives payments a second
+    // port (on east/node-3's pod): it reaches every east node's clusters, as each hosts or calls
+    // payments. The second reaches only west's frontend node (nothing calls frontend).
+    const paymentsOn8444 = (doc: ReturnType<typeof meshDocument>) => {
+      for (const record of doc.services["team-b/payments"]) if (record.kubernetesMetadata.podName === "payments-6f8d-p2") record.port = 8444;
+    };
+    const doc = meshDocument();
+    paymentsOn8444(doc);
+    const first = server.setSnapshotAsync(parseSnapshot(doc));
+    for (const record of doc.services["team-a/frontend"]) if (record.clusterName === "west") record.metadata.version = "v4";
+    const second = parseSnapshot(doc);
+    server.setSnapshot(second);
+    await first;
+    for (const node of EAST) {
+      expect(compiled(second, node.id)[CDS], node.id).not.toEqual(compiled(exampleSnapshot(), node.id)[CDS]);
+      await expectServedCds(node, second);
+    }
+  });
+
+  test("follow serves each snapshot a source yields this way; recompileSliceMs must be a number of milliseconds", async () => {
+    await slicedServer();
+    for (const node of EAST) await warmSotw(node);
+    events.length = 0;
+    const next = inOtherDomain();
+    async function* watch() {
+      yield { snapshot: next };
+    }
+    expectOneNodePerTurn(await pushedPerTurn(server.follow({ watch, close: async () => {} })));
+    expect(pushedNodes()).toBe(3);
+    expect(server.snapshot).toBe(next);
+    expect(() => new AdsServer({ recompileSliceMs: -1 })).toThrow(/recompileSliceMs: expected a number of milliseconds ≥ 0, got -1/);
+  });
+});
+
 describe("delta", () => {
   async function warmDelta(node = NODE) {
     const ads = client<DeltaResponse>("DeltaAggregatedResources");

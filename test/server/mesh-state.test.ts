@@ -3,6 +3,7 @@
  * exactly what a fresh compile would give: after each of a series of changes, every node's served
  * resources equal `compileNode` on a new copy of the snapshot, in every waypoint mode.
  */
+import { isDeepStrictEqual } from "node:util";
 import { describe, expect, test } from "vitest";
 import { compileNode, localNodeFrom, type Snapshot, toXdsResources, withServiceRecords, type XdsResources } from "../../src/entry/index.js";
 import type { OptionsInput } from "../../src/model/options.js";
@@ -102,6 +103,56 @@ describe.each(["off", "cross-cluster", "always"] as const)("eastWestWaypoint %s"
         expect(versions(state.resources(...(node.split("/") as [string, string])).resources), `${what}: ${node}`).toEqual(fresh(snapshot, node, options));
       }
     }
+  });
+});
+
+describe("recompiled a few nodes at a time (accept, then recompileStale)", () => {
+  const nodes = ["east/node-1", "east/node-2", "east/node-3", "west/node-1", "west/node-2", "west/node-3"];
+  const options = { eastWestWaypoint: "cross-cluster" } as const;
+  const served = (state: MeshState, node: string) => state.resources(...(node.split("/") as [string, string]));
+
+  test("a stale node keeps its last resources until recompiled, and nodes left stale by one snapshot are recompiled with the next", () => {
+    let snapshot = exampleSnapshot();
+    const state = new MeshState(snapshot, options);
+    for (const node of nodes) served(state, node);
+    let fell = 0;
+    for (const [what, change] of CHANGES) {
+      const last = new Map(nodes.map((node) => [node, served(state, node)]));
+      snapshot = change(snapshot);
+      const waiting = state.staleNodes;
+      state.accept(snapshot);
+      expect(state.staleNodes, what).toBeGreaterThanOrEqual(waiting);
+      for (const node of nodes) expect(served(state, node), `${what}: ${node} before any recompile`).toBe(last.get(node));
+      // One node per change: the rest stay stale into the next change, which may not reach them.
+      const { failed } = state.recompileStale(() => false);
+      expect(failed).toEqual([]);
+      const behind = nodes.filter((node) => !isDeepStrictEqual(versions(served(state, node).resources), fresh(snapshot, node, options)));
+      fell = Math.max(fell, behind.length);
+      expect(behind.length, what).toBeLessThanOrEqual(state.staleNodes);
+    }
+    expect(fell, "some node served an earlier snapshot's resources while stale").toBeGreaterThan(0);
+    state.accept(snapshot); // the same snapshot: it reaches no node
+    state.recompileStale();
+    expect(state.staleNodes).toBe(0);
+    for (const node of nodes) expect(versions(served(state, node).resources), node).toEqual(fresh(snapshot, node, options));
+  });
+
+  test("a forgotten node is no longer stale, and a node the snapshot cannot compile is reported and forgotten", () => {
+    const state = new MeshState(exampleSnapshot(), options);
+    for (const node of nodes) served(state, node);
+    const doc = meshDocument();
+    doc.mesh.meshDomain = "mesh.other"; // every node changes
+    doc.nodes = doc.nodes.filter((node: { cluster: string; name: string }) => !(node.cluster === "west" && node.name === "node-2"));
+    for (const list of Object.values(doc.services) as { clusterName: string; kubernetesMetadata: { nodeName: string } }[][]) {
+      list.splice(0, list.length, ...list.filter((r) => !(r.clusterName === "west" && r.kubernetesMetadata.nodeName === "node-2")));
+    }
+    state.accept(parseSnapshot(doc));
+    expect(state.staleNodes).toBe(nodes.length);
+    state.forget("east", "node-3");
+    expect(state.staleNodes).toBe(nodes.length - 1);
+    const { changed, failed } = state.recompileStale();
+    expect(failed.map(({ key }) => key)).toEqual(["west/node-2"]);
+    expect(changed.map(({ key }) => key).sort()).toEqual(["east/node-1", "east/node-2", "west/node-1", "west/node-3"]);
   });
 });
 
