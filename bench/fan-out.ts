@@ -81,3 +81,33 @@ export function ackUntilQuiet(envoys: readonly SimulatedEnvoy[]): void {
 export function responsesSoFar(envoys: readonly SimulatedEnvoy[]): number {
   return envoys.reduce((sum, envoy) => sum + envoy.responses, 0);
 }
+
+/** How long serving one change took, and the longest the event loop waited meanwhile. */
+export interface EventLoopCost {
+  readonly totalMs: number;
+  readonly longestStallMs: number;
+}
+
+/**
+ * Times `serve` (a `setSnapshot` or an awaited `setSnapshotAsync`) while a 1 ms timer watches the
+ * event loop: the longest gap between two of its ticks, counted from the call, is the longest
+ * stretch nothing else could run (all of a synchronous `serve`).
+ */
+export async function eventLoopCost(serve: () => unknown): Promise<EventLoopCost> {
+  let watching = true;
+  let longest = 0;
+  let last = performance.now();
+  const tick = () => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+    if (watching) setTimeout(tick, 1);
+  };
+  setTimeout(tick, 1);
+  const start = performance.now();
+  await serve();
+  const totalMs = performance.now() - start;
+  watching = false;
+  await new Promise((resolve) => setTimeout(resolve, 2));
+  return { totalMs, longestStallMs: longest };
+}

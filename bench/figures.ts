@@ -22,7 +22,7 @@ import type { ServiceKey } from "../src/naming.js";
 import { indexSnapshot, localNodeIn, type SnapshotIndex } from "../src/plan/snapshot-index.js";
 import { explainPath } from "../src/verify/mesh-check.js";
 import type { EdsFigures } from "./eds-child.js";
-import { ackUntilQuiet, connectEnvoys, responsesSoFar } from "./fan-out.js";
+import { ackUntilQuiet, connectEnvoys, eventLoopCost, responsesSoFar } from "./fan-out.js";
 import {
   formatBytes,
   formatMs,
@@ -860,7 +860,7 @@ export function createBench(config: BenchConfig) {
   }
 
   /** Push fan-out: one registry change, every connected Envoy it affects updated (2,000 streams; smoke: every node). */
-  function figure12(): Row[] {
+  async function figure12(): Promise<Row[]> {
     const full = fullCompile().timing.median;
     const { workload: w, node } = subject("W1");
     const nodes = w.snapshot.nodes.slice(0, config.smoke ? w.snapshot.nodes.length : FAN_OUT_STREAMS).map((n) => `${n.cluster}/${n.name}`);
@@ -887,6 +887,16 @@ export function createBench(config: BenchConfig) {
       },
     );
     const ratio = timing.median / full;
+    log("  a node turns not ready (setSnapshot), then ready again (setSnapshotAsync) ...");
+    ackUntilQuiet(fan.envoys);
+    const ready = fan.server.snapshot!.nodes!;
+    const notReady = nodeNotReady(fan.server.snapshot!, node);
+    const before = responsesSoFar(fan.envoys);
+    let reached = 0;
+    const blocking = await eventLoopCost(() => (reached = fan.server.setSnapshot(withNodes(fan.server.snapshot!, notReady.nodes!)).changedNodes));
+    const responses = responsesSoFar(fan.envoys) - before;
+    ackUntilQuiet(fan.envoys);
+    const sliced = await eventLoopCost(() => fan.server.setSnapshotAsync(withNodes(fan.server.snapshot!, ready)));
     return [
       checked(
         "12",
@@ -898,6 +908,13 @@ export function createBench(config: BenchConfig) {
       ),
       info("12", "  streams", `${nodes.length} delta streams, one per node, in process (responses serialized, no sockets); warm-up ${formatMs(fan.warmupMs)}`),
       info("12", "  the change", `${changed} nodes got new resources, ${pushed} responses sent; ${event}`),
+      info(
+        "12",
+        "  a node status change reaching most streams: setSnapshot / setSnapshotAsync",
+        `${reached} nodes got new resources (${responses} responses; ${notReady.event}): setSnapshot held the event loop ` +
+          `${formatMs(blocking.longestStallMs)}; setSnapshotAsync (ready again) took ${formatMs(sliced.totalMs)}, ` +
+          `never holding it over ${formatMs(sliced.longestStallMs)}`,
+      ),
     ];
   }
 
