@@ -11,7 +11,7 @@
 import { compileNode } from "../compile/compile-node.js";
 import { toXdsResources, versionInfo, XDS_TYPE_URLS, type XdsResource, type XdsResources, type XdsTypeUrl } from "../emit/xds.js";
 import type { LocalNode } from "../model/node.js";
-import { type Options, type OptionsInput, parseOptions } from "../model/options.js";
+import { type Options, type OptionsInput, parseOptions, type WaypointMode } from "../model/options.js";
 import { asRegistryUpdate } from "../model/registry-update.js";
 import { isValidatedSnapshot, type Snapshot } from "../model/snapshot.js";
 import {
@@ -26,6 +26,7 @@ import {
 } from "../plan/snapshot-index.js";
 import { sameItems, sameMembers } from "../util/arrays.js";
 import { changedKeys } from "../util/changes.js";
+import { compositeKey } from "../util/keys.js";
 import { getOrInsert } from "../util/maps.js";
 import { indexOfSortedText } from "../util/order.js";
 
@@ -120,7 +121,7 @@ export class MeshState {
     const snapshot = asUpdateOf(this.#snapshot, given);
     this.#index = indexSnapshot(snapshot, previous);
     this.#snapshot = snapshot;
-    const touches = touchedBy(previous, this.#index);
+    const touches = touchedBy(previous, this.#index, this.options.eastWestWaypoint);
     for (const [key, entry] of this.#nodes) if (!touches || touches(entry)) this.#stale.add(key);
   }
 
@@ -176,14 +177,16 @@ function asUpdateOf(previous: Snapshot, next: Snapshot): Snapshot {
  * dependencies, VIPs, declared protocols and exports (what registry events and re-reads change),
  * which nodes can see the change: those whose status changed, and those that depend on a changed
  * service (or on every service), host a pod of one, or whose own records changed — a service
- * being changed when its records, protocols, being exported or VIP are, or when a node it has a
- * pod on changed status (its waypoint endpoints there) — and those hosting a pod of a service
- * whose dependencies changed. Undefined — every node — when anything else changed: the mesh
- * settings, dependency or export data given or dropped, which clusters list their nodes, or the
- * address of a node the changes name (an address moves the waypoint endpoints of every service
- * on that node).
+ * being changed when its records, protocols, being exported or VIP are — and those hosting a pod
+ * of a service whose dependencies changed. A node's status reaches the other nodes only through
+ * its waypoint endpoints (`resolveNode` is all that reads it): it touches the nodes calling a
+ * service with pods there from where `mode` routes to them through a waypoint — another cluster in
+ * `cross-cluster` mode, any other node in `always` mode, none in `off` mode. Undefined — every
+ * node — when anything else changed: the mesh settings, dependency or export data given or
+ * dropped, which clusters list their nodes, or the address of a node the changes name (an address
+ * moves the waypoint endpoints of every service on that node).
  */
-function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeEntry) => boolean) | undefined {
+function touchedBy(previous: SnapshotIndex, next: SnapshotIndex, mode: WaypointMode): ((entry: NodeEntry) => boolean) | undefined {
   const [a, b] = [previous.snapshot, next.snapshot];
   const sameSettings = updatable(a, b) && (a.dependencies === undefined) === (b.dependencies === undefined);
   if (!sameSettings || !sameMembers(previous.clustersWithNodeList, next.clustersWithNodeList)) return undefined;
@@ -193,13 +196,11 @@ function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeE
     [...(a.services.get(key) ?? []), ...(b.services.get(key) ?? [])].map((record) => nodeKey(record.clusterName, record.kubernetesMetadata.nodeName)),
   );
   for (const node of [...namedNodes, ...changedNodes]) if (previous.nodeAddresses.get(node) !== next.nodeAddresses.get(node)) return undefined;
-  for (const node of changedNodes) {
-    for (const hosted of [...(previous.hostedBy.get(node) ?? []), ...(next.hostedBy.get(node) ?? [])]) changed.add(hosted.service);
-  }
   for (const key of changedKeys(a.vips, b.vips)) changed.add(key);
   const callersChanged = changedKeys(a.dependencies, b.dependencies);
   const changedList = [...changed];
   const statusChanged = new Set(changedNodes);
+  const waypointsChanged = mode === "off" ? [] : changedWaypoints(previous, next, changedNodes);
   return (entry) =>
     statusChanged.has(entry.key) ||
     entry.hosted !== next.hostedBy.get(entry.key) ||
@@ -207,7 +208,20 @@ function touchedBy(previous: SnapshotIndex, next: SnapshotIndex): ((entry: NodeE
     changedList.some((service) => includesSorted(entry.local.dependencies!, service)) ||
     // Its waypoint side (tunnel chains, ingress fallbacks) lists every pod of the services it hosts
     // (its records' services: its pods were derived from them); its pods call what those depend on.
-    (entry.hosted?.some((record) => changed.has(record.service) || callersChanged.has(record.service)) ?? false);
+    (entry.hosted?.some((record) => changed.has(record.service) || callersChanged.has(record.service)) ?? false) ||
+    waypointsChanged.some(({ service, cluster }) => (mode === "always" || cluster !== entry.cluster) && includesSorted(entry.local.dependencies!, service));
+}
+
+/** Each service with a pod on a node whose status changed, with that node's cluster (once per pair). */
+function changedWaypoints(previous: SnapshotIndex, next: SnapshotIndex, nodes: readonly string[]): { service: string; cluster: string }[] {
+  const pairs = new Map<string, { service: string; cluster: string }>();
+  for (const node of nodes) {
+    const cluster = node.slice(0, node.indexOf("/"));
+    for (const { service } of [...(previous.hostedBy.get(node) ?? []), ...(next.hostedBy.get(node) ?? [])]) {
+      pairs.set(compositeKey(service, cluster), { service, cluster });
+    }
+  }
+  return [...pairs.values()];
 }
 
 /** Whether sorted `list` holds `key` (parseNode sorts a node's dependencies). */

@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { describe, expect, test } from "vitest";
 import { compileNode, localNodeFrom, type Snapshot, toXdsResources, withServiceRecords, type XdsResources } from "../../src/entry/index.js";
-import type { OptionsInput } from "../../src/model/options.js";
+import type { OptionsInput, WaypointMode } from "../../src/model/options.js";
 import { changesSince, parseSnapshot } from "../../src/model/snapshot.js";
 import { MeshState } from "../../src/server/mesh-state.js";
 import { exampleSnapshot, ledgerRecord, meshDocument } from "../support/fixtures.js";
@@ -212,6 +212,30 @@ describe("a snapshot read afresh (new mesh and nodes objects)", () => {
     expect(state.snapshot.services).toBe(first.services);
     expect(changed.map((resources) => resources.key).sort()).toEqual(changedNodes);
   });
+
+  test.each<[WaypointMode, number, string[]]>([
+    ["off", 1, []],
+    // west/node-1 hosts frontend and payments pods: east's nodes call payments through its waypoint;
+    // west/node-2's checkout pods call payments directly, and west/node-3 only hosts payments too.
+    ["cross-cluster", 4, ["east/node-1", "east/node-2", "east/node-3"]],
+    ["always", 5, ["east/node-1", "east/node-2", "east/node-3", "west/node-2"]],
+  ])(
+    "in which west/node-1 turned not ready reaches, in %s mode, the node and the nodes routed to its pods through its waypoint",
+    (mode, stale, changedNodes) => {
+      const options = { eastWestWaypoint: mode };
+      const all = ["east/node-1", "east/node-2", "east/node-3", "west/node-1", "west/node-2", "west/node-3"];
+      const state = new MeshState(exampleSnapshot(), options);
+      for (const node of all) state.resources(...(node.split("/") as [string, string]));
+      const doc = meshDocument();
+      doc.nodes[3].ready = false;
+      const reread = parseSnapshot(doc);
+      state.accept(reread);
+      expect(state.staleNodes).toBe(stale);
+      const { changed } = state.recompileStale();
+      expect(changed.map((resources) => resources.key).sort()).toEqual(changedNodes);
+      for (const node of all) expect(versions(state.resources(...(node.split("/") as [string, string])).resources), node).toEqual(fresh(reread, node, options));
+    },
+  );
 
   test("in which anything else changed is served as it is", () => {
     const state = new MeshState(exampleSnapshot(), { eastWestWaypoint: "cross-cluster" });
