@@ -5,6 +5,7 @@
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { collectDefaultMetrics } from "prom-client";
 import { isInputError } from "../errors.js";
 import { AdsServer } from "../server/ads-server.js";
 import { EtcdSource } from "../server/etcd-source.js";
@@ -69,6 +70,8 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<{ cod
   }
   const stopLogging = server.on((event) => io.out(jsonLogLine(event)));
   const metrics = serverMetrics(server);
+  // The process's own (CPU, memory, GC, event loop lag: how long streams waited on recompiles).
+  if (values.metrics) collectDefaultMetrics({ register: metrics.registry });
   const http: Server | undefined = values.metrics ? metricsHttpServer(metrics.registry) : undefined;
   try {
     const address = await server.listen(values.listen ?? "127.0.0.1:18000");

@@ -32,7 +32,8 @@ export function serverMetrics(server: AdsServer): ServerMetrics {
   const latency = new Histogram({
     name: "aether_xds_push_latency_seconds",
     help: "From a new snapshot to every affected stream pushed (recompiles included)",
-    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+    // Up to a minute: a change that reaches thousands of nodes takes seconds to push to all of them.
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60],
     registers: [registry],
   });
   let servedAt: number | undefined;

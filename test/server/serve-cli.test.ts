@@ -53,6 +53,10 @@ test("logs connect, push, ACK and NACK as JSON lines with node and versions, and
     expect(text).toContain(`aether_xds_nacks_total{type_url="${CDS}"} 1`);
     expect(text).toMatch(/aether_xds_push_latency_seconds_count 2/);
     expect(text).toMatch(/aether_xds_snapshot_age_seconds \d/);
+    expect(text).toMatch(/aether_xds_push_latency_seconds_bucket\{le="60"\} 2/);
+    // The process's own metrics, the event loop's lag among them.
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
+    expect(text).toMatch(/^process_resident_memory_bytes \d/m);
   } finally {
     ads.close();
   }
