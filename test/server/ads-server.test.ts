@@ -287,11 +287,8 @@ describe("setSnapshotAsync", () => {
     // Both read afresh, so each is an update of the one before. The first gives payments a second
     // port (on east/node-3's pod): it reaches every east node's clusters, as each hosts or calls
     // payments. The second reaches only west's frontend node (nothing calls frontend).
-    const paymentsOn8444 = (doc: ReturnType<typeof meshDocument>) => {
-      for (const record of doc.services["team-b/payments"]) if (record.kubernetesMetadata.podName === "payments-6f8d-p2") record.port = 8444;
-    };
     const doc = meshDocument();
-    paymentsOn8444(doc);
+    for (const record of doc.services["team-b/payments"]) if (record.kubernetesMetadata.podName === "payments-6f8d-p2") record.port = 8444;
     const first = server.setSnapshotAsync(parseSnapshot(doc));
     for (const record of doc.services["team-a/frontend"]) if (record.clusterName === "west") record.metadata.version = "v4";
     const second = parseSnapshot(doc);
