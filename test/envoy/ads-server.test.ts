@@ -1,7 +1,8 @@
 /**
  * A real Envoy on the ADS server: started with `aether-xds bootstrap --ads`'s bootstrap (nothing
  * inline), it gets its clusters, their assignments and its listeners over ADS and ACKs each, and
- * a registry change reaches the health of its hosts. The mesh is the example with no pod netns on the
+ * a registry change (`setSnapshot`, or `setSnapshotAsync` over delta) reaches the health of its
+ * hosts. The mesh is the example with no pod netns on the
  * node under test (so it binds no listener in a namespace that does not exist here) and the waypoint off; no SDS
  * server runs, so Envoy warms its TLS clusters after SDS's initial fetch timeout.
  */
@@ -86,7 +87,10 @@ describe.each(found.map((envoy) => [envoy.version, envoy] as const))("Envoy %s o
       const records = [...snapshot.services.get("team-b/payments" as never)!].map((r) =>
         r.kubernetesMetadata.podName === "payments-6f8d-p2" ? { ...r, health: "UNHEALTHY" as const } : r,
       );
-      server.setSnapshot(withServiceRecords(snapshot, "team-b/payments", records));
+      // Served at once (state of the world) or a slice at a time (delta): Envoy sees the same push.
+      const next = withServiceRecords(snapshot, "team-b/payments", records);
+      if (protocol === "delta") await server.setSnapshotAsync(next);
+      else server.setSnapshot(next);
       await server.acked("east/node-1", EDS, undefined, 30_000);
       await proxy.waitForStat(healthy, (value) => value === before! - 1);
       expect([...kinds]).toEqual([protocol === "delta" ? "delta" : "sotw"]);
