@@ -214,15 +214,43 @@ export class AdsServer {
   }
 
   /**
-   * Serves every snapshot `source` yields until it ends, each with `setSnapshotAsync` (the next is
-   * read once every node is pushed); an error it yields is reported as a `source-error` event and
-   * the last good snapshot stays.
+   * Serves what `source` yields until it ends, with `setSnapshotAsync`. The source is read while a
+   * snapshot is being served, and of the snapshots that arrived meanwhile only the last is served
+   * next: each is the whole registry, so the ones before it would be recompiled and pushed only to
+   * be replaced. An error it yields is reported as a `source-error` event and the last good
+   * snapshot stays.
    */
   async follow(source: RegistrySource): Promise<void> {
-    for await (const update of source.watch()) {
-      if ("error" in update) this.#emit({ event: "source-error", error: update.error });
-      else await this.setSnapshotAsync(update.snapshot);
+    let latest: Snapshot | undefined;
+    let ended = false;
+    let wake: (() => void) | undefined;
+    const reading = (async () => {
+      try {
+        for await (const update of source.watch()) {
+          if ("error" in update) this.#emit({ event: "source-error", error: update.error });
+          else latest = update.snapshot;
+          wake?.();
+        }
+      } finally {
+        ended = true;
+        wake?.();
+      }
+    })();
+    try {
+      for (;;) {
+        if (latest) {
+          const next = latest;
+          latest = undefined;
+          await this.setSnapshotAsync(next);
+        } else if (ended) break;
+        else await new Promise<void>((resolve) => (wake = resolve));
+      }
+    } catch (error) {
+      // Serving failed: that is the error to report; the source is the caller's to close.
+      void reading.catch(() => undefined);
+      throw error;
     }
+    await reading;
   }
 
   /** Calls `listener` with every event (connect, push, ACK, NACK, ...); returns a function that stops it. */

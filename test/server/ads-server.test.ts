@@ -9,9 +9,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { compileNode, diffResources, localNodeFrom, type Snapshot, toXdsResources, type XdsTypeUrl } from "../../src/entry/index.js";
-import { AdsServer, type ServerEvent } from "../../src/entry/server.js";
+import { compileNode, diffResources, localNodeFrom, type Snapshot, toXdsResources, withServiceRecords, type XdsTypeUrl } from "../../src/entry/index.js";
+import { AdsServer, type ServerEvent, type SourceUpdate } from "../../src/entry/server.js";
 import { parseSnapshot } from "../../src/model/snapshot.js";
+import { Channel } from "../../src/server/source.js";
 import { exampleSnapshot, meshDocument } from "../support/fixtures.js";
 import { AdsClient, CDS, type DeltaResponse, EDS, LDS, type SotwResponse, upstreamName } from "./ads-client.js";
 
@@ -298,6 +299,41 @@ describe("setSnapshotAsync", () => {
       expect(compiled(second, node.id)[CDS], node.id).not.toEqual(compiled(exampleSnapshot(), node.id)[CDS]);
       await expectServedCds(node, second);
     }
+  });
+
+  test("follow serves, of the snapshots that arrive while it serves one, only the last", async () => {
+    await slicedServer();
+    for (const node of EAST) await warmSotw(node);
+    events.length = 0;
+    // Each a change of payments' weights that every east node sees, derived from the one before.
+    const chain: Snapshot[] = [];
+    for (const weight of [2, 3, 4]) {
+      const before = chain.at(-1) ?? server.snapshot!;
+      const records = [...before.services.get("team-b/payments" as never)!].map((r) => ({ ...r, weight }));
+      chain.push(withServiceRecords(before, "team-b/payments", records));
+    }
+    const [first, skipped, last] = chain;
+    const updates = new Channel<SourceUpdate>();
+    // The other two arrive while the first is being served: at its first push.
+    const stop = server.on((event) => {
+      if (event.event !== "push") return;
+      stop();
+      updates.push({ snapshot: skipped! });
+      updates.push({ error: "a bad write in between" });
+      updates.push({ snapshot: last! });
+      updates.end();
+    });
+    updates.push({ snapshot: first! });
+    await server.follow({ watch: () => updates, close: async () => updates.end() });
+    expect(events.filter((e) => e.event === "snapshot")).toHaveLength(2);
+    expect(events.filter((e) => e.event === "source-error")).toHaveLength(1);
+    expect(server.snapshot).toBe(last);
+    // A source that fails ends follow with its error.
+    async function* failing() {
+      yield { snapshot: first! };
+      throw new Error("the registry went away");
+    }
+    await expect(server.follow({ watch: failing, close: async () => {} })).rejects.toThrow("the registry went away");
   });
 
   test("follow serves each snapshot a source yields this way; recompileSliceMs must be a number of milliseconds", async () => {
