@@ -236,19 +236,16 @@ export class AdsServer {
         wake?.();
       }
     })();
-    try {
-      for (;;) {
-        if (latest) {
-          const next = latest;
-          latest = undefined;
-          await this.setSnapshotAsync(next);
-        } else if (ended) break;
-        else await new Promise<void>((resolve) => (wake = resolve));
-      }
-    } catch (error) {
-      // Serving failed: that is the error to report; the source is the caller's to close.
-      void reading.catch(() => undefined);
-      throw error;
+    // Handled from now on: a source may fail while a snapshot is being served (left unhandled
+    // until `await reading`, that would end the process); `await reading` still throws it.
+    reading.catch(() => undefined);
+    for (;;) {
+      if (latest) {
+        const next = latest;
+        latest = undefined;
+        await this.setSnapshotAsync(next);
+      } else if (ended) break;
+      else await new Promise<void>((resolve) => (wake = resolve));
     }
     await reading;
   }

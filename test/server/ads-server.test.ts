@@ -328,7 +328,8 @@ describe("setSnapshotAsync", () => {
     expect(events.filter((e) => e.event === "snapshot")).toHaveLength(2);
     expect(events.filter((e) => e.event === "source-error")).toHaveLength(1);
     expect(server.snapshot).toBe(last);
-    // A source that fails ends follow with its error.
+    // A source that fails, even while a snapshot is being served, ends follow with its error (an
+    // unhandled rejection in between would end the process: vitest fails the run on one).
     async function* failing() {
       yield { snapshot: first! };
       throw new Error("the registry went away");
