@@ -178,13 +178,13 @@ function asUpdateOf(previous: Snapshot, next: Snapshot): Snapshot {
  * which nodes can see the change: those whose status changed, and those that depend on a changed
  * service (or on every service), host a pod of one, or whose own records changed — a service
  * being changed when its records, protocols, being exported or VIP are — and those hosting a pod
- * of a service whose dependencies changed. A node's status reaches the other nodes only through
- * its waypoint endpoints (`resolveNode` is all that reads it): it touches the nodes calling a
- * service with pods there from where `mode` routes to them through a waypoint — another cluster in
- * `cross-cluster` mode, any other node in `always` mode, none in `off` mode. Undefined — every
- * node — when anything else changed: the mesh settings, dependency or export data given or
- * dropped, which clusters list their nodes, or the address of a node the changes name (an address
- * moves the waypoint endpoints of every service on that node).
+ * of a service whose dependencies changed. A node's status and address reach the other nodes
+ * only through its waypoint endpoints (`resolveNode` is all that reads them): a change to either
+ * (a node joining or leaving the list, a new address, its records moving its derived address)
+ * touches the nodes calling a service with pods there from where `mode` routes to them through a
+ * waypoint — another cluster in `cross-cluster` mode, any other node in `always` mode, none in
+ * `off` mode. Undefined — every node — when anything else changed: the mesh settings, dependency
+ * or export data given or dropped, or which clusters list their nodes.
  */
 function touchedBy(previous: SnapshotIndex, next: SnapshotIndex, mode: WaypointMode): ((entry: NodeEntry) => boolean) | undefined {
   const [a, b] = [previous.snapshot, next.snapshot];
@@ -195,12 +195,12 @@ function touchedBy(previous: SnapshotIndex, next: SnapshotIndex, mode: WaypointM
   const namedNodes = [...changed].flatMap((key) =>
     [...(a.services.get(key) ?? []), ...(b.services.get(key) ?? [])].map((record) => nodeKey(record.clusterName, record.kubernetesMetadata.nodeName)),
   );
-  for (const node of [...namedNodes, ...changedNodes]) if (previous.nodeAddresses.get(node) !== next.nodeAddresses.get(node)) return undefined;
+  const moved = [...namedNodes, ...changedNodes].filter((node) => previous.nodeAddresses.get(node) !== next.nodeAddresses.get(node));
   for (const key of changedKeys(a.vips, b.vips)) changed.add(key);
   const callersChanged = changedKeys(a.dependencies, b.dependencies);
   const changedList = [...changed];
   const statusChanged = new Set(changedNodes);
-  const waypointsChanged = mode === "off" ? [] : changedWaypoints(previous, next, changedNodes);
+  const waypointsChanged = mode === "off" ? [] : changedWaypoints(previous, next, new Set([...changedNodes, ...moved]));
   return (entry) =>
     statusChanged.has(entry.key) ||
     entry.hosted !== next.hostedBy.get(entry.key) ||
@@ -212,8 +212,8 @@ function touchedBy(previous: SnapshotIndex, next: SnapshotIndex, mode: WaypointM
     waypointsChanged.some(({ service, cluster }) => (mode === "always" || cluster !== entry.cluster) && includesSorted(entry.local.dependencies!, service));
 }
 
-/** Each service with a pod on a node whose status changed, with that node's cluster (once per pair). */
-function changedWaypoints(previous: SnapshotIndex, next: SnapshotIndex, nodes: readonly string[]): { service: string; cluster: string }[] {
+/** Each service with a pod on a node whose status or address changed, with that node's cluster (once per pair). */
+function changedWaypoints(previous: SnapshotIndex, next: SnapshotIndex, nodes: Iterable<string>): { service: string; cluster: string }[] {
   const pairs = new Map<string, { service: string; cluster: string }>();
   for (const node of nodes) {
     const cluster = node.slice(0, node.indexOf("/"));

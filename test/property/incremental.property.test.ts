@@ -7,8 +7,8 @@
  * parsed anew (which it takes as an update of what it serves), and whether or not the update
  * before was fully recompiled when it came (a server recompiling in slices). The events: health
  * flips, a pod gaining a port, moving to another node, renamed or going away, a service removed;
- * a node turning (not) ready, changing zone or leaving the list (read afresh or given by
- * `withNodes`); a service's dependencies, VIP, declared protocols or being exported changing.
+ * a node turning (not) ready, changing zone or address or leaving the list (read afresh or given
+ * by `withNodes`); a service's dependencies, VIP, declared protocols or being exported changing.
  * What the recompile reuses (a node's last sorted lists patched in place, lists unchanged by
  * identity, a node's unchanged records, services whose netns rivals did not change) must never
  * serve a stale resource.
@@ -37,19 +37,19 @@ interface Event {
 type RecordEventKind = "health" | "port" | "move" | "rename" | "remove" | "drop";
 /**
  * Changes to the mesh document, read afresh (a node event sometimes given by `withNodes`): a
- * listed node turns (not) ready, moves to another zone, or leaves the node list; a service calls
- * one service more or less, or its dependencies are dropped; a service's VIP is given, moved or
- * dropped; a port's protocol is declared, changed or dropped; a service is exported or not (or
- * export data is given).
+ * listed node turns (not) ready, moves to another zone or address, or leaves the node list; a
+ * service calls one service more or less, or its dependencies are dropped; a service's VIP is
+ * given, moved or dropped; a port's protocol is declared, changed or dropped; a service is
+ * exported or not (or export data is given).
  */
-type DocumentEventKind = "ready" | "zone" | "unlist" | "calls" | "vip" | "protocol" | "export";
-const DOCUMENT_EVENTS: readonly string[] = ["ready", "zone", "unlist", "calls", "vip", "protocol", "export"] satisfies DocumentEventKind[];
-const NODE_EVENTS: readonly string[] = ["ready", "zone", "unlist"] satisfies DocumentEventKind[];
+type DocumentEventKind = "ready" | "zone" | "readdress" | "unlist" | "calls" | "vip" | "protocol" | "export";
+const DOCUMENT_EVENTS: readonly string[] = ["ready", "zone", "readdress", "unlist", "calls", "vip", "protocol", "export"] satisfies DocumentEventKind[];
+const NODE_EVENTS: readonly string[] = ["ready", "zone", "readdress", "unlist"] satisfies DocumentEventKind[];
 
 const eventArb: fc.Arbitrary<Event> = fc.record({
   kind: fc.constantFrom<Event["kind"]>(
     ...(["health", "health", "port", "move", "rename", "remove", "drop"] as const),
-    ...(["ready", "zone", "unlist", "calls", "vip", "protocol", "export"] as const),
+    ...(["ready", "zone", "readdress", "unlist", "calls", "vip", "protocol", "export"] as const),
   ),
   record: fc.nat(),
   other: fc.nat(),
@@ -62,12 +62,14 @@ const eventArb: fc.Arbitrary<Event> = fc.record({
 function withDocumentEvent(doc: MeshDocument, snapshot: Snapshot, event: Event): MeshDocument {
   const next = asDocument(doc, snapshot);
   if (!NODE_EVENTS.includes(event.kind)) return withRelationEvent(next, event);
-  const nodes = [...(next.nodes ?? [])] as { zone?: string; ready?: boolean }[];
+  const nodes = [...(next.nodes ?? [])] as { zone?: string; ready?: boolean; ip?: string }[];
   if (nodes.length === 0) return next;
   const at = event.record % nodes.length;
   const node = { ...nodes[at]! };
   if (event.kind === "ready") node.ready = !(node.ready ?? true);
   else if (event.kind === "zone") node.zone = node.zone === "z1" ? "z2" : "z1";
+  // An address no other node has (the generator's are 10.1<c>.0.x); its records keep the old one.
+  else if (event.kind === "readdress") node.ip = `10.250.${at}.${1 + (event.other % 250)}`;
   nodes.splice(at, 1, ...(event.kind === "unlist" ? [] : [node]));
   return { ...next, nodes } as MeshDocument;
 }

@@ -157,6 +157,25 @@ describe("recompiled a few nodes at a time (accept, then recompileStale)", () =>
 });
 
 describe("a snapshot read afresh (new mesh and nodes objects)", () => {
+  /**
+   * Every node of the example known, then the example changed by `change` read afresh: `stale`
+   * nodes are marked, `changedNodes` change, and every node then gets what a fresh compile gives.
+   */
+  function expectReached(mode: WaypointMode, change: (doc: ReturnType<typeof meshDocument>) => void, stale: number, changedNodes: string[]) {
+    const options = { eastWestWaypoint: mode };
+    const all = ["east/node-1", "east/node-2", "east/node-3", "west/node-1", "west/node-2", "west/node-3"];
+    const state = new MeshState(exampleSnapshot(), options);
+    for (const node of all) state.resources(...(node.split("/") as [string, string]));
+    const doc = meshDocument();
+    change(doc);
+    const reread = parseSnapshot(doc);
+    state.accept(reread);
+    expect(state.staleNodes).toBe(stale);
+    const { changed } = state.recompileStale();
+    expect(changed.map((resources) => resources.key).sort()).toEqual(changedNodes);
+    for (const node of all) expect(versions(state.resources(...(node.split("/") as [string, string])).resources), node).toEqual(fresh(reread, node, options));
+  }
+
   const nodes = ["east/node-1", "east/node-2", "west/node-1", "west/node-3"];
 
   /**
@@ -219,22 +238,22 @@ describe("a snapshot read afresh (new mesh and nodes objects)", () => {
     // west/node-2's checkout pods call payments directly, and west/node-3 only hosts payments too.
     ["cross-cluster", 4, ["east/node-1", "east/node-2", "east/node-3"]],
     ["always", 5, ["east/node-1", "east/node-2", "east/node-3", "west/node-2"]],
-  ])(
-    "in which west/node-1 turned not ready reaches, in %s mode, the node and the nodes routed to its pods through its waypoint",
-    (mode, stale, changedNodes) => {
-      const options = { eastWestWaypoint: mode };
-      const all = ["east/node-1", "east/node-2", "east/node-3", "west/node-1", "west/node-2", "west/node-3"];
-      const state = new MeshState(exampleSnapshot(), options);
-      for (const node of all) state.resources(...(node.split("/") as [string, string]));
-      const doc = meshDocument();
-      doc.nodes[3].ready = false;
-      const reread = parseSnapshot(doc);
-      state.accept(reread);
-      expect(state.staleNodes).toBe(stale);
-      const { changed } = state.recompileStale();
-      expect(changed.map((resources) => resources.key).sort()).toEqual(changedNodes);
-      for (const node of all) expect(versions(state.resources(...(node.split("/") as [string, string])).resources), node).toEqual(fresh(reread, node, options));
-    },
+  ])("in which west/node-1 turned not ready reaches, in %s mode, the node and the nodes routed to its pods through its waypoint", (mode, stale, changedNodes) =>
+    expectReached(mode, (doc) => (doc.nodes[3].ready = false), stale, changedNodes),
+  );
+
+  test.each<[string, (doc: ReturnType<typeof meshDocument>) => void, number, string[]]>([
+    // As a status: west/node-1 itself, and east's nodes, which reach its pods through its waypoint.
+    ["west/node-1 at another address", (doc) => (doc.nodes[3].ip = "10.20.0.99"), 4, ["east/node-1", "east/node-2", "east/node-3", "west/node-1"]],
+    // A node that joins with no pods yet (an autoscaled one) is no one's waypoint: nothing to recompile.
+    [
+      "a new node joining west's list",
+      (doc) => doc.nodes.push({ cluster: "west", name: "node-9", ip: "10.20.0.19", region: "eu-west-1", zone: "eu-west-1a" }),
+      0,
+      [],
+    ],
+  ])("in which %s reaches, in cross-cluster mode, only the nodes routed to that node's waypoint", (_, change, stale, changedNodes) =>
+    expectReached("cross-cluster", change, stale, changedNodes),
   );
 
   test("in which anything else changed is served as it is", () => {
