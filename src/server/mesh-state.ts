@@ -2,11 +2,11 @@
  * What the server serves: the current snapshot, its index and, per node that has connected, its
  * compiled xDS resources. A new snapshot is indexed from the previous index and the known nodes it
  * can reach recompiled, all at once or a few at a time (`accept`, then `recompileStale`; a
- * snapshot read afresh in which only records, node statuses,
- * dependencies, VIPs, protocols and exports changed is taken as an update of the previous one,
- * see `asUpdateOf`); a node keeps its `LocalNode` while nothing it is derived from changed, so the
- * compiler reuses its per-node work, and a type's resource list keeps its identity while none of
- * its resources changed, so streams can tell "nothing to push" by `===`.
+ * snapshot read afresh in which only records, node statuses, dependencies, VIPs, protocols and
+ * exports changed is taken as an update of the previous one, see `asUpdateOf`); a node keeps its
+ * `LocalNode` while nothing it is derived from changed, so the compiler reuses its per-node work,
+ * and a type's resource list keeps its identity while none of its resources changed, so streams
+ * can tell "nothing to push" by `===`.
  */
 import { compileNode } from "../compile/compile-node.js";
 import { toXdsResources, versionInfo, XDS_TYPE_URLS, type XdsResource, type XdsResources, type XdsTypeUrl } from "../emit/xds.js";
@@ -216,9 +216,8 @@ function touchedBy(previous: SnapshotIndex, next: SnapshotIndex, mode: WaypointM
 function changedWaypoints(previous: SnapshotIndex, next: SnapshotIndex, nodes: Iterable<string>): { service: string; cluster: string }[] {
   const pairs = new Map<string, { service: string; cluster: string }>();
   for (const node of nodes) {
-    const cluster = node.slice(0, node.indexOf("/"));
-    for (const { service } of [...(previous.hostedBy.get(node) ?? []), ...(next.hostedBy.get(node) ?? [])]) {
-      pairs.set(compositeKey(service, cluster), { service, cluster });
+    for (const { service, endpoint } of [...(previous.hostedBy.get(node) ?? []), ...(next.hostedBy.get(node) ?? [])]) {
+      pairs.set(compositeKey(service, endpoint.clusterName), { service, cluster: endpoint.clusterName });
     }
   }
   return [...pairs.values()];
