@@ -329,14 +329,22 @@ function sizeIssues(input: unknown): InputIssue[] {
   if (Array.isArray(nodes)) over("nodes", nodes.length, SNAPSHOT_LIMITS.nodes, "nodes");
   if (typeof services !== "object" || services === null) return issues;
   const lists = Object.entries(services as Record<string, unknown>);
-  over("services", lists.length, SNAPSHOT_LIMITS.services, "services");
-  let total = 0;
   for (const [key, records] of lists) {
     const count = Array.isArray(records) ? records.length : 0;
-    total += count;
     over(formatPath(["services", key]), count, SNAPSHOT_LIMITS.endpointsPerService, "endpoints");
   }
-  over("services", total, SNAPSHOT_LIMITS.endpoints, "endpoints in all");
+  return [...issues, ...totalSizeIssues(lists.map(([, records]) => records))];
+}
+
+/** The limits on services and on endpoints in all, over every service's records (a non-list counts none). */
+function totalSizeIssues(lists: readonly unknown[]): InputIssue[] {
+  let total = 0;
+  for (const records of lists) total += Array.isArray(records) ? records.length : 0;
+  const issues: InputIssue[] = [];
+  if (lists.length > SNAPSHOT_LIMITS.services)
+    issues.push({ path: "services", message: `${lists.length} services, over the limit of ${SNAPSHOT_LIMITS.services}` });
+  if (total > SNAPSHOT_LIMITS.endpoints)
+    issues.push({ path: "services", message: `${total} endpoints in all, over the limit of ${SNAPSHOT_LIMITS.endpoints}` });
   return issues;
 }
 
@@ -503,6 +511,8 @@ export function withServiceRecords(
   }
   // No service added or removed: the services' index by namespace is shared.
   if (changed.every((key) => services.has(key) && snapshot.services.has(key))) sameServiceKeys(snapshot.services, services);
+  const oversized = totalSizeIssues([...services.values()]);
+  if (oversized.length > 0) throw new InputError("snapshot", oversized);
   const issues = changed.filter((key) => services.has(key)).flatMap((key) => recordCrossIssues(snapshot, services, key));
   if (issues.length > 0) throw new InputError("snapshot", issues);
   return descended(snapshot, validatedUpdate({ ...snapshot, services }, replaced), changed);

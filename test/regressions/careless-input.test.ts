@@ -132,6 +132,17 @@ describe("2. output size is bounded before compiling", () => {
     expect(issues).toEqual([`services["team-a/frontend"]: 300 distinct ports, over the limit of ${SNAPSHOT_LIMITS.portsPerService} per service`]);
   });
 
+  test("withServiceRecords keeps the snapshot's limits on services in all: an update cannot grow past what parseSnapshot takes", () => {
+    const snapshot = parseMeshFile(readFileSync(EXAMPLE_MESH));
+    const added = SNAPSHOT_LIMITS.services - snapshot.services.size + 1;
+    const updates = new Map(Array.from({ length: added }, (_, i) => [`bulk/svc-${i}`, []]));
+    expect(thrown(() => withServiceRecords(snapshot, updates))).toEqual([
+      `services: ${SNAPSHOT_LIMITS.services + 1} services, over the limit of ${SNAPSHOT_LIMITS.services}`,
+    ]);
+    updates.delete("bulk/svc-0");
+    expect(withServiceRecords(snapshot, updates).services.size).toBe(SNAPSHOT_LIMITS.services);
+  });
+
   test("60 pods × 60 services × 64 ports on one node: refused by the pod-route limit before anything is built", () => {
     const snapshot = crowdedMesh(60, 1, 64);
     const issues = thrown(() => compileNode(snapshot, localNodeFrom(snapshot, "c1", "n1")));
