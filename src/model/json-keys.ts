@@ -14,7 +14,7 @@ export interface DuplicateKey {
  * as it is written unless it holds an escape (a mesh file has about a million keys).
  */
 export function firstDuplicateKey(text: string): DuplicateKey | undefined {
-  const objects: (Set<string> | undefined)[] = []; // one entry per open {...} or [...] (undefined for arrays)
+  const objects: (Keys | undefined)[] = []; // one entry per open {...} or [...] (undefined for arrays)
   let expectKey = false;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
@@ -24,19 +24,39 @@ export function firstDuplicateKey(text: string): DuplicateKey | undefined {
       if (expectKey && keys) {
         const written = text.slice(i + 1, end);
         const key = written.includes("\\") ? (JSON.parse(text.slice(i, end + 1)) as string) : written;
-        if (keys.has(key)) return { key, line: lineOf(text, i) };
-        keys.add(key);
+        if (!added(keys, key)) return { key, line: lineOf(text, i) };
+        if (Array.isArray(keys) && keys.length > MAX_LISTED_KEYS) objects[objects.length - 1] = new Set(keys);
         expectKey = false;
       }
       i = end;
     } else if (code === OPEN_OBJECT) {
-      objects.push(new Set());
+      objects.push([]);
       expectKey = true;
     } else if (code === OPEN_ARRAY) objects.push(undefined);
     else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) objects.pop();
     else if (code === COMMA) expectKey = objects[objects.length - 1] !== undefined;
   }
   return undefined;
+}
+
+/**
+ * One object's keys so far: a list while it is short (most objects have a few keys, and a `Set`
+ * apiece cost as much as the rest of the scan), a `Set` once it is longer.
+ */
+type Keys = string[] | Set<string>;
+
+const MAX_LISTED_KEYS = 16;
+
+/** Adds `key` to `keys`; false when it was there already. */
+function added(keys: Keys, key: string): boolean {
+  if (Array.isArray(keys)) {
+    if (keys.includes(key)) return false;
+    keys.push(key);
+    return true;
+  }
+  if (keys.has(key)) return false;
+  keys.add(key);
+  return true;
 }
 
 const QUOTE = 0x22;

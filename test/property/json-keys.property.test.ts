@@ -4,7 +4,8 @@
  * keys; here it is checked against a plain character-by-character scan, on random JSON whose
  * objects draw keys from a small pool (so repeats are common), spelled with and without escapes
  * (`"a"` and `"\u0061"` are one key), with strings holding quotes, backslashes and brackets, and
- * with line breaks between tokens.
+ * with line breaks between tokens. Some objects are wide (up to 30 keys from a pool of 40), past
+ * the point where the scan stops listing an object's keys and keeps them in a set.
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
@@ -48,8 +49,15 @@ const KEYS = ['"a"', '"\\u0061"', '"b"', '"a\\\\"', '"\\""', '"{"', '"]"', '"é"
 const STRINGS = ['"{"', '"}"', '"["', '"\\"}"', '"\\\\"', '"a,\\"b\\":1"', '""'];
 const gap = fc.constantFrom("", " ", "\n", "\n  ");
 
-const { value } = fc.letrec<{ value: string; object: string; array: string }>((tie) => ({
-  value: fc.oneof({ depthSize: "small" }, fc.constantFrom("1", "-2.5e3", "true", "null", ...STRINGS), tie("object"), tie("array")),
+/** Keys of wide objects: more than the scan lists before it keeps an object's keys in a set. */
+const WIDE_KEYS = [...KEYS, ...Array.from({ length: 30 }, (_, i) => `"k${i}"`)];
+const scalar = fc.constantFrom("1", "-2.5e3", "true", "null", ...STRINGS);
+
+const { value } = fc.letrec<{ value: string; object: string; wide: string; array: string }>((tie) => ({
+  value: fc.oneof({ depthSize: "small" }, scalar, tie("object"), tie("wide"), tie("array")),
+  wide: fc
+    .array(fc.tuple(gap, fc.constantFrom(...WIDE_KEYS), scalar), { minLength: 10, maxLength: 30 })
+    .map((entries) => `{${entries.map(([before, key, item]) => `${before}${key}:${item}`).join(",")}}`),
   object: fc
     .array(fc.tuple(gap, fc.constantFrom(...KEYS), gap, tie("value")), { maxLength: 4 })
     .map((entries) => `{${entries.map(([before, key, after, item]) => `${before}${key}${after}:${item}`).join(",")}}`),
