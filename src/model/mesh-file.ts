@@ -21,11 +21,25 @@ export const MAX_MESH_FILE_LENGTH = 256 * 1024 * 1024;
  * laughs" document cannot blow up.
  */
 export function parseMeshFile(input: string | Uint8Array, format: MeshFileFormat = "yaml"): Snapshot {
+  return parseSnapshot(readMeshFileDocument(input, format).value);
+}
+
+/** A mesh file's document, read but not validated. */
+export interface MeshFileDocument {
+  readonly value: unknown;
+  /** Whether `JSON.parse` read it: its values are then JSON's only (no YAML-only `.nan`, tags...). */
+  readonly json: boolean;
+}
+
+/** The syntax step of `parseMeshFile`, with the same errors: the document `parseSnapshot` validates. */
+export function readMeshFileDocument(input: string | Uint8Array, format: MeshFileFormat = "yaml"): MeshFileDocument {
   const length = input.length;
   if (length > MAX_MESH_FILE_LENGTH)
     throw syntaxError(format, `${length} ${typeof input === "string" ? "characters" : "bytes"}, over the limit of ${MAX_MESH_FILE_LENGTH}`);
   const text = (typeof input === "string" ? input : decodeUtf8(input, format)).replace(/^\uFEFF/, "");
-  return parseSnapshot(format === "json" ? parseJson(text) : parseYamlText(text));
+  if (format === "json") return { value: parseJson(text), json: true };
+  const json = jsonDocument(text);
+  return json ? { value: json.document, json: true } : { value: strictYamlDocument(text), json: false };
 }
 
 function decodeUtf8(bytes: Uint8Array, format: MeshFileFormat): string {

@@ -6,14 +6,14 @@
  * did not change (a comment, another key order). A file in which anything but the mesh settings
  * changed (records, node statuses, dependencies, VIPs, protocols, exports) is pushed as an update
  * of the last snapshot (`asRegistryUpdate`): the server re-indexes the services that touches and
- * recompiles only the nodes they reach.
+ * recompiles only the nodes they reach. Where only records changed in a JSON file, only the
+ * services they belong to are validated again (`rereadMeshFile`).
  */
 import { createHash } from "node:crypto";
 import { type FSWatcher, readFileSync, watch } from "node:fs";
 import { basename, dirname } from "node:path";
-import { meshFileFormat, parseMeshFile } from "../model/mesh-file.js";
-import { asRegistryUpdate } from "../model/registry-update.js";
-import type { Snapshot } from "../model/snapshot.js";
+import { meshFileFormat, readMeshFileDocument } from "../model/mesh-file.js";
+import { type MeshFileRead, rereadMeshFile } from "../model/mesh-file-reread.js";
 import { Channel, describeError, type RegistrySource, type SourceUpdate } from "./source.js";
 
 /** How long a burst of file events settles before the file is read (an editor writes in steps). */
@@ -25,8 +25,8 @@ export class MeshFileSource implements RegistrySource {
   #watcher: FSWatcher | undefined;
   #timer: NodeJS.Timeout | undefined;
   #lastHash: string | undefined;
-  /** The last snapshot pushed: a file that changed only records is pushed as an update of it. */
-  #snapshot: Snapshot | undefined;
+  /** The last good read: a file that changed only records is pushed as an update of its snapshot. */
+  #last: MeshFileRead | undefined;
 
   constructor(readonly path: string) {}
 
@@ -63,16 +63,15 @@ export class MeshFileSource implements RegistrySource {
     const hash = createHash("sha256").update(text).digest("hex");
     if (hash === this.#lastHash) return;
     this.#lastHash = hash;
-    let parsed: Snapshot;
+    let read: MeshFileRead;
     try {
-      parsed = parseMeshFile(text, meshFileFormat(this.path));
+      read = rereadMeshFile(this.#last, readMeshFileDocument(text, meshFileFormat(this.path)));
     } catch (error) {
       this.#channel.push({ error: `${this.path}: ${describeError(error)}` });
       return;
     }
-    const next = this.#snapshot ? asRegistryUpdate(this.#snapshot, parsed) : parsed;
-    if (next === this.#snapshot) return;
-    this.#snapshot = next;
-    this.#channel.push({ snapshot: next });
+    const unchanged = read.snapshot === this.#last?.snapshot;
+    this.#last = read;
+    if (!unchanged) this.#channel.push({ snapshot: read.snapshot });
   }
 }

@@ -40,11 +40,15 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The example mesh with west's unhealthy payments pod healthy again. */
-function recovered(): string {
+/** The example mesh's document with west's unhealthy payments pod healthy again. */
+function recoveredDocument() {
   const doc = meshDocument();
   for (const record of doc.services["team-b/payments"]) if (record.health === "UNHEALTHY") record.health = "HEALTHY";
-  return stringify(doc);
+  return doc;
+}
+
+function recovered(): string {
+  return stringify(recoveredDocument());
 }
 
 async function subscribeEds(): Promise<SotwResponse> {
@@ -105,4 +109,33 @@ test("a file in which only records changed is served as an update of the last sn
   // Derived from the snapshot before: the server re-indexed payments only.
   expect(server.snapshot!.mesh).toBe(before.mesh);
   expect(changesSince(server.snapshot!, before)).toEqual(new Set(["team-b/payments"]));
+});
+
+test("a JSON file in which only records changed is served as an update too, and a bad record in it is reported with its path", async () => {
+  const jsonPath = join(dir, "mesh.json");
+  writeFileSync(jsonPath, JSON.stringify(meshDocument()));
+  const jsonSource = new MeshFileSource(jsonPath);
+  const jsonServer = new AdsServer({ compile: { eastWestWaypoint: "cross-cluster" } });
+  const jsonEvents: ServerEvent[] = [];
+  jsonServer.on((event) => jsonEvents.push(event));
+  const following = jsonServer.follow(jsonSource);
+  try {
+    await expect.poll(() => jsonServer.snapshot).toBeDefined();
+    const before = jsonServer.snapshot!;
+    const bad = meshDocument();
+    bad.services["team-b/payments"][0].ip = "10.244.999.1";
+    writeFileSync(jsonPath, JSON.stringify(bad));
+    await expect.poll(() => jsonEvents.find((e) => e.event === "source-error")).toBeDefined();
+    expect((jsonEvents.find((e) => e.event === "source-error") as { error: string }).error).toContain('services["team-b/payments"][0].ip');
+    expect(jsonServer.snapshot).toBe(before);
+
+    writeFileSync(jsonPath, JSON.stringify(recoveredDocument()));
+    await expect.poll(() => jsonServer.snapshot).not.toBe(before);
+    expect(changesSince(jsonServer.snapshot!, before)).toEqual(new Set(["team-b/payments"]));
+    expect(jsonServer.snapshot!.services.get("team-a/frontend")).toBe(before.services.get("team-a/frontend"));
+  } finally {
+    await jsonSource.close();
+    await following;
+    await jsonServer.close();
+  }
 });

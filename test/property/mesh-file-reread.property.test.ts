@@ -1,0 +1,136 @@
+/**
+ * A mesh file read again validates only the services whose records changed, when nothing else
+ * did. What it gives must be what a whole parse gives as an update of the last read
+ * (`asRegistryUpdate(last, parseSnapshot(document))`): the same snapshot content, the same
+ * services named as changed, the last snapshot itself when nothing changed, and the whole parse's
+ * errors for a bad file.
+ */
+import { isDeepStrictEqual } from "node:util";
+import fc from "fast-check";
+import { describe, expect, test } from "vitest";
+import { stringify } from "yaml";
+import { isInputError } from "../../src/errors.js";
+import { readMeshFileDocument } from "../../src/model/mesh-file.js";
+import { type MeshFileRead, rereadMeshFile } from "../../src/model/mesh-file-reread.js";
+import { asRegistryUpdate } from "../../src/model/registry-update.js";
+import { changesSince, parseSnapshot, type Snapshot } from "../../src/model/snapshot.js";
+import { meshDocument } from "../support/fixtures.js";
+import { runsFor, SEED, timeoutFor } from "./harness.js";
+
+type Doc = ReturnType<typeof meshDocument>;
+
+/** A JSON mesh file's read, as the mesh-file source makes it. */
+function reread(previous: MeshFileRead | undefined, doc: Doc): MeshFileRead {
+  return rereadMeshFile(previous, readMeshFileDocument(JSON.stringify(doc), "json"));
+}
+
+function outcome<T>(run: () => T): { value: T } | { error: string[] } {
+  try {
+    return { value: run() };
+  } catch (error) {
+    if (!isInputError(error)) throw error;
+    return { error: error.issues.map((issue) => `${issue.path}: ${issue.message}`) };
+  }
+}
+
+/** The i-th record of the document, counting across its services in order (a loose object when it has none). */
+function recordAt(doc: Doc, i: number): any {
+  const records = Object.values(doc.services as Record<string, any[]>).flat();
+  return records.length > 0 ? records[i % records.length] : {};
+}
+
+function serviceAt(doc: Doc, i: number): string {
+  const keys = Object.keys(doc.services);
+  return keys[i % keys.length]!;
+}
+
+/** Edits a mesh file's author makes, valid or not; each takes a number choosing where. */
+const EDITS: Record<string, (doc: Doc, at: number) => void> = {
+  health: (doc, at) => {
+    const record = recordAt(doc, at);
+    record.health = record.health === "HEALTHY" ? "UNHEALTHY" : "HEALTHY";
+  },
+  "bad ip": (doc, at) => (recordAt(doc, at).ip = "10.244.999.1"),
+  "bad port": (doc, at) => (recordAt(doc, at).port = "x"),
+  "record dropped": (doc, at) => doc.services[serviceAt(doc, at)]?.splice(0, 1),
+  "service dropped": (doc, at) => delete doc.services[serviceAt(doc, at)],
+  "empty service added": (doc, at) => (doc.services[`team-a/empty-${at % 3}`] = []),
+  // A pod of another service again in its namespace: refused (its pod name is taken on its node).
+  "record copied to a new service": (doc, at) => (doc.services[`team-a/copy-${at % 2}`] = [structuredClone(recordAt(doc, at))]),
+  "keys of a record reordered": (doc, at) => {
+    const records = doc.services[serviceAt(doc, at)] ?? [];
+    if (records.length > 0) records[0] = Object.fromEntries(Object.entries(records[0]).reverse());
+  },
+  "services reordered": (doc) => (doc.services = Object.fromEntries(Object.entries(doc.services).reverse())),
+  "node status": (doc, at) => (doc.nodes[at % doc.nodes.length].status = "NOT_READY"),
+  dependencies: (doc, at) => (doc.dependencies[serviceAt(doc, at)] = []),
+  "mesh setting": (doc) => (doc.mesh.meshDomain = "other.aether"),
+};
+
+/** About what one run of the property costs (a few parses of the example mesh). */
+const MS_PER_RUN = 6;
+
+const edit = fc.tuple(fc.constantFrom(...Object.keys(EDITS)), fc.nat(20));
+/** Reads of the file: each applies a few edits to the document as the last read left it. */
+const reads = fc.array(fc.array(edit, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 5 });
+
+describe("a mesh file read again", () => {
+  test(
+    "gives what a whole parse gives as an update of the last good read, read after read",
+    () => {
+      fc.assert(
+        fc.property(reads, (steps) => {
+          let doc = meshDocument();
+          let last = reread(undefined, doc);
+          for (const edits of steps) {
+            const next = structuredClone(doc);
+            for (const [name, at] of edits) EDITS[name]!(next, at);
+            const whole = outcome(() => asRegistryUpdate(last.snapshot, parseSnapshot(next)));
+            const again = outcome(() => reread(last, next));
+            if ("error" in whole) {
+              expect(again).toEqual(whole);
+              continue; // a bad file: the source keeps the last good read
+            }
+            if (!("value" in again)) throw new Error(`refused what a whole parse takes: ${again.error.join("; ")}`);
+            const read = again.value.snapshot;
+            expect(read === last.snapshot).toBe(whole.value === last.snapshot);
+            expect(isDeepStrictEqual(read, whole.value)).toBe(true);
+            expect(changesSince(read, last.snapshot)).toEqual(changesSince(whole.value, last.snapshot));
+            last = again.value;
+            doc = next;
+          }
+        }),
+        { seed: SEED, numRuns: runsFor(MS_PER_RUN) },
+      );
+    },
+    timeoutFor(MS_PER_RUN),
+  );
+
+  /** A read whose digests say the file held `said` while its snapshot is `held`'s: shows which services a re-read reads. */
+  function readOf(held: Snapshot, said: Doc): MeshFileRead {
+    return { snapshot: held, digests: reread(undefined, said).digests };
+  }
+
+  test("reads only the services whose records changed in a JSON file: the others are the last snapshot's", () => {
+    const said = meshDocument();
+    const held = meshDocument();
+    EDITS.health!(held, 0); // team-a/frontend's first record, in the snapshot only
+    const next = structuredClone(said);
+    EDITS.health!(next, 2); // team-a/checkout's first record
+    const last = parseSnapshot(held);
+    const read = reread(readOf(last, said), next).snapshot;
+    expect(read.services.get("team-a/frontend")).toBe(last.services.get("team-a/frontend"));
+    expect(read.services.get("team-a/checkout")?.[0]?.health).toBe(next.services["team-a/checkout"][0].health);
+  });
+
+  test("parses a YAML document that is not JSON whole, every time", () => {
+    const said = meshDocument();
+    const held = meshDocument();
+    EDITS.health!(held, 0);
+    const next = structuredClone(said);
+    EDITS.health!(next, 2);
+    const read = rereadMeshFile(readOf(parseSnapshot(held), said), readMeshFileDocument(stringify(next), "yaml"));
+    expect(read.digests).toBeUndefined();
+    expect(read.snapshot.services.get("team-a/frontend")?.[0]?.health).toBe(next.services["team-a/frontend"][0].health);
+  });
+});
