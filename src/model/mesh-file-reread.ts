@@ -1,10 +1,11 @@
 /**
  * A mesh file read again (the mesh-file source re-reads it on every change): when nothing but
- * service records changed, only the services whose records changed are validated, as
- * `withServiceRecords` validates an update, instead of the whole file. Which ones changed is told
- * by a digest of each service's records as JSON text, kept from the last read. On W1's 45 MB file
- * with one record changed, a re-read then costs its `JSON.parse`, the digests and the one service
- * (~0.5 s) instead of `parseSnapshot` over 100,000 records and `asRegistryUpdate` (~1.7 s).
+ * service records and node statuses changed, only the services whose records changed and the
+ * node list (when it changed) are validated, as `withServiceRecords` and `withNodes` validate an
+ * update, instead of the whole file. What changed is told by a digest of each service's records,
+ * and of the node list, as JSON text, kept from the last read. On W1's 45 MB file with one record
+ * changed, a re-read then costs its syntax step, the digests and the one service (~0.7 s) instead
+ * of `parseSnapshot` over 100,000 records and `asRegistryUpdate` (~1.6 s).
  */
 import { createHash } from "node:crypto";
 import { isInputError } from "../errors.js";
@@ -12,33 +13,39 @@ import type { ServiceKey } from "../naming.js";
 import { sameData } from "../util/same-data.js";
 import type { MeshFileDocument } from "./mesh-file.js";
 import { asRegistryUpdate } from "./registry-update.js";
-import { parseSnapshot, type Snapshot, withServiceRecords } from "./snapshot.js";
+import { parseSnapshot, type Snapshot, withNodes, withServiceRecords } from "./snapshot.js";
 
-/** A mesh file read: the snapshot, and what tells which services the next read changed. */
+/** A mesh file read: the snapshot, and what tells which parts the next read changed. */
 export interface MeshFileRead {
   readonly snapshot: Snapshot;
-  /** Of a JSON document whose services are an object; undefined otherwise (the next read parses all). */
+  /** Of a JSON document whose services are an object; undefined otherwise (the next read parses it whole). */
   readonly digests: DocumentDigests | undefined;
 }
 
 interface DocumentDigests {
-  /** Everything in the document but its services. */
+  /** Everything in the document but its node list and services. */
   readonly rest: string;
+  readonly nodes: string;
   /** Each service's records, by key. */
   readonly services: ReadonlyMap<string, string>;
 }
 
+/** The parts of a document a re-read updates one by one. */
+interface UpdatedParts {
+  readonly nodes?: unknown;
+  readonly services: Record<string, unknown>;
+}
+
 /**
  * The snapshot of `document`, as an update of the last read's snapshot (`asRegistryUpdate`: that
- * snapshot itself when nothing changed). Where anything but service records changed, or the
- * changed services do not validate on their own, the whole document is parsed, so a bad file's
- * errors are `parseSnapshot`'s, every one of them.
+ * snapshot itself when nothing changed). Where anything but records and node statuses changed, or
+ * the changes do not validate on their own, the whole document is parsed, so a bad file's errors
+ * are `parseSnapshot`'s, every one of them.
  */
 export function rereadMeshFile(previous: MeshFileRead | undefined, document: MeshFileDocument): MeshFileRead {
   const digests = document.json ? digestsOf(document.value) : undefined;
   if (previous?.digests && digests && digests.rest === previous.digests.rest) {
-    const services = (document.value as { services?: Record<string, unknown> }).services ?? {};
-    const snapshot = withChangedServices(previous.snapshot, changedServices(previous.digests.services, digests.services, services));
+    const snapshot = updated(previous.snapshot, previous.digests, digests, document.value as UpdatedParts);
     if (snapshot) return { snapshot, digests };
   }
   const parsed = parseSnapshot(document.value);
@@ -46,17 +53,35 @@ export function rereadMeshFile(previous: MeshFileRead | undefined, document: Mes
 }
 
 /**
- * Digests of a JSON document: its services one by one, and the rest. `JSON.stringify` gives each
- * value's text back exactly for what `JSON.parse` made (its only blur, `1e999` read as `Infinity`
- * and written `null`, is a value no field takes either way).
+ * Digests of a JSON document: its node list, its services one by one, and the rest.
+ * `JSON.stringify` gives each value's text back exactly for what `JSON.parse` made, but for two
+ * blurs no field can tell: `1e999`, read as `Infinity` and written `null` (no field takes
+ * either), and `-0`, written `0`.
  */
 function digestsOf(value: unknown): DocumentDigests | undefined {
   if (!isPlainObject(value)) return undefined;
-  const { services = {}, ...rest } = value;
+  // No services at all is a mistake, not none: left to the whole parse.
+  const { services, nodes, ...rest } = value;
   if (!isPlainObject(services)) return undefined;
   const digests = new Map<string, string>();
   for (const [key, records] of Object.entries(services)) digests.set(key, digest(records));
-  return { rest: digest(rest), services: digests };
+  // An absent list is not `null`: only one of them may be valid.
+  return { rest: digest(rest), nodes: nodes === undefined ? "absent" : digest(nodes), services: digests };
+}
+
+/**
+ * `snapshot` with the node list (`withNodes`) and the services that changed replaced; undefined
+ * when they do not validate that way (one at a time, the node list first).
+ */
+function updated(snapshot: Snapshot, before: DocumentDigests, after: DocumentDigests, parts: UpdatedParts): Snapshot | undefined {
+  try {
+    // withNodes validates whatever it is given; an absent list reads as none, as in a whole parse.
+    const withStatuses = after.nodes === before.nodes ? snapshot : withNodes(snapshot, parts.nodes as readonly unknown[]);
+    return withChangedServices(withStatuses, changedServices(before.services, after.services, parts.services));
+  } catch (error) {
+    if (isInputError(error)) return undefined;
+    throw error;
+  }
 }
 
 /** The services whose records are new, changed or gone (`undefined`), with their records as read. */
@@ -69,19 +94,14 @@ function changedServices(before: ReadonlyMap<string, string>, after: ReadonlyMap
 
 /**
  * `snapshot` with the services whose records changed replaced, the others (their text changed, not
- * what it says: a key order inside a record) left as they were; undefined when they do not validate.
+ * what it says: a key order inside a record) left as they were.
  */
-function withChangedServices(snapshot: Snapshot, changed: ReadonlyMap<string, readonly unknown[] | undefined>): Snapshot | undefined {
-  try {
-    const next = withServiceRecords(snapshot, changed);
-    const sameAsBefore = (key: string) => sameData(next.services.get(key as ServiceKey), snapshot.services.get(key as ServiceKey));
-    const really = new Map([...changed].filter(([key]) => !sameAsBefore(key)));
-    // Nothing really changed: an empty update gives `snapshot` itself.
-    return really.size === changed.size ? next : withServiceRecords(snapshot, really);
-  } catch (error) {
-    if (isInputError(error)) return undefined;
-    throw error;
-  }
+function withChangedServices(snapshot: Snapshot, changed: ReadonlyMap<string, readonly unknown[] | undefined>): Snapshot {
+  const next = withServiceRecords(snapshot, changed);
+  const sameAsBefore = (key: string) => sameData(next.services.get(key as ServiceKey), snapshot.services.get(key as ServiceKey));
+  const really = new Map([...changed].filter(([key]) => !sameAsBefore(key)));
+  // Nothing really changed: an empty update gives `snapshot` itself.
+  return really.size === changed.size ? next : withServiceRecords(snapshot, really);
 }
 
 function digest(value: unknown): string {

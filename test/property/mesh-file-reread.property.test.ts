@@ -35,12 +35,18 @@ function outcome<T>(run: () => T): { value: T } | { error: string[] } {
 
 /** The i-th record of the document, counting across its services in order (a loose object when it has none). */
 function recordAt(doc: Doc, i: number): any {
-  const records = Object.values(doc.services as Record<string, any[]>).flat();
+  const records = Object.values((doc.services ?? {}) as Record<string, any[]>).flat();
   return records.length > 0 ? records[i % records.length] : {};
 }
 
+/** The document's services, made again if an edit took them away. */
+function servicesOf(doc: Doc): Record<string, any[]> {
+  doc.services ??= {};
+  return doc.services;
+}
+
 function serviceAt(doc: Doc, i: number): string {
-  const keys = Object.keys(doc.services);
+  const keys = Object.keys(doc.services ?? {});
   return keys[i % keys.length]!;
 }
 
@@ -52,17 +58,25 @@ const EDITS: Record<string, (doc: Doc, at: number) => void> = {
   },
   "bad ip": (doc, at) => (recordAt(doc, at).ip = "10.244.999.1"),
   "bad port": (doc, at) => (recordAt(doc, at).port = "x"),
-  "record dropped": (doc, at) => doc.services[serviceAt(doc, at)]?.splice(0, 1),
-  "service dropped": (doc, at) => delete doc.services[serviceAt(doc, at)],
-  "empty service added": (doc, at) => (doc.services[`team-a/empty-${at % 3}`] = []),
+  "record dropped": (doc, at) => doc.services?.[serviceAt(doc, at)]?.splice(0, 1),
+  "service dropped": (doc, at) => delete doc.services?.[serviceAt(doc, at)],
+  "every service dropped": (doc) => (doc.services = {}),
+  "services gone": (doc) => delete doc.services,
+  "empty service added": (doc, at) => (servicesOf(doc)[`team-a/empty-${at % 3}`] = []),
   // A pod of another service again in its namespace: refused (its pod name is taken on its node).
-  "record copied to a new service": (doc, at) => (doc.services[`team-a/copy-${at % 2}`] = [structuredClone(recordAt(doc, at))]),
+  "record copied to a new service": (doc, at) => (servicesOf(doc)[`team-a/copy-${at % 2}`] = [structuredClone(recordAt(doc, at))]),
   "keys of a record reordered": (doc, at) => {
-    const records = doc.services[serviceAt(doc, at)] ?? [];
+    const records = doc.services?.[serviceAt(doc, at)] ?? [];
     if (records.length > 0) records[0] = Object.fromEntries(Object.entries(records[0]).reverse());
   },
-  "services reordered": (doc) => (doc.services = Object.fromEntries(Object.entries(doc.services).reverse())),
-  "node status": (doc, at) => (doc.nodes[at % doc.nodes.length].status = "NOT_READY"),
+  "services reordered": (doc) => (doc.services &&= Object.fromEntries(Object.entries(doc.services).reverse())),
+  "node not ready": (doc, at) => {
+    const node = doc.nodes?.[at % doc.nodes.length];
+    if (node) node.ready = !(node.ready ?? true);
+  },
+  "node dropped": (doc, at) => doc.nodes?.splice(at % doc.nodes.length, 1),
+  "node list null": (doc) => (doc.nodes = null),
+  "node list gone": (doc) => delete doc.nodes,
   dependencies: (doc, at) => (doc.dependencies[serviceAt(doc, at)] = []),
   "mesh setting": (doc) => (doc.mesh.meshDomain = "other.aether"),
 };
