@@ -74,9 +74,6 @@ function pathOf(visit: Visit): PropertyKey[] {
   return path;
 }
 
-/** A lone UTF-16 surrogate: protobuf would silently replace it with U+FFFD on the wire. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 /**
  * Finds what must never reach the compiler, anywhere in a JSON-like value: keys that would reach an
  * object's prototype, and strings that are not well-formed Unicode. Iterative, so deep input
@@ -84,19 +81,36 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  */
 export function unsafeInputIssues(input: unknown): InputIssue[] {
   const issues: InputIssue[] = [];
-  const stack: Visit[] = [{ value: input }];
+  const root: Visit = { value: input };
+  if (typeof input === "string" && !isWellFormed(input)) issues.push({ path: formatPath([]), message: "not well-formed Unicode" });
+  const stack: Visit[] = isContainer(input) ? [root] : [];
   while (stack.length > 0) {
     const visit = stack.pop()!;
-    const value = visit.value;
-    if (typeof value === "string" && LONE_SURROGATE.test(value)) issues.push({ path: formatPath(pathOf(visit)), message: "not well-formed Unicode" });
-    if (typeof value !== "object" || value === null || ArrayBuffer.isView(value)) continue;
+    const value = visit.value as Record<string, unknown>;
     const isArray = Array.isArray(value);
     for (const key of Object.keys(value)) {
-      const child: Visit = { value: (value as Record<string, unknown>)[key], key: isArray ? Number(key) : key, parent: visit };
-      if (FORBIDDEN_KEYS.has(key)) issues.push({ path: formatPath(pathOf(child)), message: "forbidden key" });
-      else if (LONE_SURROGATE.test(key)) issues.push({ path: formatPath(pathOf(child)), message: "key is not well-formed Unicode" });
-      else stack.push(child);
+      const child = value[key];
+      const problem = FORBIDDEN_KEYS.has(key)
+        ? "forbidden key"
+        : !isWellFormed(key)
+          ? "key is not well-formed Unicode"
+          : typeof child === "string" && !isWellFormed(child)
+            ? "not well-formed Unicode"
+            : undefined;
+      // Scalars are checked here, not visited: a mesh has millions of them.
+      if (problem) issues.push({ path: formatPath([...pathOf(visit), isArray ? Number(key) : key]), message: problem });
+      else if (isContainer(child)) stack.push({ value: child, key: isArray ? Number(key) : key, parent: visit });
     }
   }
   return issues;
+}
+
+/** An object or array to look inside (byte arrays hold no keys or strings). */
+function isContainer(value: unknown): value is object {
+  return typeof value === "object" && value !== null && !ArrayBuffer.isView(value);
+}
+
+/** No lone UTF-16 surrogate: protobuf would silently replace it with U+FFFD on the wire. */
+function isWellFormed(text: string): boolean {
+  return (text as string & { isWellFormed(): boolean }).isWellFormed();
 }
