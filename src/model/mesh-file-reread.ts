@@ -1,18 +1,19 @@
 /**
- * A mesh file read again (the mesh-file source re-reads it on every change): when nothing but
- * service records and node statuses changed, only the services whose records changed and the
- * node list (when it changed) are validated, as `withServiceRecords` and `withNodes` validate an
- * update, instead of the whole file. What changed is told by a digest of each service's records,
- * and of the node list, as JSON text, kept from the last read. On W1's 45 MB file with one record
- * changed, a re-read then costs its syntax step, the digests and the one service (~0.7 s) instead
- * of `parseSnapshot` over 100,000 records and `asRegistryUpdate` (~1.6 s).
+ * A mesh file read again (the mesh-file source re-reads it on every change): only the services
+ * whose records changed are validated, as `withServiceRecords` validates an update, instead of the
+ * whole file, and the node list (`withNodes`) or the other settings (`settingsUpdate`, with the
+ * records served) when they changed. What changed is told by a digest of each service's records,
+ * of the node list and of the rest, as JSON text, kept from the last read. On W1's 45 MB file with
+ * one record changed, a re-read then costs its syntax step, the digests and the one service
+ * (~0.7 s) instead of `parseSnapshot` over 100,000 records and `asRegistryUpdate` (~1.6 s). A
+ * change to the mesh settings themselves is parsed whole.
  */
 import { createHash } from "node:crypto";
 import { isInputError } from "../errors.js";
 import type { ServiceKey } from "../naming.js";
 import { sameData } from "../util/same-data.js";
 import type { MeshFileDocument } from "./mesh-file.js";
-import { asRegistryUpdate } from "./registry-update.js";
+import { asRegistryUpdate, settingsUpdate } from "./registry-update.js";
 import { parseSnapshot, type Snapshot, withNodes, withServiceRecords } from "./snapshot.js";
 
 /** A mesh file read: the snapshot, and what tells which parts the next read changed. */
@@ -30,21 +31,21 @@ interface DocumentDigests {
   readonly services: ReadonlyMap<string, string>;
 }
 
-/** The parts of a document a re-read updates one by one. */
-interface UpdatedParts {
+/** A JSON document whose services are an object (`digestsOf`): its node list and other settings beside them. */
+interface UpdatedParts extends Readonly<Record<string, unknown>> {
   readonly nodes?: unknown;
   readonly services: Record<string, unknown>;
 }
 
 /**
  * The snapshot of `document`, as an update of the last read's snapshot (`asRegistryUpdate`: that
- * snapshot itself when nothing changed). Where anything but records and node statuses changed, or
- * the changes do not validate on their own, the whole document is parsed, so a bad file's errors
- * are `parseSnapshot`'s, every one of them.
+ * snapshot itself when nothing changed). Where the mesh settings changed, or the changes do not
+ * validate on their own, the whole document is parsed, so a bad file's errors are
+ * `parseSnapshot`'s, every one of them.
  */
 export function rereadMeshFile(previous: MeshFileRead | undefined, document: MeshFileDocument): MeshFileRead {
   const digests = document.json ? digestsOf(document.value) : undefined;
-  if (previous?.digests && digests && digests.rest === previous.digests.rest) {
+  if (previous?.digests && digests) {
     const snapshot = updated(previous.snapshot, previous.digests, digests, document.value as UpdatedParts);
     if (snapshot) return { snapshot, digests };
   }
@@ -75,13 +76,25 @@ function digestsOf(value: unknown): DocumentDigests | undefined {
  */
 function updated(snapshot: Snapshot, before: DocumentDigests, after: DocumentDigests, parts: UpdatedParts): Snapshot | undefined {
   try {
-    // withNodes validates whatever it is given; an absent list reads as none, as in a whole parse.
-    const withStatuses = after.nodes === before.nodes ? snapshot : withNodes(snapshot, parts.nodes as readonly unknown[]);
-    return withChangedServices(withStatuses, changedServices(before.services, after.services, parts.services));
+    const settled = settingsApplied(snapshot, before, after, parts);
+    return settled && withChangedServices(settled, changedServices(before.services, after.services, parts.services));
   } catch (error) {
     if (isInputError(error)) return undefined;
     throw error;
   }
+}
+
+/**
+ * `snapshot` with the document's settings: as they were, a new node list (`withNodes`: it
+ * validates whatever it is given, and an absent list reads as none, as in a whole parse), or new
+ * settings (`settingsUpdate`; undefined when the mesh settings changed).
+ */
+function settingsApplied(snapshot: Snapshot, before: DocumentDigests, after: DocumentDigests, parts: UpdatedParts): Snapshot | undefined {
+  if (after.rest !== before.rest) {
+    const { services: _, ...settings } = parts;
+    return settingsUpdate(snapshot, settings);
+  }
+  return after.nodes === before.nodes ? snapshot : withNodes(snapshot, parts.nodes as readonly unknown[]);
 }
 
 /** The services whose records are new, changed or gone (`undefined`), with their records as read. */

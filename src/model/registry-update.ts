@@ -9,7 +9,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { ServiceKey } from "../naming.js";
 import { sameData } from "../util/same-data.js";
 import type { ServiceEndpoint } from "./registry.js";
-import { nodesAsBefore, type RelationParts, type Snapshot, withRelations, withServiceRecords } from "./snapshot.js";
+import { nodesAsBefore, type RelationParts, type Snapshot, withRecordsOf, withRelations, withServiceRecords } from "./snapshot.js";
 
 /**
  * `next` derived from `previous` — its node list (each status equal to one of `previous` being
@@ -31,6 +31,19 @@ export function asRegistryUpdate(previous: Snapshot, next: Snapshot): Snapshot {
   const relations = relationsAsBefore(previous, next);
   const withParts = relations === undefined ? previous : withRelations(previous, relations);
   return changed.size === 0 ? withParts : withServiceRecords(withParts, changed);
+}
+
+/**
+ * `previous` with the node list, dependencies, VIPs, protocols and exports of `settings` — a mesh
+ * file's document without `services`: a settings write to etcd, a mesh file whose records did not
+ * change — validated with `previous`'s records as a whole parse of both would validate them, the
+ * records not parsed again (`withRecordsOf`), and derived as `asRegistryUpdate` derives them.
+ * Undefined when the mesh settings differ from `previous`'s: only a whole parse may change those.
+ * On W1 a dependency changed costs ~0.2 s of checks instead of a ~1 s parse of 100,000 records.
+ */
+export function settingsUpdate(previous: Snapshot, settings: Readonly<Record<string, unknown>>): Snapshot | undefined {
+  const next = withRecordsOf(previous, settings);
+  return sameSettings(previous, next) ? asRegistryUpdate(previous, next) : undefined;
 }
 
 /** Every part of the two snapshots but records and relation parts, deep-equal (a part added to `Snapshot` too). */

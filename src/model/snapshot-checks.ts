@@ -32,15 +32,18 @@ export interface MeshParts {
   readonly vips?: Readonly<Record<string, string>>;
 }
 
-/** Every cross-field check whose inputs parsed. */
-export function crossCheck(parts: MeshParts, services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>): InputIssue[] {
+/**
+ * Every cross-field check whose inputs parsed. With `recordsChecked`, the records are a validated
+ * snapshot's: what they must agree on among themselves alone (no pod twice) is not checked again.
+ */
+export function crossCheck(parts: MeshParts, services: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]>, recordsChecked = false): InputIssue[] {
   const { mesh, nodes, protocols, dependencies, vips } = parts;
   return [
     ...(nodes ? duplicateNodeIssues(nodes) : []),
     ...(mesh ? trustIssues(mesh.trust, nodes ?? [], services) : []),
     ...(vips ? vipIssues(vips) : []),
     ...servicePortIssues(services, protocols ?? {}),
-    ...duplicatePodIssues(services),
+    ...(recordsChecked ? [] : duplicatePodIssues(services)),
     ...(mesh ? nodeIdentityIssues(mesh, nodes ?? [], services) : []),
     ...(mesh
       ? sniIssues(mesh.meshDomain, [

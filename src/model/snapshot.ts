@@ -200,20 +200,34 @@ export interface Snapshot {
  * `InputError` listing every problem with its path.
  */
 export function parseSnapshot(input: unknown): Snapshot {
+  return parsedDocument(input, undefined);
+}
+
+/**
+ * The snapshot of a mesh file holding `settings` (a document without `services`) and `snapshot`'s
+ * records, validated as `parseSnapshot` validates such a file — every check across settings and
+ * records — without parsing the records again: they are `snapshot`'s objects. Only for deriving a
+ * change of node list or relation parts from `snapshot` (`asRegistryUpdate`, which serves it only
+ * under `snapshot`'s own mesh settings, as what was derived from a record may depend on them).
+ */
+export function withRecordsOf(snapshot: Snapshot, settings: Readonly<Record<string, unknown>>): Snapshot {
+  requireValidated(snapshot);
+  return parsedDocument({ ...settings, services: {} }, snapshot.services);
+}
+
+/** `parseSnapshot`, or with `records` given (validated already) in place of the document's services. */
+function parsedDocument(input: unknown, records: ReadonlyMap<ServiceKey, readonly ServiceEndpoint[]> | undefined): Snapshot {
   const oversized = sizeIssues(input);
   if (oversized.length > 0) throw new InputError("snapshot", oversized);
   const unsafe = unsafeInputIssues(input);
   if (unsafe.length > 0) throw new InputError("snapshot", unsafe);
   const file = meshFile.safeParse(input);
   const issues: InputIssue[] = file.success ? [] : collectIssues(file.error.issues, input);
-  // Records are validated one by one even when the rest of the file is broken, and so is each
-  // section, so one run shows every problem, the cross-field ones included.
-  const records = lenientServiceRecords.safeParse((input as { services?: unknown } | null)?.services);
-  const services = records.success ? parseServices(records.data, issues) : new Map<ServiceKey, ServiceEndpoint[]>();
-  pushAll(issues, crossCheck(file.success ? file.data : parsedSections(input), services));
+  const services = records ? new Map(records) : documentServices(input, issues);
+  pushAll(issues, crossCheck(file.success ? file.data : parsedSections(input), services, records !== undefined));
   if (!file.success || issues.length > 0) throw new InputError("snapshot", issues);
   const { mesh, nodes, exports, protocols, dependencies, vips } = file.data;
-  return validated({
+  const snapshot = {
     mesh,
     nodes,
     services,
@@ -223,7 +237,17 @@ export function parseSnapshot(input: unknown): Snapshot {
     ),
     dependencies: dependencies && new Map(Object.entries(dependencies).map(([key, deps]) => [key as ServiceKey, [...new Set(deps)].sort() as ServiceKey[]])),
     vips: vips && new Map(Object.entries(vips).sort(compareByKey) as [ServiceKey, string][]),
-  });
+  };
+  return validated(snapshot, records === undefined);
+}
+
+/**
+ * The document's records, each service's validated one by one even when the rest of the file is
+ * broken, and so is each section, so one run shows every problem, the cross-field ones included.
+ */
+function documentServices(input: unknown, issues: InputIssue[]): Map<ServiceKey, ServiceEndpoint[]> {
+  const records = lenientServiceRecords.safeParse((input as { services?: unknown } | null)?.services);
+  return records.success ? parseServices(records.data, issues) : new Map<ServiceKey, ServiceEndpoint[]>();
 }
 
 /** Snapshots made by `parseSnapshot`, `withServiceRecords` and `withNodes`: validated, and read-only. */
@@ -243,11 +267,11 @@ export function isValidatedSnapshot(value: unknown): value is Snapshot {
  * Freezes a snapshot just validated — its objects, arrays, maps and sets — so nothing can change
  * what was checked, and records it as validated.
  */
-function validated(snapshot: Snapshot): Snapshot {
+function validated(snapshot: Snapshot, newRecords = true): Snapshot {
   deepFreeze(snapshot.mesh);
   for (const node of snapshot.nodes) Object.freeze(node);
   Object.freeze(snapshot.nodes);
-  for (const endpoints of snapshot.services.values()) freezeRecords(endpoints);
+  if (newRecords) for (const endpoints of snapshot.services.values()) freezeRecords(endpoints);
   for (const collection of [snapshot.services, snapshot.exports, snapshot.protocols, snapshot.dependencies, snapshot.vips]) {
     if (collection) seal(collection);
   }

@@ -3,12 +3,13 @@
  * from the revision after it. Each watch response — whole revisions, so a transaction's keys
  * arrive together — becomes one snapshot: never half of an update. Endpoint changes re-validate
  * only the services they touch, in one update (`withServiceRecords` with a map, so the index
- * stays incremental), and node status changes only the node list (`withNodes`); a change to the
- * mesh settings parses everything again. After a disconnect the client resumes the watch from the
- * last revision it saw; when that revision has been compacted away (the watch is cancelled), the
- * source reads everything afresh and watches from there. What is parsed again is pushed as an
- * update of the last snapshot when only records, node statuses, dependencies, VIPs, protocols and
- * exports changed (`asRegistryUpdate`), and not at all when nothing did.
+ * stays incremental), and node status changes only the node list (`withNodes`); a settings write
+ * validates the settings with the records served (`settingsUpdate`), and parses everything again
+ * only when the mesh settings themselves changed. After a disconnect the client resumes the watch
+ * from the last revision it saw; when that revision has been compacted away (the watch is
+ * cancelled), the source reads everything afresh and watches from there. What is parsed again is
+ * pushed as an update of the last snapshot when only records, node statuses, dependencies, VIPs,
+ * protocols and exports changed (`asRegistryUpdate`), and not at all when nothing did.
  *
  * A record that disagrees with its key or does not decode is left out and reported; a service
  * whose records do not validate keeps its last good records, and a node list that does not
@@ -16,7 +17,8 @@
  * last record is deleted is removed, as a fresh read would not find it.
  */
 import { Etcd3, type IKeyValue, type Watcher } from "etcd3";
-import { asRegistryUpdate } from "../model/registry-update.js";
+import { isInputError } from "../errors.js";
+import { asRegistryUpdate, settingsUpdate } from "../model/registry-update.js";
 import { parseSnapshot, type Snapshot, withNodes, withServiceRecords } from "../model/snapshot.js";
 import type { ServiceKey } from "../naming.js";
 import { getOrInsert } from "../util/maps.js";
@@ -107,17 +109,17 @@ export class EtcdSource implements RegistrySource {
   #onEvents(events: readonly { type: string; kv: IKeyValue }[]): void {
     const touched = new Set<ServiceKey>();
     let nodes = false;
-    let rebuild = false;
+    let settings = false;
     const problems: string[] = [];
     for (const { type, kv } of events) {
       const key = kv.key.toString();
       const parsed = parseRegistryKey(this.prefix, key);
       if (parsed?.kind === "endpoint") touched.add(parsed.service);
       else if (parsed?.kind === "node") nodes = true;
-      else rebuild = true;
+      else if (parsed?.kind === "mesh") settings = true;
       problems.push(...this.#apply(key, type === "Delete" ? undefined : kv.value));
     }
-    this.#publish(rebuild ? undefined : { services: [...touched].sort(), nodes }, problems);
+    this.#publish({ services: [...touched].sort(), nodes, settings }, problems);
   }
 
   /** Records one key's value (undefined: deleted) in the state; returns its problems. */
@@ -152,10 +154,10 @@ export class EtcdSource implements RegistrySource {
 
   /** Serves the state: what changed on top of the last snapshot, or (undefined) everything afresh. */
   #publish(changes: Touched | undefined, problems: string[]): void {
+    const settled = changes && this.#snapshot && this.#settled(this.#snapshot, changes, problems);
     let next: Snapshot | undefined;
-    if (changes && this.#snapshot) {
-      next = this.#withTouched(this.#withNodeList(this.#snapshot, changes.nodes, problems), changes.services, problems);
-    } else {
+    if (changes && settled) next = this.#withTouched(settled, changes.services, problems);
+    else {
       try {
         const parsed = parseSnapshot(document(this.#state));
         next = this.#snapshot ? asRegistryUpdate(this.#snapshot, parsed) : parsed;
@@ -167,6 +169,22 @@ export class EtcdSource implements RegistrySource {
     if (next && next !== this.#snapshot) {
       this.#snapshot = next;
       this.#channel.push({ snapshot: next });
+    }
+  }
+
+  /**
+   * `snapshot` with the state's settings and node list when the settings changed (`settingsUpdate`:
+   * the records are not parsed again), else with its node list (`#withNodeList`). Undefined when
+   * the settings must be parsed with everything (the mesh settings changed, or they do not
+   * validate so: the whole parse then reports them as it always has).
+   */
+  #settled(snapshot: Snapshot, changes: Touched, problems: string[]): Snapshot | undefined {
+    if (!changes.settings) return this.#withNodeList(snapshot, changes.nodes, problems);
+    try {
+      return settingsUpdate(snapshot, settingsDocument(this.#state));
+    } catch (error) {
+      if (isInputError(error)) return undefined;
+      throw error;
     }
   }
 
@@ -204,10 +222,11 @@ export class EtcdSource implements RegistrySource {
   }
 }
 
-/** What a watch response changed: these services' records, and whether any node's status. */
+/** What a watch response changed: these services' records, whether any node's status, whether the settings. */
 interface Touched {
   readonly services: readonly ServiceKey[];
   readonly nodes: boolean;
+  readonly settings: boolean;
 }
 
 function emptyState(): RegistryState {
@@ -225,9 +244,14 @@ function serviceRecords(state: RegistryState, service: ServiceKey): Buffer[] | u
 
 /** The state as a mesh-file document, for `parseSnapshot`. */
 function document(state: RegistryState): unknown {
-  const settings = typeof state.mesh === "object" && state.mesh !== null ? state.mesh : {};
   const services = Object.fromEntries([...state.services.keys()].sort().map((service) => [service, serviceRecords(state, service)]));
-  return { ...settings, nodes: nodeList(state), services };
+  return { ...settingsDocument(state), services };
+}
+
+/** The state's settings and node list: a mesh-file document without its services. */
+function settingsDocument(state: RegistryState): Record<string, unknown> {
+  const settings = typeof state.mesh === "object" && state.mesh !== null ? state.mesh : {};
+  return { ...settings, nodes: nodeList(state) };
 }
 
 /** The state's node statuses as a mesh file's `nodes`, in key order. */

@@ -6,9 +6,9 @@
  * did not change (a comment, another key order). A file in which anything but the mesh settings
  * changed (records, node statuses, dependencies, VIPs, protocols, exports) is pushed as an update
  * of the last snapshot (`asRegistryUpdate`): the server re-indexes the services that touches and
- * recompiles only the nodes they reach. Where only records and node statuses changed in a JSON
- * file, only the services whose records changed and the node list are validated again
- * (`rereadMeshFile`).
+ * recompiles only the nodes they reach. In a JSON file, only the services whose records changed
+ * are validated again, with the other parts that changed (`rereadMeshFile`); a change to the mesh
+ * settings themselves is parsed whole.
  */
 import { createHash } from "node:crypto";
 import { type FSWatcher, readFileSync, watch } from "node:fs";

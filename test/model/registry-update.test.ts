@@ -4,11 +4,13 @@
  * shares every other part, names exactly the changed records' services, and compiles as a fresh
  * parse.
  */
+import { isDeepStrictEqual } from "node:util";
 import { describe, expect, test } from "vitest";
 import { compileNode } from "../../src/compile/compile-node.js";
 import { toXdsResources } from "../../src/emit/xds.js";
+import type { InputError } from "../../src/errors.js";
 import { localNodeFrom } from "../../src/model/node.js";
-import { asRegistryUpdate } from "../../src/model/registry-update.js";
+import { asRegistryUpdate, settingsUpdate } from "../../src/model/registry-update.js";
 import { changesSince, parseSnapshot, type Snapshot } from "../../src/model/snapshot.js";
 import { indexSnapshot, type SnapshotIndex } from "../../src/plan/snapshot-index.js";
 import { ledgerRecord, meshDocument } from "../support/fixtures.js";
@@ -174,5 +176,64 @@ describe("a registry read afresh", () => {
       change(doc);
     });
     expect(asRegistryUpdate(previous, fresh)).toBe(fresh);
+  });
+});
+
+describe("settings given anew for the same records (settingsUpdate)", () => {
+  /** The example document's settings: everything but its services, changed by `change`. */
+  function settings(change: (doc: ReturnType<typeof meshDocument>) => void = () => {}) {
+    const { services: _, ...rest } = (() => {
+      const doc = meshDocument();
+      change(doc);
+      return doc;
+    })();
+    return rest;
+  }
+
+  test("with a dependency and a VIP changed is what a whole parse gives as an update: the records are the snapshot's, and it compiles as read", () => {
+    const { previous, index } = servedExample();
+    const change = (doc: ReturnType<typeof meshDocument>) => {
+      doc.dependencies["team-b/payments"] = ["team-a/checkout"];
+      doc.vips["team-a/checkout"] = "10.96.0.11";
+    };
+    const update = settingsUpdate(previous, settings(change))!;
+    const whole = asRegistryUpdate(previous, changed(change));
+    expect(isDeepStrictEqual(update, whole)).toBe(true);
+    expect(update.services.get("team-a/frontend")).toBe(previous.services.get("team-a/frontend"));
+    expect(changesSince(update, previous)).toEqual(new Set());
+    servedAsFresh(update, changed(change), index);
+  });
+
+  test("refuses what a whole parse refuses, with the same issues", () => {
+    const previous = parseSnapshot(meshDocument());
+    const change = (doc: ReturnType<typeof meshDocument>) => {
+      doc.vips["team-b/payments"] = doc.vips["team-a/checkout"]; // one VIP for two services
+      doc.protocols["team-b/payments"] = { "70000": "tcp" };
+    };
+    const issues = (run: () => unknown) => {
+      try {
+        run();
+      } catch (error) {
+        return (error as InputError).issues;
+      }
+      throw new Error("accepted");
+    };
+    expect(issues(() => settingsUpdate(previous, settings(change)))).toEqual(issues(() => changed(change)));
+  });
+
+  test("is undefined when the mesh settings change: those are parsed whole, as a record may be read differently under them", () => {
+    const previous = parseSnapshot(meshDocument());
+    expect(
+      settingsUpdate(
+        previous,
+        settings((doc) => (doc.mesh.meshDomain = "mesh.other")),
+      ),
+    ).toBeUndefined();
+    expect(
+      settingsUpdate(
+        previous,
+        settings((doc) => (doc.mesh.trust.trustDomain = "other.internal")),
+      ),
+    ).toBeUndefined();
   });
 });

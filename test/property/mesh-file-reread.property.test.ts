@@ -77,7 +77,14 @@ const EDITS: Record<string, (doc: Doc, at: number) => void> = {
   "node dropped": (doc, at) => doc.nodes?.splice(at % doc.nodes.length, 1),
   "node list null": (doc) => (doc.nodes = null),
   "node list gone": (doc) => delete doc.nodes,
-  dependencies: (doc, at) => (doc.dependencies[serviceAt(doc, at)] = []),
+  "dependencies dropped": (doc, at) => (doc.dependencies[serviceAt(doc, at)] = []),
+  "dependency added": (doc, at) => {
+    doc.dependencies[serviceAt(doc, at)] = [...(doc.dependencies[serviceAt(doc, at)] ?? []), serviceAt(doc, at + 1)];
+  },
+  "VIP moved": (doc, at) => (doc.vips[serviceAt(doc, at)] = `10.96.0.${10 + (at % 3)}`),
+  "port protocol declared": (doc, at) => (doc.protocols[serviceAt(doc, at)] = { [String(9000 + (at % 2))]: at % 3 === 0 ? "udp" : "tcp" }),
+  "service exported": (doc, at) => (doc.exports = [serviceAt(doc, at)]),
+  "trust domain": (doc) => (doc.mesh.trust.trustDomain = "other.internal"),
   "mesh setting": (doc) => (doc.mesh.meshDomain = "other.aether"),
 };
 
@@ -99,7 +106,8 @@ describe("a mesh file read again", () => {
           for (const edits of steps) {
             const next = structuredClone(doc);
             for (const [name, at] of edits) EDITS[name]!(next, at);
-            const whole = outcome(() => asRegistryUpdate(last.snapshot, parseSnapshot(next)));
+            // The document as the file holds it (JSON has no undefined).
+            const whole = outcome(() => asRegistryUpdate(last.snapshot, parseSnapshot(JSON.parse(JSON.stringify(next)))));
             const again = outcome(() => reread(last, next));
             if ("error" in whole) {
               expect(again).toEqual(whole);

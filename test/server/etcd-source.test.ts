@@ -251,6 +251,69 @@ describe.runIf(enabled)("etcd registry source", () => {
     expect(server.snapshot!.nodes).toBe(after.nodes);
   });
 
+  /** The example mesh's settings (the `<prefix>/mesh` value), changed by `change`. */
+  function settingsValue(change: (doc: ReturnType<typeof meshDocument>) => void): string {
+    const doc = meshDocument();
+    change(doc);
+    const { nodes: _nodes, services: _services, ...settings } = doc;
+    return JSON.stringify(settings);
+  }
+
+  test("a settings write changing dependencies is served as an update of the records served, even while a refused record sits in etcd; a bad one is reported and the last good settings stay", async () => {
+    const prefix = await seed();
+    const { events, server } = await serve(prefix);
+    const errors = () => events.filter((e) => e.event === "source-error").map((e) => (e as { error: string }).error);
+    // A pod of checkout named as frontend's pod on the same node: refused, checkout keeps its records.
+    const frontendPod = server.snapshot!.services.get("team-a/frontend" as never)![0]!;
+    const clash = { ...frontendPod, ip: "10.244.1.99" };
+    await etcd.client.put(endpointEntryKey(prefix, "team-a/checkout", clash)).value(Buffer.from(encodeServiceEndpoint(clash)));
+    await expect.poll(() => errors().length).toBe(1);
+    const before = server.snapshot!;
+    const snapshots = () => events.filter((e) => e.event === "snapshot").length;
+    const served = snapshots();
+
+    // Validated with the records served, not with etcd's every record (which no longer parse together).
+    await etcd.client.put(`${prefix}/mesh`).value(settingsValue((doc) => (doc.dependencies["team-b/payments"] = ["team-a/checkout"])));
+    await expect.poll(snapshots).toBe(served + 1);
+    const after = server.snapshot!;
+    expect(after.dependencies?.get("team-b/payments" as never)).toEqual(["team-a/checkout"]);
+    expect(after.mesh).toBe(before.mesh);
+    expect(after.services.get("team-a/checkout" as never)).toBe(before.services.get("team-a/checkout" as never));
+    expect(changesSince(after, before)).toEqual(new Set());
+
+    await etcd.client.put(`${prefix}/mesh`).value(settingsValue((doc) => (doc.vips["team-b/payments"] = doc.vips["team-a/checkout"])));
+    await expect.poll(() => errors().length).toBe(2);
+    expect(errors()[1]).toContain("vips");
+    expect(server.snapshot).toBe(after);
+  });
+
+  test("a settings write changing the mesh settings is parsed whole: the records are read again", async () => {
+    const prefix = await seed();
+    const { events, server } = await serve(prefix);
+    const before = server.snapshot!;
+    const snapshots = () => events.filter((e) => e.event === "snapshot").length;
+    const served = snapshots();
+    await etcd.client.put(`${prefix}/mesh`).value(settingsValue((doc) => (doc.mesh.meshDomain = "mesh.other")));
+    await expect.poll(snapshots).toBe(served + 1);
+    const after = server.snapshot!;
+    expect(after.mesh.meshDomain).toBe("mesh.other");
+    expect(after.services.get("team-a/frontend" as never)![0]).not.toBe(before.services.get("team-a/frontend" as never)![0]);
+    expect(changesSince(after, before)).toBeUndefined();
+  });
+
+  test("a write under the prefix outside the registry layout is reported and serves nothing", async () => {
+    const prefix = await seed();
+    const { events, server } = await serve(prefix);
+    const before = server.snapshot!;
+    const snapshots = () => events.filter((e) => e.event === "snapshot").length;
+    const served = snapshots();
+    await etcd.client.put(`${prefix}/stray`).value("x");
+    await expect.poll(() => events.find((e) => e.event === "source-error")).toBeDefined();
+    expect((events.find((e) => e.event === "source-error") as { error: string }).error).toContain(`${prefix}/stray: not a key of the registry layout`);
+    expect(snapshots()).toBe(served);
+    expect(server.snapshot).toBe(before);
+  });
+
   test("a node's status that does not validate with the others is reported; the nodes keep their last good statuses and the rest of the transaction is served", async () => {
     const prefix = await seed();
     const { events, server } = await serve(prefix);
