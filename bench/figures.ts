@@ -19,8 +19,8 @@ import { rereadMeshFile } from "../src/model/mesh-file-reread.js";
 import { type LocalNode, localNodeFrom } from "../src/model/node.js";
 import type { SourceIdentity } from "../src/model/options.js";
 import type { ServiceEndpoint } from "../src/model/registry.js";
-import { asRegistryUpdate } from "../src/model/registry-update.js";
-import { type Snapshot, withNodes, withServiceRecords } from "../src/model/snapshot.js";
+import { asRegistryUpdate, settingsUpdate } from "../src/model/registry-update.js";
+import { parseSnapshot, type Snapshot, withNodes, withServiceRecords } from "../src/model/snapshot.js";
 import type { ServiceKey } from "../src/naming.js";
 import { indexSnapshot, localNodeIn, type SnapshotIndex } from "../src/plan/snapshot-index.js";
 import { explainPath } from "../src/verify/mesh-check.js";
@@ -695,22 +695,29 @@ export function createBench(config: BenchConfig) {
         "indexSnapshot of W1",
         `${formatMs(timing.median)} (${perEndpoint.toFixed(2)} µs per endpoint; ${formatMs(timing.min)}–${formatMs(timing.max)})`,
       ),
-      meshFileReread(w.params),
+      ...meshFileRereads(w.params),
     ];
   }
 
   /**
-   * The mesh-file source reading W1's file (JSON) again with one record's health changed: the
-   * last read's services kept but the changed one (`rereadMeshFile`), against a whole parse made
-   * an update of the last snapshot, as the source did before. Both include the syntax step.
+   * A registry read again, on W1: its mesh file (JSON) with one record's health changed, read as
+   * the mesh-file source reads it (`rereadMeshFile`: the last read's services kept but the changed
+   * one) against a whole parse made an update of the last snapshot, as the source did before; and
+   * a settings write with one service's dependencies changed (`settingsUpdate`: the settings
+   * checked with the records served) against the whole parse an etcd settings write used to cost.
    */
-  function meshFileReread(params: WorkloadParams): Row {
-    log("figure 8: mesh file re-read ...");
-    const document = generateDocument(params) as { services: Record<string, { health?: string }[]> };
+  function meshFileRereads(params: WorkloadParams): Row[] {
+    log("figure 8: registry re-reads ...");
+    const document = generateDocument(params) as {
+      services: Record<string, { health?: string }[]>;
+      dependencies?: Record<string, string[]>;
+    };
     const last = rereadMeshFile(undefined, readMeshFileDocument(JSON.stringify(document), "json"));
     const record = Object.values(document.services).find((records) => records.length > 0)![0]!;
-    record.health = record.health === "UNHEALTHY" ? "HEALTHY" : "UNHEALTHY";
+    const health = record.health;
+    record.health = health === "UNHEALTHY" ? "HEALTHY" : "UNHEALTHY";
     const text = JSON.stringify(document);
+    record.health = health; // the settings write below changes nothing else
     const [services, whole] = timeAlternating(
       heavy,
       { label: "8 re-read", setup: () => undefined, run: () => rereadMeshFile(last, readMeshFileDocument(text, "json")) },
@@ -721,12 +728,30 @@ export function createBench(config: BenchConfig) {
       () => undefined,
       () => readMeshFileDocument(text, "json"),
     ).median;
-    return info(
-      "8",
-      "mesh file re-read, one record changed (W1 as JSON)",
-      `${formatMs(services.median)} against ${formatMs(whole.median)} for a whole parse as an update (${(whole.median / services.median).toFixed(2)} ×); ` +
-        `the syntax step (JSON.parse and the duplicate-key scan of ${formatBytes(text.length)}) ${formatMs(syntax)} of each`,
+    const [caller, dependencies] = Object.entries(document.dependencies ?? {})[0] ?? ["", []];
+    const { services: _, ...settings } = { ...document, dependencies: { ...document.dependencies, [caller]: dependencies.slice(1) } };
+    const [checked, parsed] = timeAlternating(
+      heavy,
+      { label: "8 settings update", setup: () => undefined, run: () => settingsUpdate(last.snapshot, settings) },
+      {
+        label: "8 settings whole parse",
+        setup: () => undefined,
+        run: () => asRegistryUpdate(last.snapshot, parseSnapshot({ ...settings, services: document.services })),
+      },
     );
+    return [
+      info(
+        "8",
+        "mesh file re-read, one record changed (W1 as JSON)",
+        `${formatMs(services.median)} against ${formatMs(whole.median)} for a whole parse as an update (${(whole.median / services.median).toFixed(2)} ×); ` +
+          `the syntax step (JSON.parse and the duplicate-key scan of ${formatBytes(text.length)}) ${formatMs(syntax)} of each`,
+      ),
+      info(
+        "8",
+        "settings written anew, one service's dependencies changed (W1)",
+        `${formatMs(checked.median)} against ${formatMs(parsed.median)} for a whole parse as an update (${(parsed.median / checked.median).toFixed(2)} ×)`,
+      ),
+    ];
   }
 
   /**
