@@ -133,12 +133,17 @@ describe("a mesh file read again", () => {
     return { snapshot: held, digests: reread(undefined, said).digests };
   }
 
-  test("reads only the services whose records changed in a JSON file: the others are the last snapshot's", () => {
+  test.each<[string, (doc: Doc) => void]>([
+    ["records alone changed", () => {}],
+    ["a node's readiness changed too", (doc) => EDITS["node not ready"]!(doc, 0)],
+    ["a dependency changed too", (doc) => EDITS["dependency added"]!(doc, 0)],
+  ])("reads again only the services whose records changed in a JSON file (%s): the others are the last snapshot's", (_, change) => {
     const said = meshDocument();
     const held = meshDocument();
     EDITS.health!(held, 0); // team-a/frontend's first record, in the snapshot only
     const next = structuredClone(said);
     EDITS.health!(next, 2); // team-a/checkout's first record
+    change(next);
     const last = parseSnapshot(held);
     const read = reread(readOf(last, said), next).snapshot;
     expect(read.services.get("team-a/frontend")).toBe(last.services.get("team-a/frontend"));
