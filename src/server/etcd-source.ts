@@ -13,8 +13,9 @@
  *
  * A record that disagrees with its key or does not decode is left out and reported; a service
  * whose records do not validate keeps its last good records, and a node list that does not
- * validate its last good statuses (reported); the rest of the update is served. A service whose
- * last record is deleted is removed, as a fresh read would not find it.
+ * validate its last good statuses (reported); the rest of the update is served, a re-read after a
+ * compaction included. A service whose last record is deleted is removed, as a fresh read would
+ * not find it.
  */
 import { Etcd3, type IKeyValue, type Watcher } from "etcd3";
 import { isInputError } from "../errors.js";
@@ -154,15 +155,17 @@ export class EtcdSource implements RegistrySource {
 
   /** Serves the state: what changed on top of the last snapshot, or (undefined) everything afresh. */
   #publish(changes: Touched | undefined, problems: string[]): void {
-    const settled = changes && this.#snapshot && this.#settled(this.#snapshot, changes, problems);
+    const snapshot = this.#snapshot;
+    const settled = changes && snapshot && this.#settled(snapshot, changes, problems);
     let next: Snapshot | undefined;
     if (changes && settled) next = this.#withTouched(settled, changes.services, problems);
     else {
       try {
         const parsed = parseSnapshot(document(this.#state));
-        next = this.#snapshot ? asRegistryUpdate(this.#snapshot, parsed) : parsed;
+        next = snapshot ? asRegistryUpdate(snapshot, parsed) : parsed;
       } catch (error) {
-        problems.push(`${this.prefix}: ${describeError(error)}`);
+        if (snapshot && !changes && isInputError(error)) next = this.#rereadPiecewise(snapshot, problems);
+        else problems.push(`${this.prefix}: ${describeError(error)}`);
       }
     }
     if (problems.length > 0) this.#channel.push({ error: problems.join("\n") });
@@ -186,6 +189,26 @@ export class EtcdSource implements RegistrySource {
       if (isInputError(error)) return undefined;
       throw error;
     }
+  }
+
+  /**
+   * Everything read afresh (after a compaction) that does not validate as a whole, applied on top
+   * of `snapshot` part by part, as watch events are: the settings and node list if they validate
+   * with the records served, then every service, each refused one keeping its last good records
+   * (reported). Else one refused record would hold back every change made while the watch was down.
+   */
+  #rereadPiecewise(snapshot: Snapshot, problems: string[]): Snapshot {
+    let settled: Snapshot | undefined;
+    try {
+      settled = settingsUpdate(snapshot, settingsDocument(this.#state));
+      if (!settled)
+        problems.push(`${this.prefix} settings keep their last good values: the mesh settings change only with a registry that validates as a whole`);
+    } catch (error) {
+      if (!isInputError(error)) throw error;
+      problems.push(`${this.prefix} settings keep their last good values: ${describeError(error)}`);
+    }
+    const services = [...new Set([...snapshot.services.keys(), ...this.#state.services.keys()])].sort();
+    return this.#withTouched(settled ?? this.#withNodeList(snapshot, true, problems), services, problems);
   }
 
   /** The state's node list on top of `snapshot` when a node changed (`withNodes`); refused, `snapshot` itself. */

@@ -185,6 +185,37 @@ describe.runIf(enabled)("etcd registry source", () => {
     expect(changesSince(server.snapshot!, before)).toEqual(new Set(["team-b/payments"]));
   }, 30_000);
 
+  test("a re-read after a compaction that does not validate as a whole is applied service by service: a change made meanwhile is served while a refused record's service keeps its last good records", async () => {
+    const prefix = await seed();
+    const proxy = new CuttableProxy(etcd.port);
+    const endpoint = await proxy.start();
+    cleanups.push(() => proxy.stop());
+    const { target, server, events } = await serve(prefix, endpoint);
+    const before = server.snapshot!;
+    const ads = client(target);
+    await warm(
+      ads,
+      expected(parseSnapshot(meshDocument()))[EDS].map((r) => r.name),
+    );
+    proxy.cut();
+    const [key, value] = recoveryWrite(prefix);
+    await etcd.client.put(key).value(value);
+    // A pod of checkout named as frontend's pod on the same node: the registry no longer parses as a whole.
+    const clash = { ...before.services.get("team-a/frontend" as never)![0]!, ip: "10.244.1.99" };
+    const put = await etcd.client
+      .put(endpointEntryKey(prefix, "team-a/checkout", clash))
+      .value(Buffer.from(encodeServiceEndpoint(clash)))
+      .exec();
+    await etcd.client.put("/unrelated").value("x");
+    await etcd.client.kv.compact({ revision: String(BigInt(put.header.revision) + 1n), physical: true });
+    proxy.restore();
+    const pushed = await ads.next(20_000);
+    expect(bytes(pushed)).toEqual(expected(parseSnapshot(recoveredDoc()))[EDS].map((r) => Buffer.from(r.resource.value!)));
+    expect(server.snapshot!.services.get("team-a/checkout" as never)).toEqual(before.services.get("team-a/checkout" as never));
+    const errors = events.filter((e) => e.event === "source-error").map((e) => (e as { error: string }).error);
+    expect(errors.join("\n")).toMatch(/service team-a\/checkout keeps its last good records: .*pod team-a\/frontend-7d9f-abcde on node east\/node-1/s);
+  }, 30_000);
+
   test("a transaction moving a pod from one service to another is served as written: the services are checked together", async () => {
     const prefix = await seed();
     const { events, server } = await serve(prefix);
