@@ -71,8 +71,9 @@ function digestsOf(value: unknown): DocumentDigests | undefined {
 }
 
 /**
- * `snapshot` with the node list (`withNodes`) and the services that changed replaced; undefined
- * when they do not validate that way (one at a time, the node list first).
+ * `snapshot` with the settings or node list that changed (`settingsApplied`), then the services
+ * that changed, replaced; undefined when the mesh settings changed, or when the changes do not
+ * validate that way (one part at a time, the settings first).
  */
 function updated(snapshot: Snapshot, before: DocumentDigests, after: DocumentDigests, parts: UpdatedParts): Snapshot | undefined {
   try {

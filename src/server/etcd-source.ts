@@ -18,7 +18,7 @@
  * not find it.
  */
 import { Etcd3, type IKeyValue, type Watcher } from "etcd3";
-import { isInputError } from "../errors.js";
+import { type InputError, isInputError } from "../errors.js";
 import { asRegistryUpdate, settingsUpdate } from "../model/registry-update.js";
 import { parseSnapshot, type Snapshot, withNodes, withServiceRecords } from "../model/snapshot.js";
 import type { ServiceKey } from "../naming.js";
@@ -183,12 +183,8 @@ export class EtcdSource implements RegistrySource {
    */
   #settled(snapshot: Snapshot, changes: Touched, problems: string[]): Snapshot | undefined {
     if (!changes.settings) return this.#withNodeList(snapshot, changes.nodes, problems);
-    try {
-      return settingsUpdate(snapshot, settingsDocument(this.#state));
-    } catch (error) {
-      if (isInputError(error)) return undefined;
-      throw error;
-    }
+    const updated = updatedSettings(snapshot, this.#state);
+    return isInputError(updated) ? undefined : updated;
   }
 
   /**
@@ -198,17 +194,16 @@ export class EtcdSource implements RegistrySource {
    * (reported). Else one refused record would hold back every change made while the watch was down.
    */
   #rereadPiecewise(snapshot: Snapshot, problems: string[]): Snapshot {
-    let settled: Snapshot | undefined;
-    try {
-      settled = settingsUpdate(snapshot, settingsDocument(this.#state));
-      if (!settled)
-        problems.push(`${this.prefix} settings keep their last good values: the mesh settings change only with a registry that validates as a whole`);
-    } catch (error) {
-      if (!isInputError(error)) throw error;
-      problems.push(`${this.prefix} settings keep their last good values: ${describeError(error)}`);
+    const updated = updatedSettings(snapshot, this.#state);
+    let settled: Snapshot;
+    if (updated && !isInputError(updated)) settled = updated;
+    else {
+      const why = updated ? describeError(updated) : "the mesh settings change only with a registry that validates as a whole";
+      problems.push(`${this.prefix} settings keep their last good values: ${why}`);
+      settled = this.#withNodeList(snapshot, true, problems);
     }
     const services = [...new Set([...snapshot.services.keys(), ...this.#state.services.keys()])].sort();
-    return this.#withTouched(settled ?? this.#withNodeList(snapshot, true, problems), services, problems);
+    return this.#withTouched(settled, services, problems);
   }
 
   /** The state's node list on top of `snapshot` when a node changed (`withNodes`); refused, `snapshot` itself. */
@@ -269,6 +264,16 @@ function serviceRecords(state: RegistryState, service: ServiceKey): Buffer[] | u
 function document(state: RegistryState): unknown {
   const services = Object.fromEntries([...state.services.keys()].sort().map((service) => [service, serviceRecords(state, service)]));
   return { ...settingsDocument(state), services };
+}
+
+/** `settingsUpdate` with the state's settings and node list; an input error is returned, not thrown. */
+function updatedSettings(snapshot: Snapshot, state: RegistryState): Snapshot | InputError | undefined {
+  try {
+    return settingsUpdate(snapshot, settingsDocument(state));
+  } catch (error) {
+    if (isInputError(error)) return error;
+    throw error;
+  }
 }
 
 /** The state's settings and node list: a mesh-file document without its services. */
