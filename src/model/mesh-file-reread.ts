@@ -11,7 +11,7 @@
 import { createHash } from "node:crypto";
 import { isInputError } from "../errors.js";
 import type { ServiceKey } from "../naming.js";
-import { sameData } from "../util/same-data.js";
+import { isPlainObject, sameData } from "../util/same-data.js";
 import type { MeshFileDocument } from "./mesh-file.js";
 import { asRegistryUpdate, settingsUpdate } from "./registry-update.js";
 import { parseSnapshot, type Snapshot, withNodes, withServiceRecords } from "./snapshot.js";
@@ -120,8 +120,4 @@ function withChangedServices(snapshot: Snapshot, changed: ReadonlyMap<string, re
 
 function digest(value: unknown): string {
   return createHash("sha256").update(JSON.stringify(value)).digest("base64");
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

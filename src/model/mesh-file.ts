@@ -37,9 +37,7 @@ export function readMeshFileDocument(input: string | Uint8Array, format: MeshFil
   if (length > MAX_MESH_FILE_LENGTH)
     throw syntaxError(format, `${length} ${typeof input === "string" ? "characters" : "bytes"}, over the limit of ${MAX_MESH_FILE_LENGTH}`);
   const text = (typeof input === "string" ? input : decodeUtf8(input, format)).replace(/^\uFEFF/, "");
-  if (format === "json") return { value: parseJson(text), json: true };
-  const json = jsonDocument(text);
-  return json ? { value: json.document, json: true } : { value: strictYamlDocument(text), json: false };
+  return format === "json" ? { value: parseJson(text), json: true } : yamlDocument(text);
 }
 
 function decodeUtf8(bytes: Uint8Array, format: MeshFileFormat): string {
@@ -77,8 +75,13 @@ function sameKey(a: unknown, b: unknown): boolean {
  * with a key twice included — goes to `strictYamlDocument`, which decides and words every error.
  */
 export function parseYamlText(text: string): unknown {
+  return yamlDocument(text).value;
+}
+
+/** `parseYamlText`, saying which parser read the document. */
+function yamlDocument(text: string): MeshFileDocument {
   const json = jsonDocument(text);
-  return json ? json.document : strictYamlDocument(text);
+  return json ? { value: json.document, json: true } : { value: strictYamlDocument(text), json: false };
 }
 
 /** The document as the YAML parser reads it: one document; errors and warnings (an unknown tag, say) both refuse it. */

@@ -7,6 +7,7 @@
  * schema parses it (and words its errors), so the two can never disagree on what is accepted.
  */
 import { isDnsLabel, isDnsSubdomain, isValidPort } from "../naming.js";
+import { isPlainObject } from "../util/same-data.js";
 import { CLUSTER_NAME_PATTERN, normalizeNetns } from "./fields.js";
 import { DEFAULT_ENDPOINT_WEIGHT, HEALTH_CHECK_MODES, HEALTH_STATUSES, MAX_PORTS_PER_RECORD, METADATA_KEY_PATTERN, type ServiceEndpoint } from "./registry.js";
 
@@ -60,11 +61,6 @@ const LOCALITY_KEYS: ReadonlySet<string> = new Set(["region", "zone"]);
 const CONTAINER_KEYS: ReadonlySet<string> = new Set(["containerId", "networkNamespace"]);
 const KUBERNETES_KEYS: ReadonlySet<string> = new Set(["namespace", "podName", "nodeName", "nodeIp"]);
 const NO_PORTS: readonly number[] = [];
-
-/** An object as JSON or YAML parsing makes it (the schema takes any other kind). */
-function isPlainObject(value: unknown): value is Fields {
-  return typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype;
-}
 
 /**
  * Whether every enumerable key is one of `keys` (a key holding `undefined` is one left out, to

@@ -11,3 +11,8 @@ export function sameData(a: unknown, b: unknown): boolean {
   const [x, y] = [a as Record<string, unknown>, b as Record<string, unknown>];
   return keys.length === otherKeys.length && keys.every((key, i) => key === otherKeys[i] && sameData(x[key], y[key]));
 }
+
+/** An object as JSON or YAML parsing makes it: not an array, not an instance of a class. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+}

@@ -107,6 +107,34 @@ function recoveryWrite(prefix: string): [string, Buffer] {
   return [endpointEntryKey(prefix, "team-b/payments", record), Buffer.from(encodeServiceEndpoint(record))];
 }
 
+/** A second pod of checkout named as frontend's first pod on the same node: two services claim one pod, so it is refused. */
+function clashingCheckoutWrite(prefix: string): [string, Buffer] {
+  const frontendPod = parseSnapshot(meshDocument()).services.get("team-a/frontend" as never)![0]!;
+  const clash = { ...frontendPod, ip: "10.244.1.99" };
+  return [endpointEntryKey(prefix, "team-a/checkout", clash), Buffer.from(encodeServiceEndpoint(clash))];
+}
+
+/** The example mesh served through a proxy the test can cut, with a client warmed on every assignment. */
+async function servedBehindProxy() {
+  const prefix = await seed();
+  const proxy = new CuttableProxy(etcd.port);
+  const endpoint = await proxy.start();
+  cleanups.push(() => proxy.stop());
+  const served = await serve(prefix, endpoint);
+  const ads = client(served.target);
+  const first = await warm(
+    ads,
+    expected(parseSnapshot(meshDocument()))[EDS].map((r) => r.name),
+  );
+  return { prefix, proxy, ads, first, ...served };
+}
+
+/** Compacts etcd past revision `revision`: a watch from it or before is cancelled. */
+async function compactPast(revision: string | number): Promise<void> {
+  await etcd.client.put("/unrelated").value("x"); // the revision after it, so the compaction covers it
+  await etcd.client.kv.compact({ revision: String(BigInt(revision) + 1n), physical: true });
+}
+
 describe.runIf(enabled)("etcd registry source", () => {
   test("records written to etcd are pushed and decode to exactly compileNode's resources on the same mesh", async () => {
     const prefix = await seed();
@@ -140,16 +168,7 @@ describe.runIf(enabled)("etcd registry source", () => {
   });
 
   test("after a disconnect the watch resumes from its last revision: a change made meanwhile is pushed", async () => {
-    const prefix = await seed();
-    const proxy = new CuttableProxy(etcd.port);
-    const endpoint = await proxy.start();
-    cleanups.push(() => proxy.stop());
-    const { target, events } = await serve(prefix, endpoint);
-    const ads = client(target);
-    const first = await warm(
-      ads,
-      expected(parseSnapshot(meshDocument()))[EDS].map((r) => r.name),
-    );
+    const { prefix, proxy, ads, first, events } = await servedBehindProxy();
     proxy.cut();
     const [key, value] = recoveryWrite(prefix);
     await etcd.client.put(key).value(value);
@@ -161,22 +180,12 @@ describe.runIf(enabled)("etcd registry source", () => {
   }, 30_000);
 
   test("a watch whose revision was compacted away reads everything afresh; what changed meanwhile is only records, so it is an update", async () => {
-    const prefix = await seed();
-    const proxy = new CuttableProxy(etcd.port);
-    const endpoint = await proxy.start();
-    cleanups.push(() => proxy.stop());
-    const { target, server } = await serve(prefix, endpoint);
+    const { prefix, proxy, ads, server } = await servedBehindProxy();
     const before = server.snapshot!;
-    const ads = client(target);
-    await warm(
-      ads,
-      expected(parseSnapshot(meshDocument()))[EDS].map((r) => r.name),
-    );
     proxy.cut();
     const [key, value] = recoveryWrite(prefix);
     const put = await etcd.client.put(key).value(value).exec();
-    await etcd.client.put("/unrelated").value("x"); // the revision after the change, so the compaction covers the change itself
-    await etcd.client.kv.compact({ revision: String(BigInt(put.header.revision) + 1n), physical: true });
+    await compactPast(put.header.revision);
     proxy.restore();
     const pushed = await ads.next(20_000);
     expect(bytes(pushed)).toEqual(expected(parseSnapshot(recoveredDoc()))[EDS].map((r) => Buffer.from(r.resource.value!)));
@@ -186,28 +195,15 @@ describe.runIf(enabled)("etcd registry source", () => {
   }, 30_000);
 
   test("a re-read after a compaction that does not validate as a whole is applied service by service: a change made meanwhile is served while a refused record's service keeps its last good records", async () => {
-    const prefix = await seed();
-    const proxy = new CuttableProxy(etcd.port);
-    const endpoint = await proxy.start();
-    cleanups.push(() => proxy.stop());
-    const { target, server, events } = await serve(prefix, endpoint);
+    const { prefix, proxy, ads, server, events } = await servedBehindProxy();
     const before = server.snapshot!;
-    const ads = client(target);
-    await warm(
-      ads,
-      expected(parseSnapshot(meshDocument()))[EDS].map((r) => r.name),
-    );
     proxy.cut();
     const [key, value] = recoveryWrite(prefix);
     await etcd.client.put(key).value(value);
-    // A pod of checkout named as frontend's pod on the same node: the registry no longer parses as a whole.
-    const clash = { ...before.services.get("team-a/frontend" as never)![0]!, ip: "10.244.1.99" };
-    const put = await etcd.client
-      .put(endpointEntryKey(prefix, "team-a/checkout", clash))
-      .value(Buffer.from(encodeServiceEndpoint(clash)))
-      .exec();
-    await etcd.client.put("/unrelated").value("x");
-    await etcd.client.kv.compact({ revision: String(BigInt(put.header.revision) + 1n), physical: true });
+    // The registry no longer parses as a whole.
+    const [clashKey, clash] = clashingCheckoutWrite(prefix);
+    const put = await etcd.client.put(clashKey).value(clash).exec();
+    await compactPast(put.header.revision);
     proxy.restore();
     const pushed = await ads.next(20_000);
     expect(bytes(pushed)).toEqual(expected(parseSnapshot(recoveredDoc()))[EDS].map((r) => Buffer.from(r.resource.value!)));
@@ -240,14 +236,11 @@ describe.runIf(enabled)("etcd registry source", () => {
     const prefix = await seed();
     const { events, server } = await serve(prefix);
     const snapshot = parseSnapshot(meshDocument());
-    const frontendPod = snapshot.services.get("team-a/frontend" as never)![0]!;
-    // A second pod of checkout named as frontend's pod on the same node: two services claim one pod.
-    const clash = { ...frontendPod, ip: "10.244.1.99" };
     const payments = snapshot.services.get("team-b/payments" as never)!.map((record) => ({ ...record, weight: 7 }));
     await writeAtomically(
       etcd.client,
       new Map([
-        [endpointEntryKey(prefix, "team-a/checkout", clash), Buffer.from(encodeServiceEndpoint(clash))],
+        clashingCheckoutWrite(prefix),
         ...payments.map((record) => [endpointEntryKey(prefix, "team-b/payments", record), Buffer.from(encodeServiceEndpoint(record))] as const),
       ]),
     );
@@ -294,10 +287,9 @@ describe.runIf(enabled)("etcd registry source", () => {
     const prefix = await seed();
     const { events, server } = await serve(prefix);
     const errors = () => events.filter((e) => e.event === "source-error").map((e) => (e as { error: string }).error);
-    // A pod of checkout named as frontend's pod on the same node: refused, checkout keeps its records.
-    const frontendPod = server.snapshot!.services.get("team-a/frontend" as never)![0]!;
-    const clash = { ...frontendPod, ip: "10.244.1.99" };
-    await etcd.client.put(endpointEntryKey(prefix, "team-a/checkout", clash)).value(Buffer.from(encodeServiceEndpoint(clash)));
+    // Refused: checkout keeps its records.
+    const [clashKey, clash] = clashingCheckoutWrite(prefix);
+    await etcd.client.put(clashKey).value(clash);
     await expect.poll(() => errors().length).toBe(1);
     const before = server.snapshot!;
     const snapshots = () => events.filter((e) => e.event === "snapshot").length;
