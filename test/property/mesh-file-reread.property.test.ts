@@ -150,6 +150,18 @@ describe("a mesh file read again", () => {
     expect(read.services.get("team-a/checkout")?.[0]?.health).toBe(next.services["team-a/checkout"][0].health);
   });
 
+  test("reads a YAML file that holds JSON as JSON: only the changed services again", () => {
+    const said = meshDocument();
+    const held = meshDocument();
+    EDITS.health!(held, 0);
+    const next = structuredClone(said);
+    EDITS.health!(next, 2);
+    const last = parseSnapshot(held);
+    const read = rereadMeshFile(readOf(last, said), readMeshFileDocument(JSON.stringify(next), "yaml"));
+    expect(read.digests).toBeDefined();
+    expect(read.snapshot.services.get("team-a/frontend")).toBe(last.services.get("team-a/frontend"));
+  });
+
   test("parses a YAML document that is not JSON whole, every time", () => {
     const said = meshDocument();
     const held = meshDocument();
