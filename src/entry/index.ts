@@ -37,7 +37,7 @@ export { type LocalNode, type LocalNodeInput, parseNode } from "../model/node.js
 export { type Options, type OptionsInput, parseOptions } from "../model/options.js";
 export { decodeServiceEndpoint, encodeServiceEndpoint, type ServiceEndpoint, type ServiceEndpointInput } from "../model/registry.js";
 export { PRODUCTION_SETTINGS, type Settings } from "../model/settings.js";
-export { type MeshFileInput, parseSnapshot, type Snapshot, withNodes, withServiceRecords } from "../model/snapshot.js";
+export { type MeshFileInput, parseSnapshot, type Snapshot, withNodes, withServiceRecords, withValidServiceRecords } from "../model/snapshot.js";
 export type { SnapshotIndex } from "./opaque-index.js";
 
 /**

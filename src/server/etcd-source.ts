@@ -2,7 +2,7 @@
  * etcd as a registry source (npm `etcd3`): one read of everything under the prefix, then a watch
  * from the revision after it. Each watch response — whole revisions, so a transaction's keys
  * arrive together — becomes one snapshot: never half of an update. Endpoint changes re-validate
- * only the services they touch, in one update (`withServiceRecords` with a map, so the index
+ * only the services they touch, in one update (`withValidServiceRecords`, so the index
  * stays incremental), and node status changes only the node list (`withNodes`); a settings write
  * validates the settings with the records served (`settingsUpdate`), and parses everything again
  * only when the mesh settings themselves changed. After a disconnect the client resumes the watch
@@ -20,7 +20,7 @@
 import { Etcd3, type IKeyValue, type Watcher } from "etcd3";
 import { type InputError, isInputError } from "../errors.js";
 import { asRegistryUpdate, settingsUpdate } from "../model/registry-update.js";
-import { parseSnapshot, type Snapshot, withNodes, withServiceRecords } from "../model/snapshot.js";
+import { parseSnapshot, type Snapshot, withNodes, withValidServiceRecords } from "../model/snapshot.js";
 import type { ServiceKey } from "../naming.js";
 import { getOrInsert } from "../util/maps.js";
 import { DEFAULT_ETCD_PREFIX, parseRegistryKey, type RegistryKey, recordKeyMismatch } from "./etcd-keys.js";
@@ -218,25 +218,18 @@ export class EtcdSource implements RegistrySource {
   }
 
   /**
-   * The touched services' records on top of `snapshot`: in one update (the services map copied
-   * once, however many services a batch touches), or, when that is refused, one service at a
-   * time, each refused one keeping its last good records.
+   * The touched services' records on top of `snapshot`, in one update (the services map copied
+   * once, however many services a batch touches), each refused service keeping its last good
+   * records (`withValidServiceRecords`).
    */
   #withTouched(snapshot: Snapshot, services: readonly ServiceKey[], problems: string[]): Snapshot {
     if (services.length === 0) return snapshot;
-    try {
-      return withServiceRecords(snapshot, new Map(services.map((service) => [service, serviceRecords(this.#state, service)])));
-    } catch {
-      let next = snapshot;
-      for (const service of services) {
-        try {
-          next = withServiceRecords(next, new Map([[service, serviceRecords(this.#state, service)]]));
-        } catch (error) {
-          problems.push(`${this.prefix} service ${service} keeps its last good records: ${describeError(error)}`);
-        }
-      }
-      return next;
+    const update = withValidServiceRecords(snapshot, new Map(services.map((service) => [service, serviceRecords(this.#state, service)])));
+    for (const service of services) {
+      const refused = update.refused.get(service);
+      if (refused) problems.push(`${this.prefix} service ${service} keeps its last good records: ${describeError(refused)}`);
     }
+    return update.snapshot;
   }
 }
 

@@ -4,7 +4,7 @@ import { describe, expect, test } from "vitest";
 import { InputError, isInputError } from "../../src/errors.js";
 import { parseMeshFile } from "../../src/model/mesh-file.js";
 import { encodeServiceEndpoint } from "../../src/model/registry.js";
-import { changesSince, parseSnapshot, type Snapshot, withNodes, withServiceRecords } from "../../src/model/snapshot.js";
+import { changesSince, parseSnapshot, type Snapshot, withNodes, withServiceRecords, withValidServiceRecords } from "../../src/model/snapshot.js";
 import { exampleSnapshot, ledgerRecord, meshDocument } from "../support/fixtures.js";
 
 /** The issues parseSnapshot reports for a document, as "path: message" lines. */
@@ -427,6 +427,85 @@ describe("snapshots derived by withServiceRecords", () => {
         /services\["team-b\/payments"\]: expected a list of records, found undefined \(to remove the service, give a Map of its key → undefined\)/,
       );
       expect(() => withServiceRecords(base, new Map([["payments", undefined]]))).toThrow(/services\.payments: not a service key/);
+    });
+  });
+
+  describe("service by service (withValidServiceRecords)", () => {
+    const ledger = ledgerRecord();
+    /** The refused services and their issues' paths. */
+    const refusedPaths = (refused: ReadonlyMap<string, InputError>) =>
+      Object.fromEntries([...refused].map(([key, error]) => [key, error.issues.map((issue) => issue.path)]));
+
+    test("a service whose records do not parse keeps its last good ones; the others are applied in one update", () => {
+      const base = parseSnapshot(meshDocument());
+      const frontend = base.services.get("team-a/frontend")!;
+      const payments = base.services.get("team-b/payments")!.slice(1);
+      const updates = new Map<string, readonly unknown[]>([
+        ["team-a/frontend", [{ ...frontend[0]!, ip: "not an ip" }]],
+        ["team-b/payments", payments],
+        ["team-c/ledger", [ledger]],
+      ]);
+      const { snapshot, refused } = withValidServiceRecords(base, updates);
+      expect(refusedPaths(refused)).toEqual({ "team-a/frontend": ['services["team-a/frontend"][0].ip'] });
+      expect(snapshot.services.get("team-a/frontend")).toBe(frontend);
+      const accepted = withServiceRecords(base, new Map([...updates].filter(([key]) => key !== "team-a/frontend")));
+      expect([...snapshot.services]).toEqual([...accepted.services]);
+      expect(changesSince(snapshot, base)).toEqual(new Set(["team-b/payments", "team-c/ledger"]));
+      // Validated as withServiceRecords validates: a snapshot that later updates derive from.
+      expect(withServiceRecords(snapshot, "team-b/payments", []).services.get("team-b/payments")).toEqual([]);
+    });
+
+    test("two services claiming one pod are both refused, and so is a service claiming a pod a refused one keeps", () => {
+      const base = parseSnapshot(meshDocument());
+      const [moving, staying] = base.services.get("team-a/frontend")!;
+      const checkout = base.services.get("team-a/checkout")!;
+      const claimed = withValidServiceRecords(
+        base,
+        new Map<string, readonly unknown[]>([
+          ["team-a/frontend", [staying!]],
+          ["team-a/checkout", [...checkout, moving!]],
+          ["team-a/added", [moving!]],
+        ]),
+      );
+      expect(Object.keys(refusedPaths(claimed.refused)).sort()).toEqual(["team-a/added", "team-a/checkout"]);
+      expect(claimed.refused.get("team-a/added")!.message).toMatch(
+        /pod team-a\/frontend-7d9f-abcde on node east\/node-1 is also services\["team-a\/checkout"\]/,
+      );
+      expect(claimed.snapshot.services.get("team-a/frontend")).toEqual([staying]);
+      expect(claimed.snapshot.services.get("team-a/checkout")).toBe(checkout);
+      expect(claimed.snapshot.services.has("team-a/added" as never)).toBe(false);
+      // The pod moves to checkout, but frontend's update is refused for another record: frontend
+      // keeps the pod, so checkout's claim clashes with it and nothing changes.
+      const held = withValidServiceRecords(
+        base,
+        new Map<string, readonly unknown[]>([
+          ["team-a/frontend", [{ ...staying!, ip: "not an ip" }]],
+          ["team-a/checkout", [...checkout, moving!]],
+        ]),
+      );
+      expect(refusedPaths(held.refused)).toEqual({
+        "team-a/frontend": ['services["team-a/frontend"][0].ip'],
+        "team-a/checkout": [`services["team-a/checkout"][${checkout.length}].kubernetesMetadata.podName`],
+      });
+      expect(held.snapshot).toBe(base);
+    });
+
+    test("give the same services and refusals whatever the order of the updates", () => {
+      const base = parseSnapshot(meshDocument());
+      const [moving, staying] = base.services.get("team-a/frontend")!;
+      const entries: [string, readonly unknown[] | undefined][] = [
+        ["team-a/frontend", [staying!]],
+        ["team-a/checkout", [...base.services.get("team-a/checkout")!, moving!]],
+        ["team-b/payments", undefined],
+        ["team-c/ledger", [{ ...ledger, ip: "10.0.0.300" }]],
+        ["team-b/billing", base.services.get("team-b/payments")!],
+      ];
+      const forward = withValidServiceRecords(base, new Map(entries));
+      const backward = withValidServiceRecords(base, new Map([...entries].reverse()));
+      expect(Object.keys(refusedPaths(forward.refused))).toEqual(["team-c/ledger"]);
+      expect(refusedPaths(backward.refused)).toEqual(refusedPaths(forward.refused));
+      expect(new Map(backward.snapshot.services)).toEqual(new Map(forward.snapshot.services));
+      expect(forward.snapshot.services.get("team-a/checkout")).toContainEqual(moving);
     });
   });
 

@@ -11,7 +11,7 @@ import { parseMeshFile } from "../../src/model/mesh-file.js";
 import { localNodeFrom } from "../../src/model/node.js";
 import { parseOptions } from "../../src/model/options.js";
 import { encodeServiceEndpoint } from "../../src/model/registry.js";
-import { parseSnapshot, SNAPSHOT_LIMITS, type Snapshot, withServiceRecords } from "../../src/model/snapshot.js";
+import { parseSnapshot, SNAPSHOT_LIMITS, type Snapshot, withServiceRecords, withValidServiceRecords } from "../../src/model/snapshot.js";
 import { planNode } from "../../src/plan/node-plan.js";
 import { indexSnapshot } from "../../src/plan/snapshot-index.js";
 import { verifyMesh } from "../../src/verify/mesh-check.js";
@@ -141,6 +141,21 @@ describe("2. output size is bounded before compiling", () => {
     ]);
     updates.delete("bulk/svc-0");
     expect(withServiceRecords(snapshot, updates).services.size).toBe(SNAPSHOT_LIMITS.services);
+  });
+
+  test("withValidServiceRecords over the limit refuses every service the update adds or grows, and applies the rest", () => {
+    const snapshot = parseMeshFile(readFileSync(EXAMPLE_MESH));
+    const added = SNAPSHOT_LIMITS.services - snapshot.services.size + 1;
+    const payments = snapshot.services.get("team-b/payments")!;
+    const updates = new Map<string, readonly unknown[]>(Array.from({ length: added }, (_, i) => [`bulk/svc-${i}`, []]));
+    updates.set("team-b/payments", payments.slice(1));
+    const { snapshot: next, refused } = withValidServiceRecords(snapshot, updates);
+    expect(refused.size).toBe(added);
+    expect(refused.get("bulk/svc-0")!.issues.map((issue) => `${issue.path}: ${issue.message}`)).toEqual([
+      `services: ${SNAPSHOT_LIMITS.services + 1} services, over the limit of ${SNAPSHOT_LIMITS.services}`,
+    ]);
+    expect([...next.services.keys()]).toEqual([...snapshot.services.keys()]);
+    expect(next.services.get("team-b/payments")).toEqual(payments.slice(1));
   });
 
   test("60 pods × 60 services × 64 ports on one node: refused by the pod-route limit before anything is built", () => {

@@ -252,6 +252,34 @@ describe.runIf(enabled)("etcd registry source", () => {
     expect(server.snapshot!.services.get("team-a/checkout" as never)).toEqual(snapshot.services.get("team-a/checkout" as never));
   });
 
+  test("a transaction moving a pod beside a refused record: the move is served, checked as one update; the refused service keeps its records", async () => {
+    const prefix = await seed();
+    const { events, server } = await serve(prefix);
+    const snapshot = parseSnapshot(meshDocument());
+    const moving = snapshot.services.get("team-a/frontend" as never)![0]!;
+    const payments = snapshot.services.get("team-b/payments" as never)!;
+    // A second payments record naming its first pod: payments is refused.
+    const twin = { ...payments[0]!, ip: "10.244.2.99" };
+    // checkout sorts before frontend: applied one service at a time, it would claim the pod while
+    // frontend still did, and be refused too.
+    await etcd.client
+      .if("/never-written", "Version", "==", 0)
+      .then(
+        etcd.client.delete().key(endpointEntryKey(prefix, "team-a/frontend", moving)),
+        etcd.client.put(endpointEntryKey(prefix, "team-a/checkout", moving)).value(Buffer.from(encodeServiceEndpoint(moving))),
+        etcd.client.put(endpointEntryKey(prefix, "team-b/payments", twin)).value(Buffer.from(encodeServiceEndpoint(twin))),
+      )
+      .commit();
+    await expect.poll(() => events.find((e) => e.event === "source-error")).toBeDefined();
+    const error = (events.find((e) => e.event === "source-error") as { error: string }).error;
+    expect(error).toMatch(/service team-b\/payments keeps its last good records/);
+    expect(error).not.toMatch(/team-a/);
+    const pods = (service: string) => server.snapshot!.services.get(service as never)!.map((record) => record.kubernetesMetadata.podName);
+    await expect.poll(() => pods("team-a/checkout")).toContain(moving.kubernetesMetadata.podName);
+    expect(pods("team-a/frontend")).not.toContain(moving.kubernetesMetadata.podName);
+    expect(server.snapshot!.services.get("team-b/payments" as never)).toEqual(payments);
+  });
+
   test("a node's status written is served as an update of the last snapshot; written again unchanged, it is not served", async () => {
     const prefix = await seed();
     const { events, server } = await serve(prefix);
