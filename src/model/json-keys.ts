@@ -11,9 +11,10 @@ export interface DuplicateKey {
 /**
  * The first key repeated within one object, or undefined. Linear, iterative: one pass of character
  * codes over the structure, each string skipped by searching for its closing quote, and a key read
- * as it is written unless it holds an escape (a mesh file has about a million keys).
+ * as it is written unless it holds an escape (a mesh file has about a million keys). Given an
+ * `outline`, the same pass fills it in.
  */
-export function firstDuplicateKey(text: string): DuplicateKey | undefined {
+export function firstDuplicateKey(text: string, outline?: JsonOutline): DuplicateKey | undefined {
   const objects: (Keys | undefined)[] = []; // one entry per open {...} or [...] (undefined for arrays)
   let expectKey = false;
   for (let i = 0; i < text.length; i++) {
@@ -26,17 +27,71 @@ export function firstDuplicateKey(text: string): DuplicateKey | undefined {
         const key = written.includes("\\") ? (JSON.parse(text.slice(i, end + 1)) as string) : written;
         if (!added(keys, key)) return { key, line: lineOf(text, i) };
         if (Array.isArray(keys) && keys.length > MAX_LISTED_KEYS) objects[objects.length - 1] = new Set(keys);
+        outline?.keyRead(objects.length, key, end + 1);
         expectKey = false;
       }
       i = end;
     } else if (code === OPEN_OBJECT) {
+      outline?.objectOpened(objects.length);
       objects.push([]);
       expectKey = true;
     } else if (code === OPEN_ARRAY) objects.push(undefined);
-    else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) objects.pop();
-    else if (code === COMMA) expectKey = objects[objects.length - 1] !== undefined;
+    else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) {
+      outline?.memberEnded(text, objects.length, i, true);
+      objects.pop();
+    } else if (code === COMMA) {
+      outline?.memberEnded(text, objects.length, i, false);
+      expectKey = objects[objects.length - 1] !== undefined;
+    }
   }
   return undefined;
+}
+
+/**
+ * Where a JSON document's parts are written, as text: each member of its top-level object, and
+ * each member of the top-level `services` object. A member's text is what follows its key — the
+ * colon, the value, the spaces around them — so two reads of a file can tell which parts changed
+ * by comparing texts (slices of the document's text, which they keep).
+ */
+export class JsonOutline {
+  readonly members = new Map<string, string>();
+  /** Undefined unless the top-level `services` is an object. */
+  services: Map<string, string> | undefined = undefined;
+  #member: string | undefined = undefined;
+  #memberStart = 0;
+  #service: string | undefined = undefined;
+  #serviceStart = 0;
+  #inServices = false;
+
+  /** A key read in the object at `depth` (1: the top level), its member's text starting at `start`. */
+  keyRead(depth: number, key: string, start: number): void {
+    if (depth === 1) {
+      this.#member = key;
+      this.#memberStart = start;
+    } else if (depth === 2 && this.#inServices) {
+      this.#service = key;
+      this.#serviceStart = start;
+    }
+  }
+
+  /** An object opened inside the object or array at `depth`. */
+  objectOpened(depth: number): void {
+    if (depth !== 1 || this.#member !== "services") return;
+    this.#inServices = true;
+    this.services = new Map();
+  }
+
+  /** A comma or a closing bracket at `at`, inside the object or array at `depth`. */
+  memberEnded(text: string, depth: number, at: number, closing: boolean): void {
+    if (depth === 1 && this.#member !== undefined) {
+      this.members.set(this.#member, text.slice(this.#memberStart, at));
+      this.#member = undefined;
+    } else if (depth === 2 && this.#inServices) {
+      if (this.#service !== undefined) this.services!.set(this.#service, text.slice(this.#serviceStart, at));
+      this.#service = undefined;
+      if (closing) this.#inServices = false;
+    }
+  }
 }
 
 /**

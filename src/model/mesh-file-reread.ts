@@ -2,13 +2,13 @@
  * A mesh file read again (the mesh-file source re-reads it on every change): only the services
  * whose records changed are validated, as `withServiceRecords` validates an update, instead of the
  * whole file, and the node list (`withNodes`) or the other settings (`settingsUpdate`, with the
- * records served) when they changed. What changed is told by a digest of each service's records,
- * of the node list and of the rest, as JSON text, kept from the last read. On W1's 45 MB file with
- * one record changed, a re-read then costs its syntax step, the digests and the one service
- * (~0.7 s) instead of `parseSnapshot` over 100,000 records and `asRegistryUpdate` (~1.6 s). A
- * change to the mesh settings themselves is parsed whole.
+ * records served) when they changed. What changed is told by the text of each service's records,
+ * of the node list and of the rest, as the file wrote them (`JsonOutline`, found by the syntax
+ * step's duplicate-key scan), kept from the last read. On W1's 45 MB file with one record changed,
+ * a re-read then costs its syntax step and the one service (~0.55 s) instead of `parseSnapshot`
+ * over 100,000 records and `asRegistryUpdate` (~1.6 s). A change to the mesh settings themselves
+ * is parsed whole.
  */
-import { createHash } from "node:crypto";
 import { isInputError } from "../errors.js";
 import type { ServiceKey } from "../naming.js";
 import { isPlainObject, sameData } from "../util/same-data.js";
@@ -20,18 +20,24 @@ import { parseSnapshot, type Snapshot, withNodes, withServiceRecords } from "./s
 export interface MeshFileRead {
   readonly snapshot: Snapshot;
   /** Of a JSON document whose services are an object; undefined otherwise (the next read parses it whole). */
-  readonly digests: DocumentDigests | undefined;
+  readonly parts: DocumentParts | undefined;
 }
 
-interface DocumentDigests {
-  /** Everything in the document but its node list and services. */
+/**
+ * A JSON document's parts as written: slices of its text (so a read keeps the text it was made
+ * from, until the next read). Equal texts are equal values; unequal ones may still be (spaces,
+ * key order), which only costs validating those parts again.
+ */
+interface DocumentParts {
+  /** Every member of the document but its node list and services, each with its key. */
   readonly rest: string;
-  readonly nodes: string;
+  /** Undefined: the document has no node list (not the same as `null`, only one of which may be valid). */
+  readonly nodes: string | undefined;
   /** Each service's records, by key. */
   readonly services: ReadonlyMap<string, string>;
 }
 
-/** A JSON document whose services are an object (`digestsOf`): its node list and other settings beside them. */
+/** A JSON document whose services are an object (`partsOf`): its node list and other settings beside them. */
 interface UpdatedParts extends Readonly<Record<string, unknown>> {
   readonly nodes?: unknown;
   readonly services: Record<string, unknown>;
@@ -44,30 +50,25 @@ interface UpdatedParts extends Readonly<Record<string, unknown>> {
  * `parseSnapshot`'s, every one of them.
  */
 export function rereadMeshFile(previous: MeshFileRead | undefined, document: MeshFileDocument): MeshFileRead {
-  const digests = document.json ? digestsOf(document.value) : undefined;
-  if (previous?.digests && digests) {
-    const snapshot = updated(previous.snapshot, previous.digests, digests, document.value as UpdatedParts);
-    if (snapshot) return { snapshot, digests };
+  const parts = partsOf(document);
+  if (previous?.parts && parts) {
+    const snapshot = updated(previous.snapshot, previous.parts, parts, document.value as UpdatedParts);
+    if (snapshot) return { snapshot, parts };
   }
   const parsed = parseSnapshot(document.value);
-  return { snapshot: previous ? asRegistryUpdate(previous.snapshot, parsed) : parsed, digests };
+  return { snapshot: previous ? asRegistryUpdate(previous.snapshot, parsed) : parsed, parts };
 }
 
-/**
- * Digests of a JSON document: its node list, its services one by one, and the rest.
- * `JSON.stringify` gives each value's text back exactly for what `JSON.parse` made, but for two
- * blurs no field can tell: `1e999`, read as `Infinity` and written `null` (no field takes
- * either), and `-0`, written `0`.
- */
-function digestsOf(value: unknown): DocumentDigests | undefined {
-  if (!isPlainObject(value)) return undefined;
+/** The parts of a document `JSON.parse` read, from its outline; undefined without services as an object. */
+function partsOf({ value, outline }: MeshFileDocument): DocumentParts | undefined {
   // No services at all is a mistake, not none: left to the whole parse.
-  const { services, nodes, ...rest } = value;
-  if (!isPlainObject(services)) return undefined;
-  const digests = new Map<string, string>();
-  for (const [key, records] of Object.entries(services)) digests.set(key, digest(records));
-  // An absent list is not `null`: only one of them may be valid.
-  return { rest: digest(rest), nodes: nodes === undefined ? "absent" : digest(nodes), services: digests };
+  if (!outline?.services || !isPlainObject(value)) return undefined;
+  // Each member as `"key": value`, joined: a JSON object's text, which reads back to those members alone.
+  const rest = [...outline.members]
+    .filter(([key]) => key !== "services" && key !== "nodes")
+    .map(([key, text]) => JSON.stringify(key) + text)
+    .join(",");
+  return { rest, nodes: outline.members.get("nodes"), services: outline.services };
 }
 
 /**
@@ -75,7 +76,7 @@ function digestsOf(value: unknown): DocumentDigests | undefined {
  * that changed, replaced; undefined when the mesh settings changed, or when the changes do not
  * validate that way (one part at a time, the settings first).
  */
-function updated(snapshot: Snapshot, before: DocumentDigests, after: DocumentDigests, parts: UpdatedParts): Snapshot | undefined {
+function updated(snapshot: Snapshot, before: DocumentParts, after: DocumentParts, parts: UpdatedParts): Snapshot | undefined {
   try {
     const settled = settingsApplied(snapshot, before, after, parts);
     return settled && withChangedServices(settled, changedServices(before.services, after.services, parts.services));
@@ -90,7 +91,7 @@ function updated(snapshot: Snapshot, before: DocumentDigests, after: DocumentDig
  * validates whatever it is given, and an absent list reads as none, as in a whole parse), or new
  * settings (`settingsUpdate`; undefined when the mesh settings changed).
  */
-function settingsApplied(snapshot: Snapshot, before: DocumentDigests, after: DocumentDigests, parts: UpdatedParts): Snapshot | undefined {
+function settingsApplied(snapshot: Snapshot, before: DocumentParts, after: DocumentParts, parts: UpdatedParts): Snapshot | undefined {
   if (after.rest !== before.rest) {
     const { services: _, ...settings } = parts;
     return settingsUpdate(snapshot, settings);
@@ -116,8 +117,4 @@ function withChangedServices(snapshot: Snapshot, changed: ReadonlyMap<string, re
   const really = new Map([...changed].filter(([key]) => !sameAsBefore(key)));
   // Nothing really changed: an empty update gives `snapshot` itself.
   return really.size === changed.size ? next : withServiceRecords(snapshot, really);
-}
-
-function digest(value: unknown): string {
-  return createHash("sha256").update(JSON.stringify(value)).digest("base64");
 }

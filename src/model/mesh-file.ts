@@ -1,7 +1,7 @@
 /** Reading a mesh file's text (JSON or YAML) into a snapshot. Pure: the caller reads the file. */
 import { isScalar, parseAllDocuments } from "yaml";
 import { InputError } from "../errors.js";
-import { firstDuplicateKey } from "./json-keys.js";
+import { firstDuplicateKey, JsonOutline } from "./json-keys.js";
 import { parseSnapshot, type Snapshot } from "./snapshot.js";
 
 export type MeshFileFormat = "json" | "yaml";
@@ -29,6 +29,8 @@ export interface MeshFileDocument {
   readonly value: unknown;
   /** Whether `JSON.parse` read it: its values are then JSON's only (no YAML-only `.nan`, tags...). */
   readonly json: boolean;
+  /** Where its parts are written, when `JSON.parse` read it (`JsonOutline`). */
+  readonly outline?: JsonOutline;
 }
 
 /** The syntax step of `parseMeshFile`, with the same errors: the document `parseSnapshot` validates. */
@@ -37,7 +39,7 @@ export function readMeshFileDocument(input: string | Uint8Array, format: MeshFil
   if (length > MAX_MESH_FILE_LENGTH)
     throw syntaxError(format, `${length} ${typeof input === "string" ? "characters" : "bytes"}, over the limit of ${MAX_MESH_FILE_LENGTH}`);
   const text = (typeof input === "string" ? input : decodeUtf8(input, format)).replace(/^\uFEFF/, "");
-  return format === "json" ? { value: parseJson(text), json: true } : yamlDocument(text);
+  return format === "json" ? parseJson(text) : yamlDocument(text);
 }
 
 function decodeUtf8(bytes: Uint8Array, format: MeshFileFormat): string {
@@ -48,16 +50,17 @@ function decodeUtf8(bytes: Uint8Array, format: MeshFileFormat): string {
   }
 }
 
-function parseJson(text: string): unknown {
-  let document: unknown;
+function parseJson(text: string): MeshFileDocument {
+  let value: unknown;
   try {
-    document = JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw syntaxError("json", (error as Error).message);
   }
-  const duplicate = firstDuplicateKey(text);
+  const outline = new JsonOutline();
+  const duplicate = firstDuplicateKey(text, outline);
   if (duplicate) throw syntaxError("json", `duplicate key ${JSON.stringify(duplicate.key)} at line ${duplicate.line}`);
-  return document;
+  return { value, json: true, outline };
 }
 
 /**
@@ -80,8 +83,7 @@ export function parseYamlText(text: string): unknown {
 
 /** `parseYamlText`, saying which parser read the document. */
 function yamlDocument(text: string): MeshFileDocument {
-  const json = jsonDocument(text);
-  return json ? { value: json.document, json: true } : { value: strictYamlDocument(text), json: false };
+  return jsonDocument(text) ?? { value: strictYamlDocument(text), json: false };
 }
 
 /** The document as the YAML parser reads it: one document; errors and warnings (an unknown tag, say) both refuse it. */
@@ -105,10 +107,10 @@ export function strictYamlDocument(text: string): unknown {
 }
 
 /** The document, when `text` is a JSON object or array that `parseJson` takes (no key twice). */
-function jsonDocument(text: string): { readonly document: unknown } | undefined {
+function jsonDocument(text: string): MeshFileDocument | undefined {
   if (!JSON_COLLECTION_START.test(text)) return undefined;
   try {
-    return { document: parseJson(text) };
+    return parseJson(text);
   } catch (error) {
     if (error instanceof InputError) return undefined;
     throw error;

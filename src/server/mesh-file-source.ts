@@ -10,7 +10,6 @@
  * are validated again, with the other parts that changed (`rereadMeshFile`); a change to the mesh
  * settings themselves is parsed whole.
  */
-import { createHash } from "node:crypto";
 import { type FSWatcher, readFileSync, watch } from "node:fs";
 import { basename, dirname } from "node:path";
 import { meshFileFormat, readMeshFileDocument } from "../model/mesh-file.js";
@@ -25,7 +24,11 @@ export class MeshFileSource implements RegistrySource {
   readonly #channel = new Channel<SourceUpdate>();
   #watcher: FSWatcher | undefined;
   #timer: NodeJS.Timeout | undefined;
-  #lastHash: string | undefined;
+  /**
+   * The text last read, to skip a read that says the same (kept anyway by a JSON file's read,
+   * whose parts are slices of it; comparing costs less than hashing it).
+   */
+  #lastText: string | undefined;
   /** The last good read: a file that changed only records is pushed as an update of its snapshot. */
   #last: MeshFileRead | undefined;
 
@@ -57,13 +60,12 @@ export class MeshFileSource implements RegistrySource {
       text = readFileSync(this.path, "utf8");
     } catch (error) {
       // Between an unlink and a rename the file may be briefly missing: the next event reads it.
-      if ((error as NodeJS.ErrnoException).code === "ENOENT" && this.#lastHash !== undefined) return;
+      if ((error as NodeJS.ErrnoException).code === "ENOENT" && this.#lastText !== undefined) return;
       this.#channel.push({ error: `${this.path}: cannot read: ${(error as NodeJS.ErrnoException).code ?? describeError(error)}` });
       return;
     }
-    const hash = createHash("sha256").update(text).digest("hex");
-    if (hash === this.#lastHash) return;
-    this.#lastHash = hash;
+    if (text === this.#lastText) return;
+    this.#lastText = text;
     let read: MeshFileRead;
     try {
       read = rereadMeshFile(this.#last, readMeshFileDocument(text, meshFileFormat(this.path)));

@@ -5,11 +5,12 @@
  * objects draw keys from a small pool (so repeats are common), spelled with and without escapes
  * (`"a"` and `"\u0061"` are one key), with strings holding quotes, backslashes and brackets, and
  * with line breaks between tokens. Some objects are wide (up to 30 keys from a pool of 40), past
- * the point where the scan stops listing an object's keys and keeps them in a set.
+ * the point where the scan stops listing an object's keys and keeps them in a set. The same scan
+ * outlines a document (`JsonOutline`): each top-level member's text, and each of `services`'s.
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { type DuplicateKey, firstDuplicateKey } from "../../src/model/json-keys.js";
+import { type DuplicateKey, firstDuplicateKey, JsonOutline } from "../../src/model/json-keys.js";
 import { parseYamlText, strictYamlDocument } from "../../src/model/mesh-file.js";
 import { RUNS, SEED } from "./harness.js";
 
@@ -53,7 +54,7 @@ const gap = fc.constantFrom("", " ", "\n", "\n  ");
 const WIDE_KEYS = [...KEYS, ...Array.from({ length: 30 }, (_, i) => `"k${i}"`)];
 const scalar = fc.constantFrom("1", "-2.5e3", "true", "null", ...STRINGS);
 
-const { value } = fc.letrec<{ value: string; object: string; wide: string; array: string }>((tie) => ({
+const { value, object } = fc.letrec<{ value: string; object: string; wide: string; array: string }>((tie) => ({
   value: fc.oneof({ depthSize: "small" }, scalar, tie("object"), tie("wide"), tie("array")),
   wide: fc
     .array(fc.tuple(gap, fc.constantFrom(...WIDE_KEYS), scalar), { minLength: 10, maxLength: 30 })
@@ -77,6 +78,48 @@ describe("duplicate keys in a JSON mesh file", () => {
       { seed: SEED, numRuns: Math.max(RUNS * 10, 2000) },
     );
     expect(duplicates).toBeGreaterThan(100);
+  });
+});
+
+/** A document's top-level object: `services` (spelled two ways; mostly an object) among other keys. */
+const documentText = fc
+  .tuple(
+    fc.array(fc.tuple(gap, fc.constantFrom(...KEYS), gap, value), { maxLength: 4 }),
+    fc.tuple(gap, fc.constantFrom('"services"', '"servi\\u0063es"'), gap, fc.oneof(object, object, value)),
+    fc.nat(4),
+  )
+  .map(([others, services, at]) => {
+    const entries = [...others.slice(0, at), services, ...others.slice(at)];
+    return `{${entries.map(([before, key, after, item]) => `${before}${key}${after}:${item}`).join(",")}}`;
+  });
+
+/** The value a member's text (what follows its key: spaces, the colon, the value) holds. */
+function memberValue(text: string): unknown {
+  return JSON.parse(text.trimStart().slice(1));
+}
+
+describe("the outline of a JSON mesh file", () => {
+  test("holds each top-level member's text, and each member's of an object under services, as JSON.parse reads them", () => {
+    let outlined = 0;
+    fc.assert(
+      fc.property(documentText, (text) => {
+        if (byDefinition(text)) return; // refused before anything reads the outline
+        const document = JSON.parse(text) as Record<string, unknown>;
+        const outline = new JsonOutline();
+        expect(firstDuplicateKey(text, outline)).toBeUndefined();
+        expect([...outline.members.keys()]).toEqual(Object.keys(document));
+        for (const [key, member] of outline.members) expect(memberValue(member)).toEqual(document[key]);
+        const services = document.services;
+        const isObject = typeof services === "object" && services !== null && !Array.isArray(services);
+        expect(outline.services !== undefined).toBe(isObject);
+        if (!isObject) return;
+        outlined++;
+        expect([...outline.services!.keys()]).toEqual(Object.keys(services));
+        for (const [key, member] of outline.services!) expect(memberValue(member)).toEqual((services as Record<string, unknown>)[key]);
+      }),
+      { seed: SEED, numRuns: Math.max(RUNS * 10, 2000) },
+    );
+    expect(outlined).toBeGreaterThan(100);
   });
 });
 

@@ -19,9 +19,9 @@ import { runsFor, SEED, timeoutFor } from "./harness.js";
 
 type Doc = ReturnType<typeof meshDocument>;
 
-/** A JSON mesh file's read, as the mesh-file source makes it. */
-function reread(previous: MeshFileRead | undefined, doc: Doc): MeshFileRead {
-  return rereadMeshFile(previous, readMeshFileDocument(JSON.stringify(doc), "json"));
+/** A JSON mesh file's read, as the mesh-file source makes it; `indent`: how the file is laid out. */
+function reread(previous: MeshFileRead | undefined, doc: Doc, indent = 0): MeshFileRead {
+  return rereadMeshFile(previous, readMeshFileDocument(JSON.stringify(doc, null, indent), "json"));
 }
 
 function outcome<T>(run: () => T): { value: T } | { error: string[] } {
@@ -92,8 +92,11 @@ const EDITS: Record<string, (doc: Doc, at: number) => void> = {
 const MS_PER_RUN = 6;
 
 const edit = fc.tuple(fc.constantFrom(...Object.keys(EDITS)), fc.nat(20));
-/** Reads of the file: each applies a few edits to the document as the last read left it. */
-const reads = fc.array(fc.array(edit, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 5 });
+/**
+ * Reads of the file: each applies a few edits to the document as the last read left it, and lays
+ * the file out compact or indented (a change of text that says the same).
+ */
+const reads = fc.array(fc.tuple(fc.array(edit, { minLength: 1, maxLength: 3 }), fc.constantFrom(0, 2)), { minLength: 1, maxLength: 5 });
 
 describe("a mesh file read again", () => {
   test(
@@ -103,12 +106,12 @@ describe("a mesh file read again", () => {
         fc.property(reads, (steps) => {
           let doc = meshDocument();
           let last = reread(undefined, doc);
-          for (const edits of steps) {
+          for (const [edits, indent] of steps) {
             const next = structuredClone(doc);
             for (const [name, at] of edits) EDITS[name]!(next, at);
             // The document as the file holds it (JSON has no undefined).
             const whole = outcome(() => asRegistryUpdate(last.snapshot, parseSnapshot(JSON.parse(JSON.stringify(next)))));
-            const again = outcome(() => reread(last, next));
+            const again = outcome(() => reread(last, next, indent));
             if ("error" in whole) {
               expect(again).toEqual(whole);
               continue; // a bad file: the source keeps the last good read
@@ -128,9 +131,9 @@ describe("a mesh file read again", () => {
     timeoutFor(MS_PER_RUN),
   );
 
-  /** A read whose digests say the file held `said` while its snapshot is `held`'s: shows which services a re-read reads. */
+  /** A read whose parts say the file held `said` while its snapshot is `held`'s: shows which services a re-read reads. */
   function readOf(held: Snapshot, said: Doc): MeshFileRead {
-    return { snapshot: held, digests: reread(undefined, said).digests };
+    return { snapshot: held, parts: reread(undefined, said).parts };
   }
 
   test.each<[string, (doc: Doc) => void]>([
@@ -158,7 +161,7 @@ describe("a mesh file read again", () => {
     EDITS.health!(next, 2);
     const last = parseSnapshot(held);
     const read = rereadMeshFile(readOf(last, said), readMeshFileDocument(JSON.stringify(next), "yaml"));
-    expect(read.digests).toBeDefined();
+    expect(read.parts).toBeDefined();
     expect(read.snapshot.services.get("team-a/frontend")).toBe(last.services.get("team-a/frontend"));
   });
 
@@ -169,7 +172,7 @@ describe("a mesh file read again", () => {
     const next = structuredClone(said);
     EDITS.health!(next, 2);
     const read = rereadMeshFile(readOf(parseSnapshot(held), said), readMeshFileDocument(stringify(next), "yaml"));
-    expect(read.digests).toBeUndefined();
+    expect(read.parts).toBeUndefined();
     expect(read.snapshot.services.get("team-a/frontend")?.[0]?.health).toBe(next.services["team-a/frontend"][0].health);
   });
 });
