@@ -27,7 +27,7 @@ export function firstDuplicateKey(text: string, outline?: JsonOutline): Duplicat
         const key = written.includes("\\") ? (JSON.parse(text.slice(i, end + 1)) as string) : written;
         if (!added(keys, key)) return { key, line: lineOf(text, i) };
         if (Array.isArray(keys) && keys.length > MAX_LISTED_KEYS) objects[objects.length - 1] = new Set(keys);
-        outline?.keyRead(objects.length, key, end + 1);
+        outline?.keyRead(objects.length, key, i, end + 1);
         expectKey = false;
       }
       i = end;
@@ -37,60 +37,120 @@ export function firstDuplicateKey(text: string, outline?: JsonOutline): Duplicat
       expectKey = true;
     } else if (code === OPEN_ARRAY) objects.push(undefined);
     else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) {
-      outline?.memberEnded(text, objects.length, i, true);
+      outline?.memberEnded(objects.length, i, true);
       objects.pop();
     } else if (code === COMMA) {
-      outline?.memberEnded(text, objects.length, i, false);
+      outline?.memberEnded(objects.length, i, false);
       expectKey = objects[objects.length - 1] !== undefined;
     }
   }
   return undefined;
 }
 
+/** A member of an object as written: its key, where the key's opening quote is, and its text. */
+export interface OutlinedMember {
+  readonly key: string;
+  readonly keyAt: number;
+  /** The member's text: what follows its key (the colon, the value, spaces around them), [start, end). */
+  readonly start: number;
+  readonly end: number;
+}
+
 /**
- * Where a JSON document's parts are written, as text: each member of its top-level object, and
- * each member of the top-level `services` object. A member's text is what follows its key — the
- * colon, the value, the spaces around them — so two reads of a file can tell which parts changed
- * by comparing texts (slices of the document's text, which they keep).
+ * Where a JSON document's parts are written: each member of its top-level object, and each
+ * member of the top-level `services` object. Two reads of a file can tell which parts changed by
+ * comparing the members' texts, and (`wellFormedAround`) read a text whose members they have
+ * seen without parsing them again.
  */
 export class JsonOutline {
-  readonly members = new Map<string, string>();
+  readonly members: OutlinedMember[] = [];
   /** Undefined unless the top-level `services` is an object. */
-  services: Map<string, string> | undefined = undefined;
-  #member: string | undefined = undefined;
-  #memberStart = 0;
-  #service: string | undefined = undefined;
-  #serviceStart = 0;
+  services: OutlinedMember[] | undefined = undefined;
+  #member: { key: string; keyAt: number; start: number } | undefined = undefined;
+  #service: { key: string; keyAt: number; start: number } | undefined = undefined;
   #inServices = false;
 
-  /** A key read in the object at `depth` (1: the top level), its member's text starting at `start`. */
-  keyRead(depth: number, key: string, start: number): void {
-    if (depth === 1) {
-      this.#member = key;
-      this.#memberStart = start;
-    } else if (depth === 2 && this.#inServices) {
-      this.#service = key;
-      this.#serviceStart = start;
-    }
+  constructor(readonly text: string) {}
+
+  /** A member's text. */
+  textOf(member: OutlinedMember): string {
+    return this.text.slice(member.start, member.end);
+  }
+
+  /** A key read in the object at `depth` (1: the top level): its opening quote at `keyAt`, its text starting at `start`. */
+  keyRead(depth: number, key: string, keyAt: number, start: number): void {
+    if (depth === 1) this.#member = { key, keyAt, start };
+    else if (depth === 2 && this.#inServices) this.#service = { key, keyAt, start };
   }
 
   /** An object opened inside the object or array at `depth`. */
   objectOpened(depth: number): void {
-    if (depth !== 1 || this.#member !== "services") return;
+    if (depth !== 1 || this.#member?.key !== "services") return;
     this.#inServices = true;
-    this.services = new Map();
+    this.services = [];
   }
 
   /** A comma or a closing bracket at `at`, inside the object or array at `depth`. */
-  memberEnded(text: string, depth: number, at: number, closing: boolean): void {
+  memberEnded(depth: number, at: number, closing: boolean): void {
     if (depth === 1 && this.#member !== undefined) {
-      this.members.set(this.#member, text.slice(this.#memberStart, at));
+      this.members.push({ ...this.#member, end: at });
       this.#member = undefined;
     } else if (depth === 2 && this.#inServices) {
-      if (this.#service !== undefined) this.services!.set(this.#service, text.slice(this.#serviceStart, at));
+      if (this.#service !== undefined) this.services!.push({ ...this.#service, end: at });
       this.#service = undefined;
       if (closing) this.#inServices = false;
     }
+  }
+}
+
+/**
+ * Whether the text around the outlined members is what JSON puts there, so that the document is
+ * JSON as soon as each member's text is a colon and a JSON value: the top-level object's braces,
+ * the commas between members, each key a JSON string, each member's text starting with its colon,
+ * and the same inside `services` (whose own text is only that object). For text `JSON.parse` has
+ * not read: the outline of text that is not JSON may be anything, and this tells.
+ */
+export function wellFormedAround(outline: JsonOutline): boolean {
+  const { text, members, services } = outline;
+  if (!objectWellFormed(text, members, 0, text.length, TOP_OPENING)) return false;
+  if (services === undefined) return true;
+  const holder = members.find((member) => member.key === "services");
+  return holder !== undefined && objectWellFormed(text, services, holder.start, holder.end, SERVICES_OPENING);
+}
+
+// JSON's whitespace is these four characters only; `y`: each matches exactly at `lastIndex`.
+const TOP_OPENING = /[ \t\n\r]*\{[ \t\n\r]*/y;
+const SERVICES_OPENING = /[ \t\n\r]*:[ \t\n\r]*\{[ \t\n\r]*/y;
+const BETWEEN = /,[ \t\n\r]*/y;
+const CLOSING = /\}[ \t\n\r]*/y;
+const COLON = /[ \t\n\r]*:/y;
+
+/** Whether text[from, to) is `opening`, the members with commas between, then `}` and spaces. */
+function objectWellFormed(text: string, members: readonly OutlinedMember[], from: number, to: number, opening: RegExp): boolean {
+  let at = matchedTo(opening, text, from);
+  for (const [i, member] of members.entries()) {
+    if (i > 0) at = matchedTo(BETWEEN, text, at);
+    if (at !== member.keyAt || !isJsonString(text.slice(member.keyAt, member.start))) return false;
+    if (matchedTo(COLON, text, member.start) < 0) return false;
+    at = member.end;
+  }
+  return matchedTo(CLOSING, text, at) === to;
+}
+
+/** Where `pattern` (sticky) ends when it matches at `at`; -1 when it does not. */
+function matchedTo(pattern: RegExp, text: string, at: number): number {
+  if (at < 0) return -1;
+  pattern.lastIndex = at;
+  return pattern.test(text) ? pattern.lastIndex : -1;
+}
+
+/** Whether a quoted string (the scan found its closing quote) is a JSON string: escapes and control characters decide. */
+function isJsonString(quoted: string): boolean {
+  try {
+    JSON.parse(quoted);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -3,16 +3,17 @@
  * whose records changed are validated, as `withServiceRecords` validates an update, instead of the
  * whole file, and the node list (`withNodes`) or the other settings (`settingsUpdate`, with the
  * records served) when they changed. What changed is told by the text of each service's records,
- * of the node list and of the rest, as the file wrote them (`JsonOutline`, found by the syntax
- * step's duplicate-key scan), kept from the last read. On W1's 45 MB file with one record changed,
- * a re-read then costs its syntax step and the one service (~0.55 s) instead of `parseSnapshot`
- * over 100,000 records and `asRegistryUpdate` (~1.6 s). A change to the mesh settings themselves
- * is parsed whole.
+ * of the node list and of the rest, as the file wrote them (`JsonOutline`), kept from the last
+ * read; and only the text that changed is parsed (`JSON.parse` of a whole 45 MB file takes
+ * ~0.3 s). On W1's file with one record changed, a re-read then costs the duplicate-key scan that
+ * outlines the text and the one service (~0.2 s) instead of `parseSnapshot` over 100,000 records
+ * and `asRegistryUpdate` (~1.6 s). A change to the mesh settings themselves is parsed whole.
  */
 import { isInputError } from "../errors.js";
 import type { ServiceKey } from "../naming.js";
-import { isPlainObject, sameData } from "../util/same-data.js";
-import type { MeshFileDocument } from "./mesh-file.js";
+import { sameData } from "../util/same-data.js";
+import type { JsonOutline, OutlinedMember } from "./json-keys.js";
+import { type MeshFileDocument, type MeshFileFormat, outlinedJson, readMeshFileDocument } from "./mesh-file.js";
 import { asRegistryUpdate, settingsUpdate } from "./registry-update.js";
 import { parseSnapshot, type Snapshot, withNodes, withServiceRecords } from "./snapshot.js";
 
@@ -37,10 +38,25 @@ interface DocumentParts {
   readonly services: ReadonlyMap<string, string>;
 }
 
-/** A JSON document whose services are an object (`partsOf`): its node list and other settings beside them. */
+/**
+ * What a re-read reads of a JSON document (`partsOf`): the services whose text changed, and,
+ * when they changed, the node list or every other member.
+ */
 interface UpdatedParts extends Readonly<Record<string, unknown>> {
   readonly nodes?: unknown;
-  readonly services: Record<string, unknown>;
+  readonly services: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The mesh file `text` read again after `previous`: as `rereadMeshFile` reads it, parsing only the
+ * parts whose text changed when the rest of the text is as JSON puts it around them
+ * (`outlinedJson`). Anything else — a first read, YAML, a text that is not JSON, a part that does
+ * not parse — goes to `readMeshFileDocument` whole, so the file's errors are its errors.
+ */
+export function rereadMeshFileText(previous: MeshFileRead | undefined, text: string, format: MeshFileFormat): MeshFileRead {
+  const outline = previous?.parts && outlinedJson(text, format);
+  const read = outline ? rereadOutlined(previous!, outline) : undefined;
+  return read ?? rereadMeshFile(previous, readMeshFileDocument(text, format));
 }
 
 /**
@@ -49,8 +65,8 @@ interface UpdatedParts extends Readonly<Record<string, unknown>> {
  * validate on their own, the whole document is parsed, so a bad file's errors are
  * `parseSnapshot`'s, every one of them.
  */
-export function rereadMeshFile(previous: MeshFileRead | undefined, document: MeshFileDocument): MeshFileRead {
-  const parts = partsOf(document);
+function rereadMeshFile(previous: MeshFileRead | undefined, document: MeshFileDocument): MeshFileRead {
+  const parts = partsOf(document.outline);
   if (previous?.parts && parts) {
     const snapshot = updated(previous.snapshot, previous.parts, parts, document.value as UpdatedParts);
     if (snapshot) return { snapshot, parts };
@@ -59,16 +75,54 @@ export function rereadMeshFile(previous: MeshFileRead | undefined, document: Mes
   return { snapshot: previous ? asRegistryUpdate(previous.snapshot, parsed) : parsed, parts };
 }
 
-/** The parts of a document `JSON.parse` read, from its outline; undefined without services as an object. */
-function partsOf({ value, outline }: MeshFileDocument): DocumentParts | undefined {
+/** `rereadMeshFile` of a text only outlined: undefined where a part that changed does not parse, or the update needs the whole document. */
+function rereadOutlined(previous: MeshFileRead, outline: JsonOutline): MeshFileRead | undefined {
+  const parts = partsOf(outline);
+  if (!parts) return undefined;
+  let document: UpdatedParts;
+  try {
+    document = changedValues(previous.parts!, parts, outline);
+  } catch (error) {
+    if (error instanceof SyntaxError) return undefined;
+    throw error;
+  }
+  const snapshot = updated(previous.snapshot, previous.parts!, parts, document);
+  return snapshot && { snapshot, parts };
+}
+
+/** The values of the parts `updated` reads: the services whose text changed, and the node list or every setting if theirs did. */
+function changedValues(before: DocumentParts, after: DocumentParts, outline: JsonOutline): UpdatedParts {
+  const services: Record<string, unknown> = {};
+  for (const [key, text] of after.services) if (before.services.get(key) !== text) ownProperty(services, key, memberValue(text));
+  const document: Record<string, unknown> = { services };
+  if (after.rest !== before.rest) {
+    for (const member of outline.members) if (member.key !== "services") ownProperty(document, member.key, memberValue(outline.textOf(member)));
+  } else if (after.nodes !== undefined && after.nodes !== before.nodes) document.nodes = memberValue(after.nodes);
+  return document as UpdatedParts;
+}
+
+/** The value a member's text holds (after its colon); a `SyntaxError` if it is not JSON. */
+function memberValue(text: string): unknown {
+  return JSON.parse(text.slice(text.indexOf(":") + 1));
+}
+
+/** Sets a key as `JSON.parse` does: an own property, `__proto__` included. */
+function ownProperty(object: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** The parts of a JSON document from its outline; undefined without services as an object. */
+function partsOf(outline: JsonOutline | undefined): DocumentParts | undefined {
   // No services at all is a mistake, not none: left to the whole parse.
-  if (!outline?.services || !isPlainObject(value)) return undefined;
+  if (!outline?.services) return undefined;
+  const texts = (members: readonly OutlinedMember[]) => new Map(members.map((member) => [member.key, outline.textOf(member)]));
+  const members = texts(outline.members);
   // Each member as `"key": value`, joined: a JSON object's text, which reads back to those members alone.
-  const rest = [...outline.members]
+  const rest = [...members]
     .filter(([key]) => key !== "services" && key !== "nodes")
     .map(([key, text]) => JSON.stringify(key) + text)
     .join(",");
-  return { rest, nodes: outline.members.get("nodes"), services: outline.services };
+  return { rest, nodes: members.get("nodes"), services: texts(outline.services) };
 }
 
 /**

@@ -1,7 +1,7 @@
 /** Reading a mesh file's text (JSON or YAML) into a snapshot. Pure: the caller reads the file. */
 import { isScalar, parseAllDocuments } from "yaml";
 import { InputError } from "../errors.js";
-import { firstDuplicateKey, JsonOutline } from "./json-keys.js";
+import { firstDuplicateKey, JsonOutline, wellFormedAround } from "./json-keys.js";
 import { parseSnapshot, type Snapshot } from "./snapshot.js";
 
 export type MeshFileFormat = "json" | "yaml";
@@ -42,6 +42,27 @@ export function readMeshFileDocument(input: string | Uint8Array, format: MeshFil
   return format === "json" ? parseJson(text) : yamlDocument(text);
 }
 
+/**
+ * The outline of a mesh file that may be JSON, without `JSON.parse`: undefined unless the text
+ * around its members is well formed (`wellFormedAround`) and no key is written twice. Its members'
+ * texts are not checked: the caller parses those it has not seen in a good read. Anything else —
+ * a file too large, YAML, a text that is not JSON — is left to `readMeshFileDocument`, whose
+ * errors are the file's.
+ */
+export function outlinedJson(text: string, format: MeshFileFormat): JsonOutline | undefined {
+  if (text.length > MAX_MESH_FILE_LENGTH) return undefined;
+  const stripped = text.replace(/^\uFEFF/, "");
+  if (format === "yaml" && !JSON_COLLECTION_START.test(stripped)) return undefined;
+  const outline = new JsonOutline(stripped);
+  try {
+    // Text JSON.parse has not accepted: an escaped key may not decode.
+    if (firstDuplicateKey(stripped, outline)) return undefined;
+  } catch {
+    return undefined;
+  }
+  return wellFormedAround(outline) ? outline : undefined;
+}
+
 function decodeUtf8(bytes: Uint8Array, format: MeshFileFormat): string {
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
@@ -57,7 +78,7 @@ function parseJson(text: string): MeshFileDocument {
   } catch (error) {
     throw syntaxError("json", (error as Error).message);
   }
-  const outline = new JsonOutline();
+  const outline = new JsonOutline(text);
   const duplicate = firstDuplicateKey(text, outline);
   if (duplicate) throw syntaxError("json", `duplicate key ${JSON.stringify(duplicate.key)} at line ${duplicate.line}`);
   return { value, json: true, outline };

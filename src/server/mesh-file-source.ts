@@ -7,13 +7,13 @@
  * changed (records, node statuses, dependencies, VIPs, protocols, exports) is pushed as an update
  * of the last snapshot (`asRegistryUpdate`): the server re-indexes the services that touches and
  * recompiles only the nodes they reach. In a JSON file, only the services whose records changed
- * are validated again, with the other parts that changed (`rereadMeshFile`); a change to the mesh
- * settings themselves is parsed whole.
+ * are parsed and validated again, with the other parts that changed (`rereadMeshFileText`); a
+ * change to the mesh settings themselves is parsed whole.
  */
 import { type FSWatcher, readFileSync, watch } from "node:fs";
 import { basename, dirname } from "node:path";
-import { meshFileFormat, readMeshFileDocument } from "../model/mesh-file.js";
-import { type MeshFileRead, rereadMeshFile } from "../model/mesh-file-reread.js";
+import { meshFileFormat } from "../model/mesh-file.js";
+import { type MeshFileRead, rereadMeshFileText } from "../model/mesh-file-reread.js";
 import { Channel, describeError, type RegistrySource, type SourceUpdate } from "./source.js";
 
 /** How long a burst of file events settles before the file is read (an editor writes in steps). */
@@ -68,7 +68,7 @@ export class MeshFileSource implements RegistrySource {
     this.#lastText = text;
     let read: MeshFileRead;
     try {
-      read = rereadMeshFile(this.#last, readMeshFileDocument(text, meshFileFormat(this.path)));
+      read = rereadMeshFileText(this.#last, text, meshFileFormat(this.path));
     } catch (error) {
       this.#channel.push({ error: `${this.path}: ${describeError(error)}` });
       return;

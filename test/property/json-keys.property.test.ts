@@ -10,7 +10,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { type DuplicateKey, firstDuplicateKey, JsonOutline } from "../../src/model/json-keys.js";
+import { type DuplicateKey, firstDuplicateKey, JsonOutline, type OutlinedMember, wellFormedAround } from "../../src/model/json-keys.js";
 import { parseYamlText, strictYamlDocument } from "../../src/model/mesh-file.js";
 import { RUNS, SEED } from "./harness.js";
 
@@ -93,10 +93,27 @@ const documentText = fc
     return `{${entries.map(([before, key, after, item]) => `${before}${key}${after}:${item}`).join(",")}}`;
   });
 
-/** The value a member's text (what follows its key: spaces, the colon, the value) holds. */
+/** The value a member's text (what follows its key: spaces, the colon, the value) holds, as the re-read reads it. */
 function memberValue(text: string): unknown {
-  return JSON.parse(text.trimStart().slice(1));
+  return JSON.parse(text.slice(text.indexOf(":") + 1));
 }
+
+/** Each member's key and value, in order. */
+function valuesOf(outline: JsonOutline, members: readonly OutlinedMember[]): [string, unknown][] {
+  return members.map((member) => [member.key, memberValue(outline.textOf(member))]);
+}
+
+/** Characters that break JSON, or do not. */
+const NOISE = ["{", "}", "[", "]", ",", ":", '"', "\\", " ", "x", "1", "\u0001"];
+/** A text with one to three characters deleted, inserted or replaced. */
+const corrupted = fc
+  .tuple(documentText, fc.array(fc.tuple(fc.constantFrom("delete", "insert", "replace"), fc.nat(), fc.constantFrom(...NOISE)), { minLength: 1, maxLength: 3 }))
+  .map(([text, edits]) =>
+    edits.reduce((t, [kind, at, char]) => {
+      const i = at % (t.length + 1);
+      return kind === "insert" ? t.slice(0, i) + char + t.slice(i) : t.slice(0, i) + (kind === "replace" ? char : "") + t.slice(i + 1);
+    }, text),
+  );
 
 describe("the outline of a JSON mesh file", () => {
   test("holds each top-level member's text, and each member's of an object under services, as JSON.parse reads them", () => {
@@ -105,21 +122,67 @@ describe("the outline of a JSON mesh file", () => {
       fc.property(documentText, (text) => {
         if (byDefinition(text)) return; // refused before anything reads the outline
         const document = JSON.parse(text) as Record<string, unknown>;
-        const outline = new JsonOutline();
+        const outline = new JsonOutline(text);
         expect(firstDuplicateKey(text, outline)).toBeUndefined();
-        expect([...outline.members.keys()]).toEqual(Object.keys(document));
-        for (const [key, member] of outline.members) expect(memberValue(member)).toEqual(document[key]);
+        expect(wellFormedAround(outline)).toBe(true);
+        expect(outline.members.map((member) => member.key)).toEqual(Object.keys(document));
+        expect(valuesOf(outline, outline.members)).toEqual(Object.entries(document));
         const services = document.services;
         const isObject = typeof services === "object" && services !== null && !Array.isArray(services);
         expect(outline.services !== undefined).toBe(isObject);
         if (!isObject) return;
         outlined++;
-        expect([...outline.services!.keys()]).toEqual(Object.keys(services));
-        for (const [key, member] of outline.services!) expect(memberValue(member)).toEqual((services as Record<string, unknown>)[key]);
+        expect(valuesOf(outline, outline.services!)).toEqual(Object.entries(services));
       }),
       { seed: SEED, numRuns: Math.max(RUNS * 10, 2000) },
     );
     expect(outlined).toBeGreaterThan(100);
+  });
+
+  test("says a text is well formed around its members only if, its members' texts being JSON, the text is JSON", () => {
+    const seen = { refused: 0, taken: 0, invalid: 0 };
+    fc.assert(
+      fc.property(corrupted, (text) => {
+        let valid = true;
+        try {
+          JSON.parse(text);
+        } catch {
+          valid = false;
+          seen.invalid++;
+        }
+        const outline = new JsonOutline(text);
+        let scanned: boolean;
+        try {
+          scanned = firstDuplicateKey(text, outline) === undefined && wellFormedAround(outline);
+        } catch {
+          scanned = false; // an escaped key that does not decode
+        }
+        if (!scanned) {
+          seen.refused++;
+          return;
+        }
+        // Services as an object: their members stand for its text; else the member holding them is read whole.
+        const read = outline.members.filter((member) => member.key !== "services" || outline.services === undefined);
+        let members: [string, unknown][];
+        try {
+          members = [...valuesOf(outline, read), ...valuesOf(outline, outline.services ?? [])];
+        } catch {
+          seen.refused++;
+          return;
+        }
+        seen.taken++;
+        expect(valid, text).toBe(true);
+        const document = JSON.parse(text) as Record<string, unknown>;
+        const services = outline.services === undefined ? [] : Object.entries(document.services as object);
+        // As maps: JavaScript lists integer-like keys first, whatever the text's order.
+        const expected = [...Object.entries(document).filter(([key]) => key !== "services" || outline.services === undefined), ...services];
+        expect(new Map(members)).toEqual(new Map(expected));
+        expect(members).toHaveLength(expected.length);
+      }),
+      { seed: SEED, numRuns: Math.max(RUNS * 25, 5000) },
+    );
+    expect(seen.invalid).toBeGreaterThan(1000);
+    expect(seen.taken).toBeGreaterThan(100);
   });
 });
 

@@ -7,11 +7,11 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { stringify } from "yaml";
 import { isInputError } from "../../src/errors.js";
 import { readMeshFileDocument } from "../../src/model/mesh-file.js";
-import { type MeshFileRead, rereadMeshFile } from "../../src/model/mesh-file-reread.js";
+import { type MeshFileRead, rereadMeshFileText } from "../../src/model/mesh-file-reread.js";
 import { asRegistryUpdate } from "../../src/model/registry-update.js";
 import { changesSince, parseSnapshot, type Snapshot } from "../../src/model/snapshot.js";
 import { meshDocument } from "../support/fixtures.js";
@@ -19,9 +19,9 @@ import { runsFor, SEED, timeoutFor } from "./harness.js";
 
 type Doc = ReturnType<typeof meshDocument>;
 
-/** A JSON mesh file's read, as the mesh-file source makes it; `indent`: how the file is laid out. */
-function reread(previous: MeshFileRead | undefined, doc: Doc, indent = 0): MeshFileRead {
-  return rereadMeshFile(previous, readMeshFileDocument(JSON.stringify(doc, null, indent), "json"));
+/** A JSON mesh file's read, as the mesh-file source makes it. */
+function reread(previous: MeshFileRead | undefined, doc: Doc): MeshFileRead {
+  return rereadMeshFileText(previous, JSON.stringify(doc), "json");
 }
 
 function outcome<T>(run: () => T): { value: T } | { error: string[] } {
@@ -92,11 +92,30 @@ const EDITS: Record<string, (doc: Doc, at: number) => void> = {
 const MS_PER_RUN = 6;
 
 const edit = fc.tuple(fc.constantFrom(...Object.keys(EDITS)), fc.nat(20));
+/** A character deleted, inserted or replaced somewhere in the file: mostly no longer JSON. */
+const typo = fc.tuple(fc.constantFrom("delete", "insert", "replace"), fc.nat(), fc.constantFrom("{", "}", "[", "]", ",", ":", '"', "\\", " ", "x", "1"));
+
+/** The text with the typos made, in turn. */
+function withTypos(text: string, typos: readonly (typeof typo extends fc.Arbitrary<infer T> ? T : never)[]): string {
+  return typos.reduce((t, [kind, at, char]) => {
+    const i = at % (t.length + 1);
+    return kind === "insert" ? t.slice(0, i) + char + t.slice(i) : t.slice(0, i) + (kind === "replace" ? char : "") + t.slice(i + 1);
+  }, text);
+}
+
 /**
- * Reads of the file: each applies a few edits to the document as the last read left it, and lays
- * the file out compact or indented (a change of text that says the same).
+ * Reads of the file: each applies a few edits to the document as the last read left it, lays
+ * the file out compact or indented (a change of text that says the same), and in one read in four
+ * makes a typo or two in the text.
  */
-const reads = fc.array(fc.tuple(fc.array(edit, { minLength: 1, maxLength: 3 }), fc.constantFrom(0, 2)), { minLength: 1, maxLength: 5 });
+const reads = fc.array(
+  fc.tuple(
+    fc.array(edit, { minLength: 1, maxLength: 3 }),
+    fc.constantFrom(0, 2),
+    fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(typo, { minLength: 1, maxLength: 2 }) }),
+  ),
+  { minLength: 1, maxLength: 5 },
+);
 
 describe("a mesh file read again", () => {
   test(
@@ -106,12 +125,12 @@ describe("a mesh file read again", () => {
         fc.property(reads, (steps) => {
           let doc = meshDocument();
           let last = reread(undefined, doc);
-          for (const [edits, indent] of steps) {
-            const next = structuredClone(doc);
-            for (const [name, at] of edits) EDITS[name]!(next, at);
-            // The document as the file holds it (JSON has no undefined).
-            const whole = outcome(() => asRegistryUpdate(last.snapshot, parseSnapshot(JSON.parse(JSON.stringify(next)))));
-            const again = outcome(() => reread(last, next, indent));
+          for (const [edits, indent, typos] of steps) {
+            const edited = structuredClone(doc);
+            for (const [name, at] of edits) EDITS[name]!(edited, at);
+            const text = withTypos(JSON.stringify(edited, null, indent), typos);
+            const whole = outcome(() => asRegistryUpdate(last.snapshot, parseSnapshot(readMeshFileDocument(text, "json").value)));
+            const again = outcome(() => rereadMeshFileText(last, text, "json"));
             if ("error" in whole) {
               expect(again).toEqual(whole);
               continue; // a bad file: the source keeps the last good read
@@ -122,7 +141,7 @@ describe("a mesh file read again", () => {
             expect(isDeepStrictEqual(read, whole.value)).toBe(true);
             expect(changesSince(read, last.snapshot)).toEqual(changesSince(whole.value, last.snapshot));
             last = again.value;
-            doc = next;
+            doc = JSON.parse(text);
           }
         }),
         { seed: SEED, numRuns: runsFor(MS_PER_RUN) },
@@ -148,7 +167,17 @@ describe("a mesh file read again", () => {
     EDITS.health!(next, 2); // team-a/checkout's first record
     change(next);
     const last = parseSnapshot(held);
-    const read = reread(readOf(last, said), next).snapshot;
+    const text = JSON.stringify(next);
+    const previous = readOf(last, said);
+    const parse = vi.spyOn(JSON, "parse");
+    let read: Snapshot;
+    try {
+      read = rereadMeshFileText(previous, text, "json").snapshot;
+      // Only parts of the text were parsed: checkout's records, and the settings if they changed.
+      expect(Math.max(...parse.mock.calls.map(([parsed]) => parsed.length))).toBeLessThan(text.length / 2);
+    } finally {
+      parse.mockRestore();
+    }
     expect(read.services.get("team-a/frontend")).toBe(last.services.get("team-a/frontend"));
     expect(read.services.get("team-a/checkout")?.[0]?.health).toBe(next.services["team-a/checkout"][0].health);
   });
@@ -160,7 +189,7 @@ describe("a mesh file read again", () => {
     const next = structuredClone(said);
     EDITS.health!(next, 2);
     const last = parseSnapshot(held);
-    const read = rereadMeshFile(readOf(last, said), readMeshFileDocument(JSON.stringify(next), "yaml"));
+    const read = rereadMeshFileText(readOf(last, said), JSON.stringify(next), "yaml");
     expect(read.parts).toBeDefined();
     expect(read.snapshot.services.get("team-a/frontend")).toBe(last.services.get("team-a/frontend"));
   });
@@ -171,7 +200,7 @@ describe("a mesh file read again", () => {
     EDITS.health!(held, 0);
     const next = structuredClone(said);
     EDITS.health!(next, 2);
-    const read = rereadMeshFile(readOf(parseSnapshot(held), said), readMeshFileDocument(stringify(next), "yaml"));
+    const read = rereadMeshFileText(readOf(parseSnapshot(held), said), stringify(next), "yaml");
     expect(read.parts).toBeUndefined();
     expect(read.snapshot.services.get("team-a/frontend")?.[0]?.health).toBe(next.services["team-a/frontend"][0].health);
   });
