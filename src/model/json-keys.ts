@@ -1,6 +1,7 @@
 /**
  * JSON.parse keeps the last of two equal keys and says nothing; a mesh file with a duplicated key
- * is ambiguous, so it is refused. This scans text that JSON.parse already accepted.
+ * is ambiguous, so it is refused. This scans text that JSON.parse already accepted, or (a mesh
+ * file read again, `outlineAgain`) text whose every part is checked otherwise.
  */
 
 export interface DuplicateKey {
@@ -8,16 +9,47 @@ export interface DuplicateKey {
   readonly line: number;
 }
 
+/** Hears the structure a scan passes: what outlines a document (`JsonOutline`). */
+export interface ScanListener {
+  /** A key read in the object at `depth` (1: the top level): its opening quote at `keyAt`, its member's text starting at `start`. */
+  keyRead(depth: number, key: string, keyAt: number, start: number): void;
+  /** An object opened inside the object or array at `depth`. */
+  objectOpened(depth: number): void;
+  /** A comma or a closing bracket at `at`, inside the object or array at `depth`. */
+  memberEnded(depth: number, at: number, closing: boolean): void;
+}
+
+/**
+ * One object's keys so far: a list while it is short (most objects have a few keys, and a `Set`
+ * apiece cost as much as the rest of the scan), a `Set` once it is longer.
+ */
+export type Keys = string[] | Set<string>;
+
 /**
  * The first key repeated within one object, or undefined. Linear, iterative: one pass of character
  * codes over the structure, each string skipped by searching for its closing quote, and a key read
- * as it is written unless it holds an escape (a mesh file has about a million keys). Given an
- * `outline`, the same pass fills it in.
+ * as it is written unless it holds an escape (a mesh file has about a million keys). A `listener`
+ * hears the structure the same pass goes through.
  */
-export function firstDuplicateKey(text: string, outline?: JsonOutline): DuplicateKey | undefined {
-  const objects: (Keys | undefined)[] = []; // one entry per open {...} or [...] (undefined for arrays)
-  let expectKey = false;
-  for (let i = 0; i < text.length; i++) {
+export function firstDuplicateKey(text: string, listener?: ScanListener): DuplicateKey | undefined {
+  return scanKeys(text, text.length, { objects: [], expectKey: false, at: 0 }, listener);
+}
+
+/** Where a scan is: inside which objects and arrays, whether a key comes next, at which character. */
+export interface ScanState {
+  /** One entry per open {...} (its keys so far) or [...] (undefined). */
+  readonly objects: (Keys | undefined)[];
+  expectKey: boolean;
+  /** Where the scan goes on; after it, where it stopped (past its end when a string ran beyond it). */
+  at: number;
+}
+
+/** `firstDuplicateKey` from `state` to `to`, leaving `state` where the scan stopped. */
+export function scanKeys(text: string, to: number, state: ScanState, listener?: ScanListener): DuplicateKey | undefined {
+  const { objects } = state;
+  let expectKey = state.expectKey;
+  let i = state.at;
+  for (; i < to; i++) {
     const code = text.charCodeAt(i);
     if (code === QUOTE) {
       const end = stringEnd(text, i);
@@ -27,138 +59,27 @@ export function firstDuplicateKey(text: string, outline?: JsonOutline): Duplicat
         const key = written.includes("\\") ? (JSON.parse(text.slice(i, end + 1)) as string) : written;
         if (!added(keys, key)) return { key, line: lineOf(text, i) };
         if (Array.isArray(keys) && keys.length > MAX_LISTED_KEYS) objects[objects.length - 1] = new Set(keys);
-        outline?.keyRead(objects.length, key, i, end + 1);
+        listener?.keyRead(objects.length, key, i, end + 1);
         expectKey = false;
       }
       i = end;
     } else if (code === OPEN_OBJECT) {
-      outline?.objectOpened(objects.length);
+      listener?.objectOpened(objects.length);
       objects.push([]);
       expectKey = true;
     } else if (code === OPEN_ARRAY) objects.push(undefined);
     else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) {
-      outline?.memberEnded(objects.length, i, true);
+      listener?.memberEnded(objects.length, i, true);
       objects.pop();
     } else if (code === COMMA) {
-      outline?.memberEnded(objects.length, i, false);
+      listener?.memberEnded(objects.length, i, false);
       expectKey = objects[objects.length - 1] !== undefined;
     }
   }
+  state.expectKey = expectKey;
+  state.at = i;
   return undefined;
 }
-
-/** A member of an object as written: its key, where the key's opening quote is, and its text. */
-export interface OutlinedMember {
-  readonly key: string;
-  readonly keyAt: number;
-  /** The member's text: what follows its key (the colon, the value, spaces around them), [start, end). */
-  readonly start: number;
-  readonly end: number;
-}
-
-/**
- * Where a JSON document's parts are written: each member of its top-level object, and each
- * member of the top-level `services` object. Two reads of a file can tell which parts changed by
- * comparing the members' texts, and (`wellFormedAround`) read a text whose members they have
- * seen without parsing them again.
- */
-export class JsonOutline {
-  readonly members: OutlinedMember[] = [];
-  /** Undefined unless the top-level `services` is an object. */
-  services: OutlinedMember[] | undefined = undefined;
-  #member: { key: string; keyAt: number; start: number } | undefined = undefined;
-  #service: { key: string; keyAt: number; start: number } | undefined = undefined;
-  #inServices = false;
-
-  constructor(readonly text: string) {}
-
-  /** A member's text. */
-  textOf(member: OutlinedMember): string {
-    return this.text.slice(member.start, member.end);
-  }
-
-  /** A key read in the object at `depth` (1: the top level): its opening quote at `keyAt`, its text starting at `start`. */
-  keyRead(depth: number, key: string, keyAt: number, start: number): void {
-    if (depth === 1) this.#member = { key, keyAt, start };
-    else if (depth === 2 && this.#inServices) this.#service = { key, keyAt, start };
-  }
-
-  /** An object opened inside the object or array at `depth`. */
-  objectOpened(depth: number): void {
-    if (depth !== 1 || this.#member?.key !== "services") return;
-    this.#inServices = true;
-    this.services = [];
-  }
-
-  /** A comma or a closing bracket at `at`, inside the object or array at `depth`. */
-  memberEnded(depth: number, at: number, closing: boolean): void {
-    if (depth === 1 && this.#member !== undefined) {
-      this.members.push({ ...this.#member, end: at });
-      this.#member = undefined;
-    } else if (depth === 2 && this.#inServices) {
-      if (this.#service !== undefined) this.services!.push({ ...this.#service, end: at });
-      this.#service = undefined;
-      if (closing) this.#inServices = false;
-    }
-  }
-}
-
-/**
- * Whether the text around the outlined members is what JSON puts there, so that the document is
- * JSON as soon as each member's text is a colon and a JSON value: the top-level object's braces,
- * the commas between members, each key a JSON string, each member's text starting with its colon,
- * and the same inside `services` (whose own text is only that object). For text `JSON.parse` has
- * not read: the outline of text that is not JSON may be anything, and this tells.
- */
-export function wellFormedAround(outline: JsonOutline): boolean {
-  const { text, members, services } = outline;
-  if (!objectWellFormed(text, members, 0, text.length, TOP_OPENING)) return false;
-  if (services === undefined) return true;
-  const holder = members.find((member) => member.key === "services");
-  return holder !== undefined && objectWellFormed(text, services, holder.start, holder.end, SERVICES_OPENING);
-}
-
-// JSON's whitespace is these four characters only; `y`: each matches exactly at `lastIndex`.
-const TOP_OPENING = /[ \t\n\r]*\{[ \t\n\r]*/y;
-const SERVICES_OPENING = /[ \t\n\r]*:[ \t\n\r]*\{[ \t\n\r]*/y;
-const BETWEEN = /,[ \t\n\r]*/y;
-const CLOSING = /\}[ \t\n\r]*/y;
-const COLON = /[ \t\n\r]*:/y;
-
-/** Whether text[from, to) is `opening`, the members with commas between, then `}` and spaces. */
-function objectWellFormed(text: string, members: readonly OutlinedMember[], from: number, to: number, opening: RegExp): boolean {
-  let at = matchedTo(opening, text, from);
-  for (const [i, member] of members.entries()) {
-    if (i > 0) at = matchedTo(BETWEEN, text, at);
-    if (at !== member.keyAt || !isJsonString(text.slice(member.keyAt, member.start))) return false;
-    if (matchedTo(COLON, text, member.start) < 0) return false;
-    at = member.end;
-  }
-  return matchedTo(CLOSING, text, at) === to;
-}
-
-/** Where `pattern` (sticky) ends when it matches at `at`; -1 when it does not. */
-function matchedTo(pattern: RegExp, text: string, at: number): number {
-  if (at < 0) return -1;
-  pattern.lastIndex = at;
-  return pattern.test(text) ? pattern.lastIndex : -1;
-}
-
-/** Whether a quoted string (the scan found its closing quote) is a JSON string: escapes and control characters decide. */
-function isJsonString(quoted: string): boolean {
-  try {
-    JSON.parse(quoted);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * One object's keys so far: a list while it is short (most objects have a few keys, and a `Set`
- * apiece cost as much as the rest of the scan), a `Set` once it is longer.
- */
-type Keys = string[] | Set<string>;
 
 const MAX_LISTED_KEYS = 16;
 

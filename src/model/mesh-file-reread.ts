@@ -4,15 +4,15 @@
  * whole file, and the node list (`withNodes`) or the other settings (`settingsUpdate`, with the
  * records served) when they changed. What changed is told by the text of each service's records,
  * of the node list and of the rest, as the file wrote them (`JsonOutline`), kept from the last
- * read; and only the text that changed is parsed (`JSON.parse` of a whole 45 MB file takes
- * ~0.3 s). On W1's file with one record changed, a re-read then costs the duplicate-key scan that
- * outlines the text and the one service (~0.2 s) instead of `parseSnapshot` over 100,000 records
- * and `asRegistryUpdate` (~1.6 s). A change to the mesh settings themselves is parsed whole.
+ * read; only the text that changed is parsed (`JSON.parse` of a whole 45 MB file takes ~0.3 s),
+ * and where only services changed, only they are scanned again (`outlineAgain`). On W1's file
+ * with one record changed, a re-read then costs ~25–60 ms instead of `parseSnapshot` over 100,000
+ * records and `asRegistryUpdate` (~1.6 s). A change to the mesh settings themselves is parsed whole.
  */
 import { isInputError } from "../errors.js";
 import type { ServiceKey } from "../naming.js";
 import { sameData } from "../util/same-data.js";
-import type { JsonOutline, OutlinedMember } from "./json-keys.js";
+import type { JsonOutline, OutlinedMember } from "./json-outline.js";
 import { type MeshFileDocument, type MeshFileFormat, outlinedJson, readMeshFileDocument } from "./mesh-file.js";
 import { asRegistryUpdate, settingsUpdate } from "./registry-update.js";
 import { parseSnapshot, type Snapshot, withNodes, withServiceRecords } from "./snapshot.js";
@@ -22,6 +22,8 @@ export interface MeshFileRead {
   readonly snapshot: Snapshot;
   /** Of a JSON document whose services are an object; undefined otherwise (the next read parses it whole). */
   readonly parts: DocumentParts | undefined;
+  /** Where the parts are in the document's text: the next read scans again only where it changed (`outlineAgain`). */
+  readonly outline: JsonOutline | undefined;
 }
 
 /**
@@ -54,7 +56,7 @@ interface UpdatedParts extends Readonly<Record<string, unknown>> {
  * not parse — goes to `readMeshFileDocument` whole, so the file's errors are its errors.
  */
 export function rereadMeshFileText(previous: MeshFileRead | undefined, text: string, format: MeshFileFormat): MeshFileRead {
-  const outline = previous?.parts && outlinedJson(text, format);
+  const outline = previous?.parts && outlinedJson(text, format, previous.outline);
   const read = outline ? rereadOutlined(previous!, outline) : undefined;
   return read ?? rereadMeshFile(previous, readMeshFileDocument(text, format));
 }
@@ -69,10 +71,10 @@ function rereadMeshFile(previous: MeshFileRead | undefined, document: MeshFileDo
   const parts = partsOf(document.outline);
   if (previous?.parts && parts) {
     const snapshot = updated(previous.snapshot, previous.parts, parts, document.value as UpdatedParts);
-    if (snapshot) return { snapshot, parts };
+    if (snapshot) return { snapshot, parts, outline: document.outline };
   }
   const parsed = parseSnapshot(document.value);
-  return { snapshot: previous ? asRegistryUpdate(previous.snapshot, parsed) : parsed, parts };
+  return { snapshot: previous ? asRegistryUpdate(previous.snapshot, parsed) : parsed, parts, outline: parts && document.outline };
 }
 
 /** `rereadMeshFile` of a text only outlined: undefined where a part that changed does not parse, or the update needs the whole document. */
@@ -87,7 +89,7 @@ function rereadOutlined(previous: MeshFileRead, outline: JsonOutline): MeshFileR
     throw error;
   }
   const snapshot = updated(previous.snapshot, previous.parts!, parts, document);
-  return snapshot && { snapshot, parts };
+  return snapshot && { snapshot, parts, outline };
 }
 
 /** The values of the parts `updated` reads: the services whose text changed, and the node list or every setting if theirs did. */

@@ -1,7 +1,8 @@
 /** Reading a mesh file's text (JSON or YAML) into a snapshot. Pure: the caller reads the file. */
 import { isScalar, parseAllDocuments } from "yaml";
 import { InputError } from "../errors.js";
-import { firstDuplicateKey, JsonOutline, wellFormedAround } from "./json-keys.js";
+import { firstDuplicateKey } from "./json-keys.js";
+import { JsonOutline, outlineAgain, wellFormedAround } from "./json-outline.js";
 import { parseSnapshot, type Snapshot } from "./snapshot.js";
 
 export type MeshFileFormat = "json" | "yaml";
@@ -45,14 +46,17 @@ export function readMeshFileDocument(input: string | Uint8Array, format: MeshFil
 /**
  * The outline of a mesh file that may be JSON, without `JSON.parse`: undefined unless the text
  * around its members is well formed (`wellFormedAround`) and no key is written twice. Its members'
- * texts are not checked: the caller parses those it has not seen in a good read. Anything else —
- * a file too large, YAML, a text that is not JSON — is left to `readMeshFileDocument`, whose
- * errors are the file's.
+ * texts are not checked: the caller parses those it has not seen in a good read. Given the outline
+ * of that read, only the services that changed are scanned, where nothing else did
+ * (`outlineAgain`). Anything else — a file too large, YAML, a text that is not JSON — is left to
+ * `readMeshFileDocument`, whose errors are the file's.
  */
-export function outlinedJson(text: string, format: MeshFileFormat): JsonOutline | undefined {
+export function outlinedJson(text: string, format: MeshFileFormat, previous?: JsonOutline): JsonOutline | undefined {
   if (text.length > MAX_MESH_FILE_LENGTH) return undefined;
   const stripped = text.replace(/^\uFEFF/, "");
   if (format === "yaml" && !JSON_COLLECTION_START.test(stripped)) return undefined;
+  const again = previous && outlineAgain(previous, stripped);
+  if (again) return again;
   const outline = new JsonOutline(stripped);
   try {
     // Text JSON.parse has not accepted: an escaped key may not decode.

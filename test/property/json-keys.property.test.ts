@@ -10,7 +10,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { type DuplicateKey, firstDuplicateKey, JsonOutline, type OutlinedMember, wellFormedAround } from "../../src/model/json-keys.js";
+import { type DuplicateKey, firstDuplicateKey } from "../../src/model/json-keys.js";
+import { JsonOutline, type OutlinedMember, outlineAgain, wellFormedAround } from "../../src/model/json-outline.js";
 import { parseYamlText, strictYamlDocument } from "../../src/model/mesh-file.js";
 import { RUNS, SEED } from "./harness.js";
 
@@ -105,15 +106,40 @@ function valuesOf(outline: JsonOutline, members: readonly OutlinedMember[]): [st
 
 /** Characters that break JSON, or do not. */
 const NOISE = ["{", "}", "[", "]", ",", ":", '"', "\\", " ", "x", "1", "\u0001"];
-/** A text with one to three characters deleted, inserted or replaced. */
-const corrupted = fc
-  .tuple(documentText, fc.array(fc.tuple(fc.constantFrom("delete", "insert", "replace"), fc.nat(), fc.constantFrom(...NOISE)), { minLength: 1, maxLength: 3 }))
-  .map(([text, edits]) =>
-    edits.reduce((t, [kind, at, char]) => {
-      const i = at % (t.length + 1);
-      return kind === "insert" ? t.slice(0, i) + char + t.slice(i) : t.slice(0, i) + (kind === "replace" ? char : "") + t.slice(i + 1);
-    }, text),
-  );
+/** A character deleted, inserted or replaced somewhere. */
+const typo = fc.tuple(fc.constantFrom("delete", "insert", "replace"), fc.nat(), fc.constantFrom(...NOISE));
+
+function withTypos(text: string, typos: readonly (typeof typo extends fc.Arbitrary<infer T> ? T : never)[]): string {
+  return typos.reduce((t, [kind, at, char]) => {
+    const i = at % (t.length + 1);
+    return kind === "insert" ? t.slice(0, i) + char + t.slice(i) : t.slice(0, i) + (kind === "replace" ? char : "") + t.slice(i + 1);
+  }, text);
+}
+
+/** A text with one to three typos. */
+const corrupted = fc.tuple(documentText, fc.array(typo, { minLength: 1, maxLength: 3 })).map(([text, typos]) => withTypos(text, typos));
+
+/** A text's outline by a whole scan, as a first read finds it; undefined where the scan refuses the text. */
+function wholeOutline(text: string): JsonOutline | undefined {
+  const outline = new JsonOutline(text);
+  try {
+    if (firstDuplicateKey(text, outline)) return undefined;
+  } catch {
+    return undefined;
+  }
+  return wellFormedAround(outline) ? outline : undefined;
+}
+
+/** A new version of a text: one service's value replaced, a service added before it, or it removed. */
+function editedService(text: string, outline: JsonOutline, at: number, kind: number, key: string, item: string): string {
+  const services = outline.services!;
+  const i = at % services.length;
+  const member = services[i]!;
+  if (kind === 1) return `${text.slice(0, member.keyAt)}${key}:${item},${text.slice(member.keyAt)}`;
+  if (kind === 2 && i + 1 < services.length) return text.slice(0, member.keyAt) + text.slice(services[i + 1]!.keyAt);
+  if (kind === 2 && i > 0) return text.slice(0, services[i - 1]!.end) + text.slice(member.end);
+  return `${text.slice(0, member.start)}:${item}${text.slice(member.end)}`;
+}
 
 describe("the outline of a JSON mesh file", () => {
   test("holds each top-level member's text, and each member's of an object under services, as JSON.parse reads them", () => {
@@ -183,6 +209,53 @@ describe("the outline of a JSON mesh file", () => {
     );
     expect(seen.invalid).toBeGreaterThan(1000);
     expect(seen.taken).toBeGreaterThan(100);
+  });
+});
+
+/** A service's value: mostly without objects, whose few keys often repeat. */
+const serviceValue = fc.oneof(scalar, scalar, value);
+
+/** A document whose services are an object of one to six members, among other members. */
+const servicesDocument = fc
+  .tuple(
+    fc.array(fc.tuple(gap, fc.constantFrom(...KEYS), gap, value), { maxLength: 3 }),
+    fc.uniqueArray(fc.tuple(gap, fc.constantFrom(...WIDE_KEYS), gap, serviceValue), { minLength: 1, maxLength: 6, selector: ([, key]) => key }),
+    gap,
+    fc.nat(3),
+  )
+  .map(([others, services, end, at]) => {
+    const members = (entries: typeof others) => entries.map(([before, key, after, item]) => `${before}${key}${after}:${item}`);
+    const all = members(others);
+    all.splice(at % (all.length + 1), 0, `"services":{${members(services).join(",")}${end}}`);
+    return `{${all.join(",")}}`;
+  });
+
+describe("the outline of a mesh file read again", () => {
+  test("found by scanning only the services that changed, is the outline a whole scan finds", () => {
+    let again = 0;
+    fc.assert(
+      fc.property(
+        servicesDocument,
+        fc.tuple(fc.nat(), fc.nat(2), fc.constantFrom(...WIDE_KEYS), serviceValue),
+        fc.oneof({ weight: 2, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(typo, { minLength: 1, maxLength: 2 }) }),
+        (text, [at, kind, key, item], typos) => {
+          const previous = wholeOutline(text);
+          if (!previous?.services?.length) return;
+          const next = withTypos(editedService(text, previous, at, kind, key, item), typos);
+          const outline = outlineAgain(previous, next);
+          const whole = wholeOutline(next);
+          // A change to services alone is outlined again whenever the whole scan takes the text.
+          if (typos.length === 0 && whole) expect(outline).toBeDefined();
+          if (!outline) return;
+          again++;
+          expect(whole).toBeDefined();
+          expect(outline.members).toEqual(whole!.members);
+          expect(outline.services).toEqual(whole!.services);
+        },
+      ),
+      { seed: SEED, numRuns: Math.max(RUNS * 25, 5000) },
+    );
+    expect(again).toBeGreaterThan(400);
   });
 });
 

@@ -152,7 +152,7 @@ describe("a mesh file read again", () => {
 
   /** A read whose parts say the file held `said` while its snapshot is `held`'s: shows which services a re-read reads. */
   function readOf(held: Snapshot, said: Doc): MeshFileRead {
-    return { snapshot: held, parts: reread(undefined, said).parts };
+    return { ...reread(undefined, said), snapshot: held };
   }
 
   test.each<[string, (doc: Doc) => void]>([
