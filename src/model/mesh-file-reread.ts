@@ -4,10 +4,10 @@
  * whole file, and the node list (`withNodes`) or the other settings (`settingsUpdate`, with the
  * records served) when they changed. What changed is told by the text of each service's records,
  * of the node list and of the rest, as the file wrote them (`JsonOutline`), kept from the last
- * read; only the text that changed is parsed (`JSON.parse` of a whole 45 MB file takes ~0.3 s),
- * and where only services changed, only they are scanned again (`outlineAgain`). On W1's file
- * with one record changed, a re-read then costs ~25–60 ms instead of `parseSnapshot` over 100,000
- * records and `asRegistryUpdate` (~1.6 s). A change to the mesh settings themselves is parsed whole.
+ * read; only the text that changed is parsed (`JSON.parse` of a whole 45 MB file takes ~0.3 s)
+ * and scanned again (`outlineAgain`). On W1's file with one record changed, a re-read then costs
+ * ~25–70 ms instead of `parseSnapshot` over 100,000 records and `asRegistryUpdate` (~1.6 s). A
+ * change to the mesh settings themselves is parsed whole.
  */
 import { isInputError } from "../errors.js";
 import type { ServiceKey } from "../naming.js";

@@ -130,8 +130,16 @@ function wholeOutline(text: string): JsonOutline | undefined {
   return wellFormedAround(outline) ? outline : undefined;
 }
 
-/** A new version of a text: one service's value replaced, a service added before it, or it removed. */
-function editedService(text: string, outline: JsonOutline, at: number, kind: number, key: string, item: string): string {
+/**
+ * A new version of a text: one service's value replaced, a service added before it, or it
+ * removed; or another top-level member's value replaced.
+ */
+function edited(text: string, outline: JsonOutline, at: number, kind: number, key: string, item: string): string {
+  const others = outline.members.filter((member) => member.key !== "services");
+  if (kind === 3 && others.length > 0) {
+    const member = others[at % others.length]!;
+    return `${text.slice(0, member.start)}:${item}${text.slice(member.end)}`;
+  }
   const services = outline.services!;
   const i = at % services.length;
   const member = services[i]!;
@@ -231,20 +239,20 @@ const servicesDocument = fc
   });
 
 describe("the outline of a mesh file read again", () => {
-  test("found by scanning only the services that changed, is the outline a whole scan finds", () => {
+  test("found by scanning only the members that changed, is the outline a whole scan finds", () => {
     let again = 0;
     fc.assert(
       fc.property(
         servicesDocument,
-        fc.tuple(fc.nat(), fc.nat(2), fc.constantFrom(...WIDE_KEYS), serviceValue),
+        fc.tuple(fc.nat(), fc.nat(3), fc.constantFrom(...WIDE_KEYS), serviceValue),
         fc.oneof({ weight: 2, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(typo, { minLength: 1, maxLength: 2 }) }),
         (text, [at, kind, key, item], typos) => {
           const previous = wholeOutline(text);
           if (!previous?.services?.length) return;
-          const next = withTypos(editedService(text, previous, at, kind, key, item), typos);
+          const next = withTypos(edited(text, previous, at, kind, key, item), typos);
           const outline = outlineAgain(previous, next);
           const whole = wholeOutline(next);
-          // A change to services alone is outlined again whenever the whole scan takes the text.
+          // A change to one member is outlined again whenever the whole scan takes the text.
           if (typos.length === 0 && whole) expect(outline).toBeDefined();
           if (!outline) return;
           again++;
