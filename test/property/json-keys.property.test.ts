@@ -12,7 +12,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { type DuplicateKey, firstDuplicateKey } from "../../src/model/json-keys.js";
 import { JsonOutline, type OutlinedMember, outlineAgain, wellFormedAround } from "../../src/model/json-outline.js";
-import { parseYamlText, strictYamlDocument } from "../../src/model/mesh-file.js";
+import { outlinedJson, parseYamlText, strictYamlDocument } from "../../src/model/mesh-file.js";
 import { RUNS, SEED } from "./harness.js";
 
 /** The definition: every character in turn, each key decoded by JSON.parse, lines counted as they pass. */
@@ -121,13 +121,7 @@ const corrupted = fc.tuple(documentText, fc.array(typo, { minLength: 1, maxLengt
 
 /** A text's outline by a whole scan, as a first read finds it; undefined where the scan refuses the text. */
 function wholeOutline(text: string): JsonOutline | undefined {
-  const outline = new JsonOutline(text);
-  try {
-    if (firstDuplicateKey(text, outline)) return undefined;
-  } catch {
-    return undefined;
-  }
-  return wellFormedAround(outline) ? outline : undefined;
+  return outlinedJson(text, "json");
 }
 
 /**
