@@ -41,8 +41,8 @@ interface DocumentParts {
 }
 
 /**
- * What a re-read reads of a JSON document (`partsOf`): the services whose text changed, and,
- * when they changed, the node list or every other member.
+ * What a re-read reads of a JSON document: the services whose text changed, and, when they
+ * changed, the node list or every other member (`changedValues`; or the whole document, parsed).
  */
 interface UpdatedParts extends Readonly<Record<string, unknown>> {
   readonly nodes?: unknown;

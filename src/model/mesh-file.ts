@@ -47,8 +47,8 @@ export function readMeshFileDocument(input: string | Uint8Array, format: MeshFil
  * The outline of a mesh file that may be JSON, without `JSON.parse`: undefined unless the text
  * around its members is well formed (`wellFormedAround`) and no key is written twice. Its members'
  * texts are not checked: the caller parses those it has not seen in a good read. Given the outline
- * of that read, only the services that changed are scanned, where nothing else did
- * (`outlineAgain`). Anything else — a file too large, YAML, a text that is not JSON — is left to
+ * of that read, only the members that changed are scanned again (`outlineAgain`), where it can
+ * tell them. Anything else — a file too large, YAML, a text that is not JSON — is left to
  * `readMeshFileDocument`, whose errors are the file's.
  */
 export function outlinedJson(text: string, format: MeshFileFormat, previous?: JsonOutline): JsonOutline | undefined {
