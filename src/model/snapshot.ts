@@ -530,9 +530,10 @@ export function withServiceRecords(
 
 /**
  * As `withServiceRecords` with a map, but service by service: a service whose update is refused
- * keeps its last good records (or stays absent, or stays), and the others are applied in one
- * update. For a registry source applying a batch that one bad record would otherwise refuse whole:
- * one update per service copies the services map once per service (W1's 5,000: ~5 s, not ~1 s).
+ * is left as it was (its last good records; a new one stays absent, a removed one stays), and the
+ * others are applied in one update. For a registry source applying a batch that one bad record
+ * would otherwise refuse whole: one update per service instead copies the services map once per
+ * service (W1's 5,000 with one refused: ~5.5 s, against ~1.2–1.8 s here).
  * - Records that do not parse refuse their service alone.
  * - Two services claiming one pod in the result are both refused (neither is known to be right),
  *   and so is a service claiming a pod that a refused one keeps.
@@ -611,6 +612,7 @@ function crossIssuesByService(snapshot: Snapshot, { changed, services }: Service
   return issues;
 }
 
+/** The update applied: the new snapshot, noted as derived from `snapshot` (for `changesSince`). */
 function updated(snapshot: Snapshot, { changed, services, replaced }: ServicesUpdate): Snapshot {
   return descended(snapshot, validatedUpdate({ ...snapshot, services }, replaced), changed);
 }
