@@ -129,6 +129,16 @@ test("a JSON file in which only records changed is served as an update too, and 
     expect((jsonEvents.find((e) => e.event === "source-error") as { error: string }).error).toContain('services["team-b/payments"][0].ip');
     expect(jsonServer.snapshot).toBe(before);
 
+    // A typo inside one service's records, its brackets balanced: only that text changed (and is
+    // parsed alone), and the file is not JSON.
+    writeFileSync(jsonPath, JSON.stringify(recoveredDocument()).replace('"team-b/payments":[', '"team-b/payments":[x'));
+    const errors = () => jsonEvents.filter((e) => e.event === "source-error").map((e) => (e as { error: string }).error);
+    await expect.poll(() => errors().length).toBe(2);
+    // JSON.parse's error for the whole file, as a first read reports it: it quotes the text
+    // around the typo from the file, key included, not from the service's text alone.
+    expect(errors()[1]).toMatch(/mesh\.json: .*\(root\): not valid JSON: Unexpected token 'x', .*ayments":\[x/s);
+    expect(jsonServer.snapshot).toBe(before);
+
     writeFileSync(jsonPath, JSON.stringify(recoveredDocument()));
     await expect.poll(() => jsonServer.snapshot).not.toBe(before);
     expect(changesSince(jsonServer.snapshot!, before)).toEqual(new Set(["team-b/payments"]));
