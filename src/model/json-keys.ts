@@ -81,6 +81,49 @@ export function scanKeys(text: string, to: number, state: ScanState, listener?: 
   return undefined;
 }
 
+/**
+ * `text` without JSON's whitespace outside strings, but for one space between two characters that
+ * are neither structural nor quotes (`1 2` is not `12`). Two texts equal so are the same tokens
+ * in the same order, whatever their layout: one of them JSON, both are, with one value.
+ */
+export function withoutJsonSpaces(text: string): string {
+  let out = "";
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === QUOTE) {
+      i = stringEnd(text, i);
+      continue;
+    }
+    if (!isJsonSpace(code)) continue;
+    let end = i + 1;
+    while (end < text.length && isJsonSpace(text.charCodeAt(end))) end++;
+    const between = i > 0 && end < text.length && isWordCharacter(text.charCodeAt(i - 1)) && isWordCharacter(text.charCodeAt(end));
+    out += text.slice(from, i) + (between ? " " : "");
+    from = end;
+    i = end - 1;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+function isJsonSpace(code: number): boolean {
+  return code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
+}
+
+/** Part of a number or a literal (or of something that is not JSON): not structural, a quote or a space. */
+function isWordCharacter(code: number): boolean {
+  return (
+    code !== QUOTE &&
+    code !== COMMA &&
+    code !== OPEN_OBJECT &&
+    code !== CLOSE_OBJECT &&
+    code !== OPEN_ARRAY &&
+    code !== CLOSE_ARRAY &&
+    code !== COLON &&
+    !isJsonSpace(code)
+  );
+}
+
 const MAX_LISTED_KEYS = 16;
 
 /** Adds `key` to `keys`; false when it was there already. */
@@ -98,6 +141,7 @@ function added(keys: Keys, key: string): boolean {
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
+const COLON = 0x3a;
 const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;

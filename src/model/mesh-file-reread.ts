@@ -12,6 +12,7 @@
 import { isInputError } from "../errors.js";
 import type { ServiceKey } from "../naming.js";
 import { sameData } from "../util/same-data.js";
+import { withoutJsonSpaces } from "./json-keys.js";
 import type { JsonOutline, OutlinedMember } from "./json-outline.js";
 import { type MeshFileDocument, type MeshFileFormat, outlinedJson, readMeshFileDocument } from "./mesh-file.js";
 import { asRegistryUpdate, settingsUpdate } from "./registry-update.js";
@@ -70,7 +71,7 @@ export function rereadMeshFileText(previous: MeshFileRead | undefined, text: str
 function rereadMeshFile(previous: MeshFileRead | undefined, document: MeshFileDocument): MeshFileRead {
   const parts = partsOf(document.outline);
   if (previous?.parts && parts) {
-    const snapshot = updated(previous.snapshot, previous.parts, parts, document.value as UpdatedParts);
+    const snapshot = updated(previous.snapshot, partChanges(previous.parts, parts), document.value as UpdatedParts);
     if (snapshot) return { snapshot, parts, outline: document.outline };
   }
   const parsed = parseSnapshot(document.value);
@@ -81,25 +82,53 @@ function rereadMeshFile(previous: MeshFileRead | undefined, document: MeshFileDo
 function rereadOutlined(previous: MeshFileRead, outline: JsonOutline): MeshFileRead | undefined {
   const parts = partsOf(outline);
   if (!parts) return undefined;
+  const changes = partChanges(previous.parts!, parts);
   let document: UpdatedParts;
   try {
-    document = changedValues(previous.parts!, parts, outline);
+    document = changedValues(changes, parts, outline);
   } catch (error) {
     if (error instanceof SyntaxError) return undefined;
     throw error;
   }
-  const snapshot = updated(previous.snapshot, previous.parts!, parts, document);
+  const snapshot = updated(previous.snapshot, changes, document);
   return snapshot && { snapshot, parts, outline };
 }
 
+/**
+ * Which parts' text changed from one read to the next, layout aside (`withoutJsonSpaces`): a file
+ * laid out anew (compact to indented) changes nothing, and costs two passes over the text, not
+ * parsing and validating every service again.
+ */
+interface PartChanges {
+  readonly rest: boolean;
+  readonly nodes: boolean;
+  /** Services whose text is new or changed. */
+  readonly services: readonly string[];
+  readonly gone: readonly string[];
+}
+
+function partChanges(before: DocumentParts, after: DocumentParts): PartChanges {
+  return {
+    rest: !sameJson(before.rest, after.rest),
+    nodes: !sameJson(before.nodes, after.nodes),
+    services: [...after.services].filter(([key, text]) => !sameJson(before.services.get(key), text)).map(([key]) => key),
+    gone: [...before.services.keys()].filter((key) => !after.services.has(key)),
+  };
+}
+
+/** Whether two parts' texts say the same, as far as their tokens tell (undefined: no such part). */
+function sameJson(a: string | undefined, b: string | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && withoutJsonSpaces(a) === withoutJsonSpaces(b));
+}
+
 /** The values of the parts `updated` reads: the services whose text changed, and the node list or every setting if theirs did. */
-function changedValues(before: DocumentParts, after: DocumentParts, outline: JsonOutline): UpdatedParts {
+function changedValues(changes: PartChanges, after: DocumentParts, outline: JsonOutline): UpdatedParts {
   const services: Record<string, unknown> = {};
-  for (const [key, text] of after.services) if (before.services.get(key) !== text) ownProperty(services, key, memberValue(text));
+  for (const key of changes.services) ownProperty(services, key, memberValue(after.services.get(key)!));
   const document: Record<string, unknown> = { services };
-  if (after.rest !== before.rest) {
+  if (changes.rest) {
     for (const member of outline.members) if (member.key !== "services") ownProperty(document, member.key, memberValue(outline.textOf(member)));
-  } else if (after.nodes !== undefined && after.nodes !== before.nodes) document.nodes = memberValue(after.nodes);
+  } else if (changes.nodes && after.nodes !== undefined) document.nodes = memberValue(after.nodes);
   return document as UpdatedParts;
 }
 
@@ -132,10 +161,10 @@ function partsOf(outline: JsonOutline | undefined): DocumentParts | undefined {
  * that changed, replaced; undefined when the mesh settings changed, or when the changes do not
  * validate that way (one part at a time, the settings first).
  */
-function updated(snapshot: Snapshot, before: DocumentParts, after: DocumentParts, parts: UpdatedParts): Snapshot | undefined {
+function updated(snapshot: Snapshot, changes: PartChanges, parts: UpdatedParts): Snapshot | undefined {
   try {
-    const settled = settingsApplied(snapshot, before, after, parts);
-    return settled && withChangedServices(settled, changedServices(before.services, after.services, parts.services));
+    const settled = settingsApplied(snapshot, changes, parts);
+    return settled && withChangedServices(settled, changedServices(changes, parts.services));
   } catch (error) {
     if (isInputError(error)) return undefined;
     throw error;
@@ -147,19 +176,19 @@ function updated(snapshot: Snapshot, before: DocumentParts, after: DocumentParts
  * validates whatever it is given, and an absent list reads as none, as in a whole parse), or new
  * settings (`settingsUpdate`; undefined when the mesh settings changed).
  */
-function settingsApplied(snapshot: Snapshot, before: DocumentParts, after: DocumentParts, parts: UpdatedParts): Snapshot | undefined {
-  if (after.rest !== before.rest) {
+function settingsApplied(snapshot: Snapshot, changes: PartChanges, parts: UpdatedParts): Snapshot | undefined {
+  if (changes.rest) {
     const { services: _, ...settings } = parts;
     return settingsUpdate(snapshot, settings);
   }
-  return after.nodes === before.nodes ? snapshot : withNodes(snapshot, parts.nodes as readonly unknown[]);
+  return changes.nodes ? withNodes(snapshot, parts.nodes as readonly unknown[]) : snapshot;
 }
 
 /** The services whose records are new, changed or gone (`undefined`), with their records as read. */
-function changedServices(before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>, services: Record<string, unknown>) {
+function changedServices(changes: PartChanges, services: Readonly<Record<string, unknown>>) {
   const changed = new Map<string, readonly unknown[] | undefined>();
-  for (const [key, print] of after) if (before.get(key) !== print) changed.set(key, services[key] as readonly unknown[]);
-  for (const key of before.keys()) if (!after.has(key)) changed.set(key, undefined);
+  for (const key of changes.services) changed.set(key, services[key] as readonly unknown[]);
+  for (const key of changes.gone) changed.set(key, undefined);
   return changed;
 }
 

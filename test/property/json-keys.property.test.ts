@@ -10,7 +10,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { type DuplicateKey, firstDuplicateKey } from "../../src/model/json-keys.js";
+import { type DuplicateKey, firstDuplicateKey, withoutJsonSpaces } from "../../src/model/json-keys.js";
 import { JsonOutline, type OutlinedMember, outlineAgain, wellFormedAround } from "../../src/model/json-outline.js";
 import { outlinedJson, parseYamlText, strictYamlDocument } from "../../src/model/mesh-file.js";
 import { RUNS, SEED } from "./harness.js";
@@ -258,6 +258,26 @@ describe("the outline of a mesh file read again", () => {
       { seed: SEED, numRuns: Math.max(RUNS * 25, 5000) },
     );
     expect(again).toBeGreaterThan(400);
+  });
+});
+
+describe("a JSON text without its spaces", () => {
+  test("is the same for any layout of a value, and the same as another text's only if that one is JSON with the same value", () => {
+    let equalAfterTypos = 0;
+    fc.assert(
+      fc.property(value, fc.constantFrom(0, 2, "\t"), fc.array(typo, { minLength: 1, maxLength: 2 }), (text, indent, typos) => {
+        const compact = JSON.stringify(JSON.parse(text));
+        const laidOut = JSON.stringify(JSON.parse(text), null, indent);
+        expect(withoutJsonSpaces(laidOut)).toBe(withoutJsonSpaces(compact));
+        const other = withTypos(laidOut, typos);
+        if (withoutJsonSpaces(other) !== withoutJsonSpaces(compact)) return;
+        equalAfterTypos++;
+        expect(JSON.parse(other)).toEqual(JSON.parse(compact));
+      }),
+      { seed: SEED, numRuns: Math.max(RUNS * 25, 5000) },
+    );
+    // Typos that only moved spaces about came up.
+    expect(equalAfterTypos).toBeGreaterThan(100);
   });
 });
 

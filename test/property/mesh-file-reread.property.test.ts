@@ -182,6 +182,21 @@ describe("a mesh file read again", () => {
     expect(read.services.get("team-a/checkout")?.[0]?.health).toBe(next.services["team-a/checkout"][0].health);
   });
 
+  test("reads a JSON file laid out anew (compact to indented) as unchanged, parsing none of its parts", () => {
+    const doc = meshDocument();
+    const previous = reread(undefined, doc);
+    const parse = vi.spyOn(JSON, "parse");
+    let read: MeshFileRead;
+    try {
+      read = rereadMeshFileText(previous, JSON.stringify(doc, null, 2), "json");
+      // Only keys are read on their own (each checked as a JSON string), no part's text.
+      expect(Math.max(...parse.mock.calls.map(([parsed]) => parsed.length))).toBeLessThan(40);
+    } finally {
+      parse.mockRestore();
+    }
+    expect(read.snapshot).toBe(previous.snapshot);
+  });
+
   test("reads a YAML file that holds JSON as JSON: only the changed services again", () => {
     const said = meshDocument();
     const held = meshDocument();
