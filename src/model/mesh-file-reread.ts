@@ -11,6 +11,7 @@
  */
 import { isInputError } from "../errors.js";
 import type { ServiceKey } from "../naming.js";
+import { setOwn } from "../util/maps.js";
 import { sameData } from "../util/same-data.js";
 import { withoutJsonSpaces } from "./json-keys.js";
 import type { JsonOutline, OutlinedMember } from "./json-outline.js";
@@ -124,10 +125,10 @@ function sameJson(a: string | undefined, b: string | undefined): boolean {
 /** The values of the parts `updated` reads: the services whose text changed, and the node list or every setting if theirs did. */
 function changedValues(changes: PartChanges, after: DocumentParts, outline: JsonOutline): UpdatedParts {
   const services: Record<string, unknown> = {};
-  for (const key of changes.services) ownProperty(services, key, memberValue(after.services.get(key)!));
+  for (const key of changes.services) setOwn(services, key, memberValue(after.services.get(key)!));
   const document: Record<string, unknown> = { services };
   if (changes.rest) {
-    for (const member of outline.members) if (member.key !== "services") ownProperty(document, member.key, memberValue(outline.textOf(member)));
+    for (const member of outline.members) if (member.key !== "services") setOwn(document, member.key, memberValue(outline.textOf(member)));
   } else if (changes.nodes && after.nodes !== undefined) document.nodes = memberValue(after.nodes);
   return document as UpdatedParts;
 }
@@ -135,11 +136,6 @@ function changedValues(changes: PartChanges, after: DocumentParts, outline: Json
 /** The value a member's text holds (after its colon); a `SyntaxError` if it is not JSON. */
 function memberValue(text: string): unknown {
   return JSON.parse(text.slice(text.indexOf(":") + 1));
-}
-
-/** Sets a key as `JSON.parse` does: an own property, `__proto__` included. */
-function ownProperty(object: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** The parts of a JSON document from its outline; undefined without services as an object. */

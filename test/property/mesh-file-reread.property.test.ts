@@ -155,29 +155,45 @@ describe("a mesh file read again", () => {
     return { ...reread(undefined, said), snapshot: held };
   }
 
+  /**
+   * The file as the last read says it was (`said`), the snapshot it holds instead (`held`:
+   * team-a/frontend's first record's health flipped), and the file now (`next`: team-a/checkout's
+   * first record's health flipped).
+   */
+  function checkoutChanged(): { said: Doc; held: Doc; next: Doc } {
+    const said = meshDocument();
+    const held = meshDocument();
+    EDITS.health!(held, 0);
+    const next = structuredClone(said);
+    EDITS.health!(next, 2);
+    return { said, held, next };
+  }
+
+  /** What `read` returns, and the longest text `JSON.parse` was given while it ran. */
+  function withLongestParse<T>(read: () => T): { result: T; longest: number } {
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      const result = read();
+      return { result, longest: Math.max(...parse.mock.calls.map(([parsed]) => parsed.length)) };
+    } finally {
+      parse.mockRestore();
+    }
+  }
+
   test.each<[string, (doc: Doc) => void]>([
     ["records alone changed", () => {}],
     ["a node's readiness changed too", (doc) => EDITS["node not ready"]!(doc, 0)],
     ["a dependency changed too", (doc) => EDITS["dependency added"]!(doc, 0)],
   ])("reads again only the services whose records changed in a JSON file (%s): the others are the last snapshot's", (_, change) => {
-    const said = meshDocument();
-    const held = meshDocument();
-    EDITS.health!(held, 0); // team-a/frontend's first record, in the snapshot only
-    const next = structuredClone(said);
-    EDITS.health!(next, 2); // team-a/checkout's first record
+    const { said, held, next } = checkoutChanged();
     change(next);
     const last = parseSnapshot(held);
     const text = JSON.stringify(next);
     const previous = readOf(last, said);
-    const parse = vi.spyOn(JSON, "parse");
-    let read: Snapshot;
-    try {
-      read = rereadMeshFileText(previous, text, "json").snapshot;
-      // Only parts of the text were parsed: checkout's records, and the settings if they changed.
-      expect(Math.max(...parse.mock.calls.map(([parsed]) => parsed.length))).toBeLessThan(text.length / 2);
-    } finally {
-      parse.mockRestore();
-    }
+    const { result, longest } = withLongestParse(() => rereadMeshFileText(previous, text, "json"));
+    // Only parts of the text were parsed: checkout's records, and the settings if they changed.
+    expect(longest).toBeLessThan(text.length / 2);
+    const read = result.snapshot;
     expect(read.services.get("team-a/frontend")).toBe(last.services.get("team-a/frontend"));
     expect(read.services.get("team-a/checkout")?.[0]?.health).toBe(next.services["team-a/checkout"][0].health);
   });
@@ -185,24 +201,14 @@ describe("a mesh file read again", () => {
   test("reads a JSON file laid out anew (compact to indented) as unchanged, parsing none of its parts", () => {
     const doc = meshDocument();
     const previous = reread(undefined, doc);
-    const parse = vi.spyOn(JSON, "parse");
-    let read: MeshFileRead;
-    try {
-      read = rereadMeshFileText(previous, JSON.stringify(doc, null, 2), "json");
-      // Only keys are read on their own (each checked as a JSON string), no part's text.
-      expect(Math.max(...parse.mock.calls.map(([parsed]) => parsed.length))).toBeLessThan(40);
-    } finally {
-      parse.mockRestore();
-    }
+    const { result: read, longest } = withLongestParse(() => rereadMeshFileText(previous, JSON.stringify(doc, null, 2), "json"));
+    // Only keys are read on their own (each checked as a JSON string), no part's text.
+    expect(longest).toBeLessThan(40);
     expect(read.snapshot).toBe(previous.snapshot);
   });
 
   test("reads a YAML file that holds JSON as JSON: only the changed services again", () => {
-    const said = meshDocument();
-    const held = meshDocument();
-    EDITS.health!(held, 0);
-    const next = structuredClone(said);
-    EDITS.health!(next, 2);
+    const { said, held, next } = checkoutChanged();
     const last = parseSnapshot(held);
     const read = rereadMeshFileText(readOf(last, said), JSON.stringify(next), "yaml");
     expect(read.parts).toBeDefined();
@@ -210,11 +216,7 @@ describe("a mesh file read again", () => {
   });
 
   test("parses a YAML document that is not JSON whole, every time", () => {
-    const said = meshDocument();
-    const held = meshDocument();
-    EDITS.health!(held, 0);
-    const next = structuredClone(said);
-    EDITS.health!(next, 2);
+    const { said, held, next } = checkoutChanged();
     const read = rereadMeshFileText(readOf(parseSnapshot(held), said), stringify(next), "yaml");
     expect(read.parts).toBeUndefined();
     expect(read.snapshot.services.get("team-a/frontend")?.[0]?.health).toBe(next.services["team-a/frontend"][0].health);

@@ -114,6 +114,14 @@ function clashingCheckoutWrite(prefix: string): [string, Buffer] {
   return [endpointEntryKey(prefix, "team-a/checkout", clash), Buffer.from(encodeServiceEndpoint(clash))];
 }
 
+/** The example mesh seeded and served: the first snapshot served, and a count of the snapshots served so far. */
+async function servedFromSeed() {
+  const prefix = await seed();
+  const served = await serve(prefix);
+  const snapshots = () => served.events.filter((e) => e.event === "snapshot").length;
+  return { prefix, ...served, before: served.server.snapshot!, snapshots };
+}
+
 /** The example mesh served through a proxy the test can cut, with a client warmed on every assignment. */
 async function servedBehindProxy() {
   const prefix = await seed();
@@ -127,6 +135,25 @@ async function servedBehindProxy() {
     expected(parseSnapshot(meshDocument()))[EDS].map((r) => r.name),
   );
   return { prefix, proxy, ads, first, ...served };
+}
+
+/** The example mesh's assignments with payments recovered, as bytes: what `recoveryWrite` is pushed as. */
+function recoveredAssignments(): Buffer[] {
+  return expected(parseSnapshot(recoveredDoc()))[EDS].map((r) => Buffer.from(r.resource.value!));
+}
+
+/** `writes` made while the source's watch is cut off (then compacted past, if `compacted`), and the push once it is back. */
+async function pushedAfterGap(
+  { proxy, ads }: { proxy: CuttableProxy; ads: AdsClient<SotwResponse> },
+  writes: readonly (readonly [string, Buffer])[],
+  compacted: boolean,
+): Promise<SotwResponse> {
+  proxy.cut();
+  let revision = "0";
+  for (const [key, value] of writes) revision = (await etcd.client.put(key).value(value).exec()).header.revision;
+  if (compacted) await compactPast(revision);
+  proxy.restore();
+  return ads.next(20_000);
 }
 
 /** Compacts etcd past revision `revision`: a watch from it or before is cancelled. */
@@ -151,7 +178,7 @@ describe.runIf(enabled)("etcd registry source", () => {
     await etcd.client.put(key).value(value);
     const pushed = await ads.next();
     expect(pushed.type_url).toBe(EDS);
-    expect(bytes(pushed)).toEqual(expected(parseSnapshot(recoveredDoc()))[EDS].map((r) => Buffer.from(r.resource.value!)));
+    expect(bytes(pushed)).toEqual(recoveredAssignments());
   });
 
   test("a transaction touching several services is one snapshot", async () => {
@@ -168,45 +195,32 @@ describe.runIf(enabled)("etcd registry source", () => {
   });
 
   test("after a disconnect the watch resumes from its last revision: a change made meanwhile is pushed", async () => {
-    const { prefix, proxy, ads, first, events } = await servedBehindProxy();
-    proxy.cut();
-    const [key, value] = recoveryWrite(prefix);
-    await etcd.client.put(key).value(value);
-    proxy.restore();
-    const pushed = await ads.next(20_000);
+    const served = await servedBehindProxy();
+    const { prefix, first, events } = served;
+    const pushed = await pushedAfterGap(served, [recoveryWrite(prefix)], false);
     expect(pushed.version_info).not.toBe(first[EDS].version_info);
-    expect(bytes(pushed)).toEqual(expected(parseSnapshot(recoveredDoc()))[EDS].map((r) => Buffer.from(r.resource.value!)));
+    expect(bytes(pushed)).toEqual(recoveredAssignments());
     expect(events.filter((e) => e.event === "source-error")).toEqual([]);
   }, 30_000);
 
   test("a watch whose revision was compacted away reads everything afresh; what changed meanwhile is only records, so it is an update", async () => {
-    const { prefix, proxy, ads, server } = await servedBehindProxy();
+    const served = await servedBehindProxy();
+    const { prefix, server } = served;
     const before = server.snapshot!;
-    proxy.cut();
-    const [key, value] = recoveryWrite(prefix);
-    const put = await etcd.client.put(key).value(value).exec();
-    await compactPast(put.header.revision);
-    proxy.restore();
-    const pushed = await ads.next(20_000);
-    expect(bytes(pushed)).toEqual(expected(parseSnapshot(recoveredDoc()))[EDS].map((r) => Buffer.from(r.resource.value!)));
+    const pushed = await pushedAfterGap(served, [recoveryWrite(prefix)], true);
+    expect(bytes(pushed)).toEqual(recoveredAssignments());
     // Read afresh, yet derived from the snapshot before: the index redoes only payments.
     expect(server.snapshot!.nodes).toBe(before.nodes);
     expect(changesSince(server.snapshot!, before)).toEqual(new Set(["team-b/payments"]));
   }, 30_000);
 
   test("a re-read after a compaction that does not validate as a whole is applied service by service: a change made meanwhile is served while a refused record's service keeps its last good records", async () => {
-    const { prefix, proxy, ads, server, events } = await servedBehindProxy();
+    const served = await servedBehindProxy();
+    const { prefix, server, events } = served;
     const before = server.snapshot!;
-    proxy.cut();
-    const [key, value] = recoveryWrite(prefix);
-    await etcd.client.put(key).value(value);
-    // The registry no longer parses as a whole.
-    const [clashKey, clash] = clashingCheckoutWrite(prefix);
-    const put = await etcd.client.put(clashKey).value(clash).exec();
-    await compactPast(put.header.revision);
-    proxy.restore();
-    const pushed = await ads.next(20_000);
-    expect(bytes(pushed)).toEqual(expected(parseSnapshot(recoveredDoc()))[EDS].map((r) => Buffer.from(r.resource.value!)));
+    // With the clashing write, the registry no longer parses as a whole.
+    const pushed = await pushedAfterGap(served, [recoveryWrite(prefix), clashingCheckoutWrite(prefix)], true);
+    expect(bytes(pushed)).toEqual(recoveredAssignments());
     expect(server.snapshot!.services.get("team-a/checkout" as never)).toEqual(before.services.get("team-a/checkout" as never));
     const errors = events.filter((e) => e.event === "source-error").map((e) => (e as { error: string }).error);
     expect(errors.join("\n")).toMatch(/service team-a\/checkout keeps its last good records: .*pod team-a\/frontend-7d9f-abcde on node east\/node-1/s);
@@ -281,10 +295,7 @@ describe.runIf(enabled)("etcd registry source", () => {
   });
 
   test("a node's status written is served as an update of the last snapshot; written again unchanged, it is not served", async () => {
-    const prefix = await seed();
-    const { events, server } = await serve(prefix);
-    const before = server.snapshot!;
-    const snapshots = () => events.filter((e) => e.event === "snapshot").length;
+    const { prefix, server, before, snapshots } = await servedFromSeed();
     const served = snapshots();
     const west1 = before.nodes.find((node) => node.cluster === "west" && node.name === "node-1")!;
     const key = nodeStatusKey(prefix, { region: west1.region || "none", cluster: "west", node: "node-1" });
@@ -339,10 +350,7 @@ describe.runIf(enabled)("etcd registry source", () => {
   });
 
   test("a settings write changing the mesh settings is parsed whole: the records are read again", async () => {
-    const prefix = await seed();
-    const { events, server } = await serve(prefix);
-    const before = server.snapshot!;
-    const snapshots = () => events.filter((e) => e.event === "snapshot").length;
+    const { prefix, server, before, snapshots } = await servedFromSeed();
     const served = snapshots();
     await etcd.client.put(`${prefix}/mesh`).value(settingsValue((doc) => (doc.mesh.meshDomain = "mesh.other")));
     await expect.poll(snapshots).toBe(served + 1);
@@ -353,10 +361,7 @@ describe.runIf(enabled)("etcd registry source", () => {
   });
 
   test("a write under the prefix outside the registry layout is reported and serves nothing", async () => {
-    const prefix = await seed();
-    const { events, server } = await serve(prefix);
-    const before = server.snapshot!;
-    const snapshots = () => events.filter((e) => e.event === "snapshot").length;
+    const { prefix, events, server, before, snapshots } = await servedFromSeed();
     const served = snapshots();
     await etcd.client.put(`${prefix}/stray`).value("x");
     await expect.poll(() => events.find((e) => e.event === "source-error")).toBeDefined();
